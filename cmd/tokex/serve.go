@@ -1,0 +1,178 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tokex-dev/tokex/runner/authserver"
+	"github.com/tokex-dev/tokex/runner/confload"
+	"github.com/tokex-dev/tokex/runner/statedir"
+	"github.com/tokex-dev/tokex/runner/subject"
+)
+
+type serveOptions struct {
+	config        string
+	addr          string
+	subjectJWKS   string
+	subjectCA     string
+	subjectIssuer string
+	clientSecret  string
+	clients       int
+	tls           bool
+	tlsCert       string
+	tlsKey        string
+	signingAlg    string
+	signingKey    string
+	verbose       bool
+}
+
+func newServeCmd() *cobra.Command {
+	o := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the reference RFC 8693 token-exchange server",
+		Long: `Run tokex's reference token-exchange server: the PingFederate engine of the
+seed article in miniature. With no flags it listens on 127.0.0.1:9031, accepts
+the clients perf-agent-0..9 (secret from --client-secret, TOKEX_CLIENT_SECRET,
+or tokex's own stored secret) and trusts subject tokens signed with tokex's
+default subject key.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.config, "config", "", "YAML config file (flags override it)")
+	f.StringVar(&o.addr, "addr", "", "listen address HOST:PORT (default 127.0.0.1:9031)")
+	f.StringVar(&o.subjectJWKS, "subject-jwks", "", "subject-token JWKS: a file or an http(s) URL")
+	f.StringVar(&o.subjectCA, "subject-ca", "", "CA certificate (PEM) trusted for an https --subject-jwks")
+	f.StringVar(&o.subjectIssuer, "subject-issuer", "", "required iss of subject tokens (default https://pf-perf-subject)")
+	f.StringVar(&o.clientSecret, "client-secret", "", "shared secret of the default perf-agent-* clients (or TOKEX_CLIENT_SECRET)")
+	f.IntVar(&o.clients, "clients", 0, "number of default perf-agent-* clients (default 10)")
+	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with a generated self-signed certificate")
+	f.StringVar(&o.tlsCert, "tls-cert", "", "serve HTTPS with this certificate (PEM)")
+	f.StringVar(&o.tlsKey, "tls-key", "", "private key (PEM) for --tls-cert")
+	f.StringVar(&o.signingAlg, "signing-alg", "", "issued-token algorithm RS256|ES256|EdDSA (default RS256)")
+	f.StringVar(&o.signingKey, "signing-key", "", "issued-token signing key (PEM); default: a fresh key per start")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log at debug level")
+	return cmd
+}
+
+func (o *serveOptions) complete() (authserver.Config, *confload.Doc, error) {
+	cfg := authserver.Default()
+	var doc *confload.Doc
+	if o.config != "" {
+		var err error
+		if cfg, doc, err = authserver.Load(o.config); err != nil {
+			return cfg, doc, err
+		}
+	}
+	if o.addr != "" {
+		cfg.Addr = o.addr
+	}
+	if o.subjectJWKS != "" {
+		cfg.Subject.JWKSURL, cfg.Subject.JWKSFile = "", ""
+		if strings.HasPrefix(o.subjectJWKS, "http://") || strings.HasPrefix(o.subjectJWKS, "https://") {
+			cfg.Subject.JWKSURL = o.subjectJWKS
+		} else {
+			cfg.Subject.JWKSFile = o.subjectJWKS
+		}
+	}
+	if o.subjectCA != "" {
+		cfg.Subject.CAFile = o.subjectCA
+	}
+	if o.subjectIssuer != "" {
+		cfg.Subject.Issuer = o.subjectIssuer
+	}
+	if o.clients > 0 {
+		cfg.DefaultClients.Count = o.clients
+	}
+	if o.tls {
+		cfg.TLS.Enabled, cfg.TLS.SelfSigned = true, true
+	}
+	if o.tlsCert != "" || o.tlsKey != "" {
+		cfg.TLS = authserver.TLSConfig{Enabled: true, CertFile: o.tlsCert, KeyFile: o.tlsKey}
+	}
+	if o.signingAlg != "" {
+		cfg.Signing.Alg = o.signingAlg
+	}
+	if o.signingKey != "" {
+		cfg.Signing.KeyFile = o.signingKey
+	}
+	return cfg, doc, cfg.Validate(doc)
+}
+
+func (o *serveOptions) run(cmd *cobra.Command) error {
+	cfg, _, err := o.complete()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	level := slog.LevelInfo
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
+	opt := authserver.Options{Logger: log}
+	if len(cfg.Clients) == 0 {
+		opt.ClientSecret = o.clientSecret
+		if opt.ClientSecret == "" {
+			opt.ClientSecret = os.Getenv(cfg.DefaultClients.SecretEnv)
+		}
+		if opt.ClientSecret == "" {
+			if opt.ClientSecret, err = statedir.ClientSecret(); err != nil {
+				return &exitError{code: 2, err: fmt.Errorf("default client secret: %w", err)}
+			}
+		}
+	}
+	subjectSource := cfg.Subject.JWKSURL + cfg.Subject.JWKSFile
+	if subjectSource == "" {
+		path, err := statedir.SubjectKeyPath()
+		if err == nil {
+			var k *subject.Key
+			if k, err = subject.LoadOrCreate(path, subject.RS256); err == nil {
+				opt.SubjectJWKS, err = subject.JWKS(k)
+			}
+		}
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("default subject key: %w", err)}
+		}
+		subjectSource = "tokex default subject key (" + path + ")"
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	srv, err := authserver.New(ctx, cfg, opt)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	scheme := "http"
+	if cfg.TLS.Enabled {
+		scheme = "https"
+	}
+	srv.SetBaseURL(scheme + "://" + ln.Addr().String())
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "tokex serve: listening on %s\n", srv.BaseURL())
+	fmt.Fprintf(out, "  token endpoint  %s%s\n", srv.BaseURL(), cfg.TokenPath)
+	fmt.Fprintf(out, "  issuer          %s (signs %s, kid %s)\n", srv.Issuer(), srv.Key().Alg, srv.Key().Kid)
+	fmt.Fprintf(out, "  subject tokens  iss %s, keys from %s\n", cfg.Subject.Issuer, subjectSource)
+	if len(cfg.Clients) == 0 {
+		fmt.Fprintf(out, "  clients         %s0..%d (shared secret, not shown)\n", cfg.DefaultClients.Prefix, cfg.DefaultClients.Count-1)
+	} else {
+		fmt.Fprintf(out, "  clients         %d from %s\n", len(cfg.Clients), o.config)
+	}
+	if f := srv.Faults(); f != "" {
+		fmt.Fprintf(out, "  FAULT INJECTION ON: %s\n", f)
+	}
+	if err := srv.Serve(ctx, ln); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	fmt.Fprintln(out, "tokex serve: stopped")
+	return nil
+}

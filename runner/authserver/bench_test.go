@@ -1,0 +1,159 @@
+package authserver
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/runner/subject"
+)
+
+// BenchmarkExchange is one full exchange through the HTTP handler: form
+// parsing, client authentication, subject-token validation, issuing.
+// Compare it with BenchmarkBareCrypto of the same algorithm (goal ≤ 1.15×).
+func BenchmarkExchange(b *testing.B) {
+	for _, alg := range []string{subject.RS256, subject.ES256} {
+		b.Run(alg, func(b *testing.B) {
+			f := newFixture(b, alg, nil)
+			bodies := make([]string, 256)
+			for i := range bodies {
+				bodies[i] = form(f.token(b, "perf-agent-0")).Encode()
+			}
+			auth := exchange.BasicAuth("perf-agent-0", testSecret)
+			h := f.srv.Handler()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				req := httptest.NewRequest("POST", "/as/token.oauth2", strings.NewReader(bodies[i%len(bodies)]))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("Authorization", auth)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != 200 {
+					b.Fatalf("status %d: %s", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkBareCrypto is the cryptography an exchange cannot avoid: one
+// verify of the subject token's signature and one signature of the issued
+// token, on inputs of the same size.
+func BenchmarkBareCrypto(b *testing.B) {
+	for _, alg := range []string{subject.RS256, subject.ES256} {
+		b.Run(alg, func(b *testing.B) {
+			in, _ := subject.GenerateKey(alg)
+			out, _ := subject.GenerateKey(alg)
+			msg := []byte(strings.Repeat("x", 400))
+			digest := sha256.Sum256(msg)
+			sig, err := in.Signer.Sign(rand.Reader, digest[:], crypto.SHA256)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				d := sha256.Sum256(msg)
+				switch pub := in.Signer.Public().(type) {
+				case *rsa.PublicKey:
+					if rsa.VerifyPKCS1v15(pub, crypto.SHA256, d[:], sig) != nil {
+						b.Fatal("verify")
+					}
+				case *ecdsa.PublicKey:
+					if !ecdsa.VerifyASN1(pub, d[:], sig) {
+						b.Fatal("verify")
+					}
+				}
+				d2 := sha256.Sum256(msg)
+				if _, err := out.Signer.Sign(rand.Reader, d2[:], crypto.SHA256); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// exchangeOp returns a function doing one full exchange through the handler.
+func exchangeOp(b *testing.B, alg string) func(i int) {
+	f := newFixture(b, alg, nil)
+	bodies := make([]string, 64)
+	for i := range bodies {
+		bodies[i] = form(f.token(b, "perf-agent-0")).Encode()
+	}
+	auth := exchange.BasicAuth("perf-agent-0", testSecret)
+	h := f.srv.Handler()
+	return func(i int) {
+		req := httptest.NewRequest("POST", "/as/token.oauth2", strings.NewReader(bodies[i%len(bodies)]))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", auth)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != 200 {
+			b.Fatalf("status %d: %s", rec.Code, rec.Body)
+		}
+	}
+}
+
+// cryptoOp returns one verify plus one sign of the same algorithm.
+func cryptoOp(b *testing.B, alg string) func(i int) {
+	in, _ := subject.GenerateKey(alg)
+	out, _ := subject.GenerateKey(alg)
+	msg := []byte(strings.Repeat("x", 400))
+	digest := sha256.Sum256(msg)
+	sig, err := in.Signer.Sign(rand.Reader, digest[:], crypto.SHA256)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return func(int) {
+		d := sha256.Sum256(msg)
+		switch pub := in.Signer.Public().(type) {
+		case *rsa.PublicKey:
+			if rsa.VerifyPKCS1v15(pub, crypto.SHA256, d[:], sig) != nil {
+				b.Fatal("verify")
+			}
+		case *ecdsa.PublicKey:
+			if !ecdsa.VerifyASN1(pub, d[:], sig) {
+				b.Fatal("verify")
+			}
+		}
+		d2 := sha256.Sum256(msg)
+		if _, err := out.Signer.Sign(rand.Reader, d2[:], crypto.SHA256); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkHandlerOverhead interleaves blocks of full exchanges and of bare
+// cryptography so that machine noise hits both alike, and reports their
+// ratio as "x-bare-crypto" (goal: ≤ 1.15).
+func BenchmarkHandlerOverhead(b *testing.B) {
+	for _, alg := range []string{subject.RS256, subject.ES256} {
+		b.Run(alg, func(b *testing.B) {
+			ex, cr := exchangeOp(b, alg), cryptoOp(b, alg)
+			const block = 8
+			var tEx, tCr time.Duration
+			b.ResetTimer()
+			for done := 0; done < b.N; done += block {
+				t0 := time.Now()
+				for i := 0; i < block; i++ {
+					ex(done + i)
+				}
+				t1 := time.Now()
+				for i := 0; i < block; i++ {
+					cr(done + i)
+				}
+				tEx += t1.Sub(t0)
+				tCr += time.Since(t1)
+			}
+			b.ReportMetric(float64(tEx)/float64(tCr), "x-bare-crypto")
+			b.ReportMetric(float64((tEx-tCr).Microseconds())/float64(b.N), "µs-overhead/op")
+		})
+	}
+}

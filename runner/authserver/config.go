@@ -1,0 +1,239 @@
+// Package authserver is tokex's reference RFC 8693 token-exchange server:
+// the target of the embedded default, a lower bound for what an exchange
+// costs, and a peer for the tests. It behaves like the PingFederate engine
+// of the seed article.
+package authserver
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"time"
+
+	"github.com/tokex-dev/tokex/runner/confload"
+	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/runner/subject"
+)
+
+// Config is the server's YAML configuration. Zero values take the defaults
+// of Default(), which match the seed article.
+type Config struct {
+	Addr         string        `yaml:"addr"`
+	Issuer       string        `yaml:"issuer"` // default: the server's own base URL
+	TokenPath    string        `yaml:"token_path"`
+	MaxBodyBytes int64         `yaml:"max_body_bytes"`
+	HTTP2        *bool         `yaml:"http2"` // HTTP/2 over TLS, and h2c without TLS
+	TLS          TLSConfig     `yaml:"tls"`
+	Signing      SigningConfig `yaml:"signing"`
+	Subject      SubjectConfig `yaml:"subject"`
+	// Clients; when empty, DefaultClients perf-agent-0..N-1 share one secret.
+	Clients        []ClientConfig `yaml:"clients"`
+	DefaultClients DefaultClients `yaml:"default_clients"`
+	Faults         FaultConfig    `yaml:"faults"`
+}
+
+// TLSConfig selects HTTPS: a given pair, or a generated self-signed one.
+type TLSConfig struct {
+	Enabled    bool   `yaml:"enabled"`
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	SelfSigned bool   `yaml:"self_signed"`
+}
+
+// SigningConfig is the issued tokens' signing key.
+type SigningConfig struct {
+	Alg      string        `yaml:"alg"`      // RS256 (default), ES256, EdDSA
+	KeyFile  string        `yaml:"key_file"` // PEM; empty: a fresh key per start
+	Lifetime time.Duration `yaml:"lifetime"` // issued token lifetime, 5m
+}
+
+// SubjectConfig is how subject (and actor) tokens are validated.
+type SubjectConfig struct {
+	Issuer     string   `yaml:"issuer"`
+	JWKSURL    string   `yaml:"jwks_url"`
+	JWKSFile   string   `yaml:"jwks_file"`
+	CAFile     string   `yaml:"ca_file"` // trust for an https jwks_url
+	Algorithms []string `yaml:"algorithms"`
+	// Audience: "client_id" (the authenticated client, as in the article),
+	// "any", or a literal audience value.
+	Audience string        `yaml:"audience"`
+	Leeway   time.Duration `yaml:"leeway"`
+	// Refresh is the periodic JWKS refresh; UnknownKidInterval rate-limits
+	// the refresh triggered by a token with an unknown kid.
+	Refresh            time.Duration `yaml:"refresh"`
+	UnknownKidInterval time.Duration `yaml:"unknown_kid_interval"`
+}
+
+// ClientConfig is one OAuth client.
+type ClientConfig struct {
+	ID          string   `yaml:"id"`
+	Secret      string   `yaml:"secret"`
+	SecretEnv   string   `yaml:"secret_env"`
+	GrantTypes  []string `yaml:"grant_types"`
+	AuthMethods []string `yaml:"auth_methods"`
+	Resources   []string `yaml:"resources"` // allowed resource/audience values
+	Scopes      []string `yaml:"scopes"`
+}
+
+// DefaultClients describes the article's perf-agent-N clients.
+type DefaultClients struct {
+	Count     int      `yaml:"count"`
+	Prefix    string   `yaml:"prefix"`
+	SecretEnv string   `yaml:"secret_env"`
+	Resources []string `yaml:"resources"`
+	Scopes    []string `yaml:"scopes"`
+}
+
+// FaultConfig injects trouble for testing the measuring side. Off by default.
+type FaultConfig struct {
+	Latency    LatencyFault `yaml:"latency"`
+	Stall      StallFault   `yaml:"stall"`
+	ErrorRatio float64      `yaml:"error_ratio"` // fraction answered 503 temporarily_unavailable
+}
+
+// LatencyFault adds Fixed plus a random delay from Distribution.
+type LatencyFault struct {
+	Fixed        time.Duration `yaml:"fixed"`
+	Distribution string        `yaml:"distribution"` // "", uniform, exponential, lognormal
+	Mean         time.Duration `yaml:"mean"`
+	StdDev       time.Duration `yaml:"stddev"` // lognormal
+	Max          time.Duration `yaml:"max"`    // uniform upper bound; cap for the others
+}
+
+// StallFault holds every request for Duration once per Every.
+type StallFault struct {
+	Every    time.Duration `yaml:"every"`
+	Duration time.Duration `yaml:"duration"`
+}
+
+// Enabled reports whether any fault is configured.
+func (f FaultConfig) Enabled() bool {
+	return f.Latency.Fixed > 0 || f.Latency.Distribution != "" || f.Stall.Every > 0 || f.ErrorRatio > 0
+}
+
+// Article defaults.
+const (
+	DefaultResource = "https://mcp.example.internal/mcp"
+	DefaultScope    = "mcp:tools:invoke"
+	DefaultIssuerIn = "https://pf-perf-subject"
+	DefaultAddr     = "127.0.0.1:9031"
+)
+
+// Default returns the configuration that reproduces the article's engine.
+func Default() Config {
+	return Config{
+		Addr:         DefaultAddr,
+		TokenPath:    "/as/token.oauth2",
+		MaxBodyBytes: 64 << 10,
+		Signing:      SigningConfig{Alg: subject.RS256, Lifetime: 5 * time.Minute},
+		Subject: SubjectConfig{
+			Issuer:             DefaultIssuerIn,
+			Algorithms:         slices.Clone(subject.Algorithms),
+			Audience:           "client_id",
+			Leeway:             10 * time.Second,
+			Refresh:            5 * time.Minute,
+			UnknownKidInterval: 10 * time.Second,
+		},
+		DefaultClients: DefaultClients{
+			Count:     10,
+			Prefix:    "perf-agent-",
+			SecretEnv: "TOKEX_CLIENT_SECRET",
+			Resources: []string{DefaultResource},
+			Scopes:    []string{DefaultScope},
+		},
+	}
+}
+
+// Load reads a YAML file over the defaults.
+func Load(path string) (Config, *confload.Doc, error) {
+	cfg := Default()
+	doc, err := confload.ReadFile(path)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if err := doc.Decode(&cfg); err != nil {
+		return cfg, doc, err
+	}
+	return cfg, doc, nil
+}
+
+// Validate checks the configuration; doc (may be nil) locates the fields.
+func (c *Config) Validate(doc *confload.Doc) error {
+	if c.TokenPath == "" || c.TokenPath[0] != '/' {
+		return doc.Errorf("token_path", "must start with /")
+	}
+	if c.MaxBodyBytes < 1024 {
+		return doc.Errorf("max_body_bytes", "must be at least 1024")
+	}
+	if !slices.Contains(subject.Algorithms, c.Signing.Alg) {
+		return doc.Errorf("signing.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", c.Signing.Alg)
+	}
+	if c.Signing.Lifetime < time.Second {
+		return doc.Errorf("signing.lifetime", "must be at least 1s")
+	}
+	if len(c.Subject.Algorithms) == 0 {
+		return doc.Errorf("subject.algorithms", "must list at least one algorithm")
+	}
+	for i, a := range c.Subject.Algorithms {
+		if !slices.Contains(subject.Algorithms, a) {
+			return doc.Errorf(fmt.Sprintf("subject.algorithms[%d]", i), "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
+		}
+	}
+	if c.Subject.Issuer == "" {
+		return doc.Errorf("subject.issuer", "is required")
+	}
+	if c.Subject.JWKSURL != "" && c.Subject.JWKSFile != "" {
+		return doc.Errorf("subject.jwks_url", "set jwks_url or jwks_file, not both")
+	}
+	if c.Subject.JWKSURL != "" {
+		u, err := url.Parse(c.Subject.JWKSURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return doc.Errorf("subject.jwks_url", "must be an http(s) URL")
+		}
+	}
+	if c.Subject.Leeway < 0 || c.Subject.Leeway > 5*time.Minute {
+		return doc.Errorf("subject.leeway", "must be between 0 and 5m")
+	}
+	if c.Subject.UnknownKidInterval <= 0 {
+		return doc.Errorf("subject.unknown_kid_interval", "must be positive")
+	}
+	if c.TLS.Enabled && !c.TLS.SelfSigned && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
+		return doc.Errorf("tls", "enabled needs cert_file and key_file, or self_signed: true")
+	}
+	for i, cl := range c.Clients {
+		p := fmt.Sprintf("clients[%d]", i)
+		if cl.ID == "" {
+			return doc.Errorf(p+".id", "is required")
+		}
+		if cl.Secret == "" && cl.SecretEnv == "" {
+			return doc.Errorf(p+".secret", "secret or secret_env is required")
+		}
+		for j, m := range cl.AuthMethods {
+			if m != string(exchange.AuthBasic) && m != string(exchange.AuthPost) {
+				return doc.Errorf(fmt.Sprintf("%s.auth_methods[%d]", p, j), "unknown method %q", m)
+			}
+		}
+	}
+	if len(c.Clients) == 0 && c.DefaultClients.Count < 1 {
+		return doc.Errorf("default_clients.count", "must be at least 1 when no clients are listed")
+	}
+	f := c.Faults
+	if f.ErrorRatio < 0 || f.ErrorRatio > 1 {
+		return doc.Errorf("faults.error_ratio", "must be between 0 and 1")
+	}
+	switch f.Latency.Distribution {
+	case "", "uniform", "exponential", "lognormal":
+	default:
+		return doc.Errorf("faults.latency.distribution", "unknown distribution %q (uniform, exponential, lognormal)", f.Latency.Distribution)
+	}
+	if f.Latency.Distribution == "uniform" && f.Latency.Max <= 0 {
+		return doc.Errorf("faults.latency.max", "uniform needs max > 0")
+	}
+	if (f.Latency.Distribution == "exponential" || f.Latency.Distribution == "lognormal") && f.Latency.Mean <= 0 {
+		return doc.Errorf("faults.latency.mean", "%s needs mean > 0", f.Latency.Distribution)
+	}
+	if f.Stall.Every > 0 && (f.Stall.Duration <= 0 || f.Stall.Duration >= f.Stall.Every) {
+		return doc.Errorf("faults.stall.duration", "must be > 0 and shorter than every")
+	}
+	return nil
+}

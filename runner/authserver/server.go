@@ -1,0 +1,237 @@
+package authserver
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/runner/tlscert"
+)
+
+// Options are the inputs that do not belong in a YAML file.
+type Options struct {
+	// ClientSecret is the default clients' shared secret.
+	ClientSecret string
+	// SubjectJWKS is used when the config names no subject JWKS.
+	SubjectJWKS []byte
+	Logger      *slog.Logger
+}
+
+// Server is a running-ready reference authorization server.
+type Server struct {
+	cfg     Config
+	log     *slog.Logger
+	clients map[string]*client
+	verify  *verifier
+	key     *subject.Key
+	jwks    []byte
+	faults  *faults
+	tlsPair *tls.Certificate
+	baseURL string
+	mux     *http.ServeMux
+	meta    []byte
+}
+
+// New builds a server from a validated config. ctx bounds JWKS refreshes.
+func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
+	if err := cfg.Validate(nil); err != nil {
+		return nil, err
+	}
+	log := opt.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{cfg: cfg, log: log}
+	var err error
+	if s.clients, err = buildClients(cfg, opt.ClientSecret); err != nil {
+		return nil, err
+	}
+	if s.verify, err = newVerifier(ctx, cfg.Subject, opt.SubjectJWKS, log); err != nil {
+		return nil, err
+	}
+	if cfg.Signing.KeyFile != "" {
+		s.key, err = subject.LoadPEM(cfg.Signing.KeyFile)
+	} else {
+		s.key, err = subject.GenerateKey(cfg.Signing.Alg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("signing key: %w", err)
+	}
+	if s.jwks, err = subject.JWKS(s.key); err != nil {
+		return nil, err
+	}
+	s.faults = newFaults(cfg.Faults)
+	if cfg.TLS.Enabled {
+		if cfg.TLS.CertFile != "" {
+			c, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
+			if err != nil {
+				return nil, fmt.Errorf("tls: %w", err)
+			}
+			s.tlsPair = &c
+		} else {
+			p, err := tlscert.Loopback()
+			if err != nil {
+				return nil, err
+			}
+			s.tlsPair = &p.Cert
+		}
+	}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc(cfg.TokenPath, s.handleToken)
+	s.mux.HandleFunc("GET /jwks.json", s.handleJWKS)
+	s.mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.handleMetadata)
+	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	return s, nil
+}
+
+// Faults describes the configured fault injection ("" when off).
+func (s *Server) Faults() string { return s.faults.String() }
+
+// Key is the issued tokens' signing key (its public half is in the JWKS).
+func (s *Server) Key() *subject.Key { return s.key }
+
+// Handler serves every endpoint. SetBaseURL must have been called (Serve
+// does it) for metadata and the default issuer to be right.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// SetBaseURL fixes the public base URL, from which the issuer defaults.
+func (s *Server) SetBaseURL(u string) {
+	s.baseURL = strings.TrimSuffix(u, "/")
+	if s.cfg.Issuer == "" {
+		s.cfg.Issuer = s.baseURL
+	}
+	meta := map[string]any{
+		"issuer":                                s.cfg.Issuer,
+		"token_endpoint":                        s.baseURL + s.cfg.TokenPath,
+		"jwks_uri":                              s.baseURL + "/jwks.json",
+		"grant_types_supported":                 []string{exchange.GrantTypeTokenExchange},
+		"response_types_supported":              []string{},
+		"token_endpoint_auth_methods_supported": []string{string(exchange.AuthBasic), string(exchange.AuthPost)},
+		"scopes_supported":                      s.allScopes(),
+		"token_types_supported":                 []string{exchange.TokenTypeAccessToken, exchange.TokenTypeJWT},
+	}
+	s.meta, _ = json.Marshal(meta)
+}
+
+// Issuer is the iss of issued tokens.
+func (s *Server) Issuer() string { return s.cfg.Issuer }
+
+func (s *Server) allScopes() []string {
+	seen := map[string]bool{}
+	out := []string{}
+	for _, c := range s.clients {
+		for sc := range c.scopes {
+			if !seen[sc] {
+				seen[sc] = true
+				out = append(out, sc)
+			}
+		}
+	}
+	return out
+}
+
+// Listen opens the configured address.
+func (s *Server) Listen() (net.Listener, error) {
+	return net.Listen("tcp", s.cfg.Addr)
+}
+
+// Serve serves on ln until ctx ends, then shuts down gracefully.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	scheme := "http"
+	srv := &http.Server{
+		Handler:           s.mux,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    16 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	var p http.Protocols
+	p.SetHTTP1(true)
+	h2 := s.cfg.HTTP2 == nil || *s.cfg.HTTP2
+	if s.tlsPair != nil {
+		scheme = "https"
+		p.SetHTTP2(h2)
+		protos := []string{"http/1.1"}
+		if h2 {
+			protos = []string{"h2", "http/1.1"}
+		}
+		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*s.tlsPair}, MinVersion: tls.VersionTLS12, NextProtos: protos}
+	} else {
+		p.SetUnencryptedHTTP2(h2)
+	}
+	srv.Protocols = &p
+	if s.baseURL == "" {
+		s.SetBaseURL(scheme + "://" + ln.Addr().String())
+	}
+	errc := make(chan error, 1)
+	go func() {
+		if s.tlsPair != nil {
+			errc <- srv.ServeTLS(ln, "", "")
+		} else {
+			errc <- srv.Serve(ln)
+		}
+	}()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := srv.Shutdown(sctx)
+		if e := <-errc; !errors.Is(e, http.ErrServerClosed) && err == nil {
+			err = e
+		}
+		return err
+	}
+}
+
+// BaseURL is the URL the server answers on.
+func (s *Server) BaseURL() string { return s.baseURL }
+
+func (s *Server) handleJWKS(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/jwk-set+json")
+	_, _ = w.Write(s.jwks)
+}
+
+func (s *Server) handleMetadata(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write(s.meta)
+}
+
+func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	_, _ = w.Write([]byte(`{"status":"ok"}`))
+}
+
+// issued are the claims of an RFC 9068 access token.
+type issued struct {
+	Issuer   string `json:"iss"`
+	Subject  string `json:"sub"`
+	Audience any    `json:"aud"`
+	ClientID string `json:"client_id"`
+	Scope    string `json:"scope,omitempty"`
+	IssuedAt int64  `json:"iat"`
+	Expiry   int64  `json:"exp"`
+	ID       string `json:"jti"`
+	Act      *actor `json:"act,omitempty"`
+}
+
+func (c issued) GetExpirationTime() (*jwt.NumericDate, error) { return nil, nil }
+func (c issued) GetIssuedAt() (*jwt.NumericDate, error)       { return nil, nil }
+func (c issued) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
+func (c issued) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c issued) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c issued) GetAudience() (jwt.ClaimStrings, error)       { return nil, nil }

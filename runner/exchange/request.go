@@ -1,0 +1,90 @@
+package exchange
+
+import (
+	"net/url"
+	"strings"
+)
+
+// AuthMethod is how a client authenticates at the token endpoint.
+type AuthMethod string
+
+const (
+	AuthBasic AuthMethod = "client_secret_basic"
+	AuthPost  AuthMethod = "client_secret_post"
+)
+
+// Template holds the parts of an exchange request that do not change between
+// requests; only the subject token (and client) do.
+type Template struct {
+	SubjectTokenType   string
+	RequestedTokenType string
+	Resources          []string
+	Audiences          []string
+	Scope              string
+	ActorToken         string
+	ActorTokenType     string
+	Extra              map[string]string // e.g. connector_id for Dex
+	Auth               AuthMethod
+}
+
+// Body builds the application/x-www-form-urlencoded body for one exchange.
+// The fixed part is encoded once by Compile; this only appends the token.
+type Body struct {
+	prefix string // everything before subject_token
+	auth   AuthMethod
+}
+
+// Compile pre-encodes the constant part of the form.
+func (t Template) Compile() Body {
+	v := url.Values{}
+	v.Set("grant_type", GrantTypeTokenExchange)
+	stt := t.SubjectTokenType
+	if stt == "" {
+		stt = TokenTypeAccessToken
+	}
+	v.Set("subject_token_type", stt)
+	if t.RequestedTokenType != "" {
+		v.Set("requested_token_type", t.RequestedTokenType)
+	}
+	for _, r := range t.Resources {
+		v.Add("resource", r)
+	}
+	for _, a := range t.Audiences {
+		v.Add("audience", a)
+	}
+	if t.Scope != "" {
+		v.Set("scope", t.Scope)
+	}
+	if t.ActorToken != "" {
+		v.Set("actor_token", t.ActorToken)
+		v.Set("actor_token_type", t.ActorTokenType)
+	}
+	for k, val := range t.Extra {
+		v.Set(k, val)
+	}
+	auth := t.Auth
+	if auth == "" {
+		auth = AuthBasic
+	}
+	return Body{prefix: v.Encode(), auth: auth}
+}
+
+// Auth is the client authentication method the body was compiled for.
+func (b Body) Auth() AuthMethod { return b.auth }
+
+// Form returns the full body for one subject token. For client_secret_post
+// the credentials go in the body; for basic the caller sets the header.
+func (b Body) Form(subjectToken, clientID, secret string) string {
+	var sb strings.Builder
+	sb.Grow(len(b.prefix) + len(subjectToken) + 64)
+	sb.WriteString(b.prefix)
+	sb.WriteString("&subject_token=")
+	sb.WriteString(url.QueryEscape(subjectToken))
+	if b.auth == AuthPost {
+		sb.WriteString("&client_id=")
+		sb.WriteString(url.QueryEscape(clientID))
+		sb.WriteString("&client_secret=")
+		sb.WriteString(url.QueryEscape(secret))
+	}
+	return sb.String()
+}

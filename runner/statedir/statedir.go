@@ -1,0 +1,73 @@
+// Package statedir holds what tokex keeps between runs: the default client
+// secret and the default subject-token signing key. They must stay stable
+// while an authorization server trusts them, and never be printed.
+package statedir
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Dir is $TOKEX_HOME, else $XDG_CONFIG_HOME/tokex, else ~/.config/tokex.
+func Dir() (string, error) {
+	if d := os.Getenv("TOKEX_HOME"); d != "" {
+		return d, nil
+	}
+	base, err := os.UserConfigDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, "tokex"), nil
+}
+
+// SubjectKeyPath is where the default subject-token signing key lives.
+func SubjectKeyPath() (string, error) {
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "subject-key.pem"), nil
+}
+
+// ClientSecret returns the default perf-agent-* client secret, creating a
+// random one (0600) on first use.
+func ClientSecret() (string, error) {
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(d, "client-secret")
+	if b, err := os.ReadFile(path); err == nil {
+		s := strings.TrimSpace(string(b))
+		if s == "" {
+			return "", errors.New(path + " is empty")
+		}
+		return s, nil
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	raw := make([]byte, 24)
+	if _, err := rand.Read(raw); err != nil {
+		return "", err
+	}
+	secret := base64.RawURLEncoding.EncodeToString(raw)
+	if err := os.MkdirAll(d, 0o700); err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
+		return ClientSecret()
+	}
+	if err != nil {
+		return "", err
+	}
+	if _, err := f.WriteString(secret + "\n"); err != nil {
+		f.Close()
+		return "", err
+	}
+	return secret, f.Close()
+}

@@ -1,0 +1,83 @@
+// Package tlscert makes the self-signed certificates tokex uses on loopback:
+// the reference server's --tls and the subject-token JWKS endpoint.
+package tlscert
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"time"
+)
+
+// Pair is a self-signed certificate with its PEM forms. The certificate is
+// its own CA, so CertPEM is what a client adds to its trust pool.
+type Pair struct {
+	Cert    tls.Certificate
+	CertPEM []byte
+	KeyPEM  []byte
+}
+
+// SelfSigned creates a P-256 certificate valid for hosts (DNS names or IPs)
+// for the given lifetime.
+func SelfSigned(hosts []string, lifetime time.Duration) (*Pair, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	serial, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber:          serial,
+		Subject:               pkix.Name{CommonName: "tokex self-signed", Organization: []string{"tokex"}},
+		NotBefore:             now.Add(-time.Minute),
+		NotAfter:              now.Add(lifetime),
+		KeyUsage:              x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
+		ExtKeyUsage:           []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		BasicConstraintsValid: true,
+		IsCA:                  true,
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+		} else {
+			tmpl.DNSNames = append(tmpl.DNSNames, h)
+		}
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	keyDER, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pair{
+		CertPEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}),
+		KeyPEM:  pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER}),
+	}
+	p.Cert, err = tls.X509KeyPair(p.CertPEM, p.KeyPEM)
+	return p, err
+}
+
+// Loopback is SelfSigned for localhost, 127.0.0.1 and ::1.
+func Loopback() (*Pair, error) {
+	return SelfSigned([]string{"localhost", "127.0.0.1", "::1"}, 7*24*time.Hour)
+}
+
+// Pool returns a cert pool holding the given PEM certificates.
+func Pool(pems ...[]byte) *x509.CertPool {
+	p := x509.NewCertPool()
+	for _, b := range pems {
+		p.AppendCertsFromPEM(b)
+	}
+	return p
+}
