@@ -1,0 +1,75 @@
+// Package cli is tokex's command line (cobra): one Options struct per
+// command, completed from flags and config, validated, then run.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// Version is set at build time with -ldflags "-X …/cli.Version=…".
+var Version = "dev"
+
+// Exit codes.
+const (
+	ExitOK          = 0
+	ExitThresholds  = 1   // a threshold failed
+	ExitCannotRun   = 2   // bad input, unreachable target, write error
+	ExitInterrupted = 130 // Ctrl-C / SIGTERM
+)
+
+// exitError carries a process exit code through cobra.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// NewRoot builds the command tree.
+func NewRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "tokex",
+		Short:         "How expensive is an OAuth 2.0 token exchange, really? Measure it.",
+		Version:       Version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(), newInitCmd())
+	return root
+}
+
+// Main runs the CLI with args and returns the exit code.
+func Main(args []string, stdout, stderr io.Writer) int {
+	root := NewRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return ExitOK
+	}
+	code := ExitCannotRun
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	if ee == nil || ee.err != nil {
+		fmt.Fprintln(stderr, "tokex:", err)
+	}
+	return code
+}
+
+// Run is main's body.
+func Run() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }

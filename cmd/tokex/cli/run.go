@@ -1,0 +1,335 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/confload"
+	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/runner/local"
+	"github.com/tokex-dev/tokex/runner/statedir"
+	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/tui/headless"
+)
+
+type runOptions struct {
+	config       string
+	profile      string
+	out          string
+	noTUI        bool
+	target       string
+	stages       string
+	rounds       int
+	duration     time.Duration
+	warmup       time.Duration
+	agents       int
+	users        int
+	subjectAlg   string
+	subjectKey   string
+	clientSecret string
+	noSanity     bool
+	resume       string
+	caFile       string
+	insecure     bool
+	serverExe    string
+
+	cfg    config.Campaign
+	doc    *confload.Doc
+	done   map[string]*stats.Run
+	id     string
+	secret string
+	key    *subject.Key
+}
+
+func newRunCmd() *cobra.Command {
+	o := &runOptions{}
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Run a token-exchange campaign (the embedded default needs no cluster)",
+		Long: `Run a campaign: a sanity run, then every stage × round at a constant arrival
+rate, recording evidence and printing the article's tables.
+
+With no arguments tokex starts its reference server as a child process and runs
+the "quick" profile against it (about two minutes). --config campaign.yaml (see
+'tokex init') starts from the article's campaign instead; flags override both.
+
+Exit codes: 0 thresholds passed, 1 a threshold failed, 2 the campaign could not
+run, 130 interrupted.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := o.complete(cmd); err != nil {
+				return &exitError{code: ExitCannotRun, err: err}
+			}
+			return o.run(cmd)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "campaign YAML (tokex init writes one)")
+	f.StringVar(&o.profile, "profile", "", "quick|article (default: quick, or article with --config)")
+	f.StringVarP(&o.out, "out", "o", "", "evidence parent folder (default ./tokex-evidence)")
+	f.BoolVar(&o.noTUI, "no-tui", false, "plain progress lines (automatic when stdout is not a terminal)")
+	f.StringVar(&o.target, "target", "", "token endpoint URL of another authorization server")
+	f.StringVar(&o.stages, "stages", "", "comma-separated exchanges/s, e.g. 100,250,500")
+	f.IntVar(&o.rounds, "rounds", 0, "rounds of the whole ladder")
+	f.DurationVar(&o.duration, "duration", 0, "measured duration of each run")
+	f.DurationVar(&o.warmup, "warmup", -1, "warmup before each run's measured phase")
+	f.IntVar(&o.agents, "agents", 0, "load agents (clients perf-agent-0..N-1)")
+	f.IntVar(&o.users, "users", 0, "synthetic users (perf-user-001..N)")
+	f.StringVar(&o.subjectAlg, "subject-alg", "", "subject-token algorithm RS256|ES256|EdDSA")
+	f.StringVar(&o.subjectKey, "subject-key", "", "subject-token signing key (PEM)")
+	f.StringVar(&o.clientSecret, "client-secret", "", "client secret of the agents (or TOKEX_CLIENT_SECRET)")
+	f.BoolVar(&o.noSanity, "no-sanity", false, "skip the discarded sanity run")
+	f.StringVar(&o.resume, "resume", "", "continue the interrupted campaign in this evidence folder")
+	f.StringVar(&o.caFile, "ca-file", "", "CA certificate (PEM) trusted for an https --target")
+	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
+	f.StringVar(&o.serverExe, "server-exe", "", "tokex binary to start as the embedded server (default: this one)")
+	_ = f.MarkHidden("server-exe")
+	return cmd
+}
+
+var stageSplit = regexp.MustCompile(`[,\s]+`)
+
+func (o *runOptions) complete(cmd *cobra.Command) error {
+	var err error
+	if o.resume != "" {
+		if err := o.loadResume(); err != nil {
+			return err
+		}
+	} else if o.config != "" {
+		if o.cfg, o.doc, err = config.Load(o.config, o.profile); err != nil {
+			return err
+		}
+	} else {
+		p := o.profile
+		if p == "" {
+			p = "quick"
+		}
+		if o.cfg, err = config.FromProfile(p); err != nil {
+			return err
+		}
+	}
+	c := &o.cfg
+	fl := cmd.Flags()
+	if o.resume != "" && (fl.Changed("stages") || fl.Changed("rounds") || fl.Changed("duration") || fl.Changed("warmup") || fl.Changed("agents") || fl.Changed("target")) {
+		return errors.New("--resume continues the campaign as it was planned; do not change its plan")
+	}
+	if fl.Changed("target") {
+		c.Target.URL = o.target
+	}
+	if fl.Changed("stages") {
+		c.Stages = nil
+		for _, s := range stageSplit.Split(strings.TrimSpace(o.stages), -1) {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return fmt.Errorf("--stages: %q is not a number", s)
+			}
+			c.Stages = append(c.Stages, v)
+		}
+	}
+	if fl.Changed("rounds") {
+		c.Rounds = o.rounds
+	}
+	if fl.Changed("duration") {
+		c.Duration = o.duration
+	}
+	if fl.Changed("warmup") {
+		c.Warmup = o.warmup
+	}
+	if fl.Changed("agents") {
+		c.Agents.Count = o.agents
+	}
+	if fl.Changed("users") {
+		c.Users.Count = o.users
+	}
+	if fl.Changed("subject-alg") {
+		c.Subject.Alg = o.subjectAlg
+		if c.Embedded() && c.Target.Embedded.SigningAlg == subject.RS256 {
+			// The embedded server signs with the same family unless configured.
+			c.Target.Embedded.SigningAlg = o.subjectAlg
+		}
+	}
+	if fl.Changed("subject-key") {
+		c.Subject.KeyFile = o.subjectKey
+	}
+	if fl.Changed("no-sanity") {
+		c.Sanity.Enabled = !o.noSanity
+	}
+	if fl.Changed("out") {
+		c.Out = o.out
+	}
+	if fl.Changed("ca-file") {
+		c.Target.CAFile = o.caFile
+	}
+	if fl.Changed("insecure") {
+		c.Target.InsecureSkipVerify = o.insecure
+	}
+	if err := c.Validate(o.doc); err != nil {
+		return err
+	}
+
+	// Secrets: flag, environment, config; never written anywhere.
+	o.secret = o.clientSecret
+	if o.secret == "" {
+		o.secret = os.Getenv("TOKEX_CLIENT_SECRET")
+	}
+	if o.secret == "" {
+		o.secret = c.Agents.ClientSecret
+	}
+	if o.secret == "" {
+		if c.Embedded() {
+			o.secret = randomSecret()
+		} else if o.secret, err = statedir.ClientSecret(); err != nil {
+			return fmt.Errorf("client secret: %w", err)
+		}
+	}
+	switch {
+	case c.Subject.KeyFile != "":
+		o.key, err = subject.LoadPEM(c.Subject.KeyFile)
+	case c.Embedded():
+		o.key, err = subject.GenerateKey(c.Subject.Alg) // the child trusts it for this campaign only
+	default:
+		o.key, err = loadSubjectKey("", c.Subject.Alg)
+	}
+	if err != nil {
+		return fmt.Errorf("subject key: %w", err)
+	}
+	if o.key.Alg != c.Subject.Alg && c.Subject.KeyFile == "" {
+		return fmt.Errorf("subject key: the stored default key is %s, not %s; pass --subject-key", o.key.Alg, c.Subject.Alg)
+	}
+	if o.id == "" {
+		o.id = time.Now().UTC().Format("20060102-150405") + "-" + sanitizeName(c.Name)
+	}
+	return nil
+}
+
+func (o *runOptions) loadResume() error {
+	f, err := evidence.Open(o.resume)
+	if err != nil {
+		return err
+	}
+	if f.Manifest.Status == "done" {
+		return fmt.Errorf("%s: the campaign already finished", o.resume)
+	}
+	if o.cfg, o.doc, err = config.Load(filepath.Join(o.resume, evidence.ConfigFile), "article"); err != nil {
+		return err
+	}
+	o.cfg.Agents.ClientSecret = "" // redacted in the folder
+	o.id = f.Manifest.CampaignID
+	o.done = map[string]*stats.Run{}
+	for _, r := range f.Manifest.Runs {
+		if r.Status == string(stats.StatusDone) {
+			st, err := f.RunStats(r.ID)
+			if err != nil {
+				return fmt.Errorf("resume: run %s: %w", r.ID, err)
+			}
+			o.done[r.ID] = st
+		}
+	}
+	return nil
+}
+
+func randomSecret() string {
+	b := make([]byte, 24)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+
+func sanitizeName(s string) string {
+	s = unsafeName.ReplaceAllString(s, "-")
+	if s == "" {
+		return "campaign"
+	}
+	return s
+}
+
+func (o *runOptions) run(cmd *cobra.Command) error {
+	stdout := cmd.OutOrStdout()
+	c := o.cfg
+	var w *evidence.Writer
+	var err error
+	dir := filepath.Join(c.Out, o.id)
+	if o.resume != "" {
+		dir = o.resume
+		w, err = evidence.Resume(dir)
+	} else {
+		var y []byte
+		if y, err = c.Redacted(); err == nil {
+			host, _ := os.Hostname()
+			w, err = evidence.Create(dir, y, evidence.Manifest{
+				Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CampaignID: o.id,
+				Name: c.Name, Driver: "local", Started: time.Now(),
+			})
+		}
+	}
+	if err != nil {
+		return &exitError{code: ExitCannotRun, err: err}
+	}
+	bus := &event.Bus{}
+	bus.Subscribe(w.Consume)
+	useTUI := !o.noTUI && isTerminal(stdout)
+	_ = useTUI // the dashboard plugs in here (issue: terminal UI)
+	bus.Subscribe(headless.New(stdout).Consume)
+
+	drv := &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}
+	camp := &runner.Campaign{Cfg: c, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done}
+
+	ctx, cancel := context.WithCancel(cmd.Context())
+	defer cancel()
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	var interrupted atomic.Bool
+	go func() {
+		<-sigs
+		interrupted.Store(true)
+		fmt.Fprintln(cmd.ErrOrStderr(), "\ntokex: stopping the current run and keeping the evidence (Ctrl-C again to exit at once)")
+		cancel()
+		<-sigs
+		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: exiting at once")
+		os.Exit(ExitInterrupted)
+	}()
+
+	sum, runErr := camp.Run(ctx)
+	closeErr := drv.Close()
+	fmt.Fprintf(stdout, "\nevidence: %s\n", dir)
+	switch {
+	case interrupted.Load() || (sum != nil && sum.Status == "aborted"):
+		fmt.Fprintf(stdout, "interrupted: finished runs are kept; continue with: tokex run --resume %s\n", dir)
+		return &exitError{code: ExitInterrupted}
+	case runErr != nil:
+		return &exitError{code: ExitCannotRun, err: runErr}
+	case closeErr != nil:
+		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: warning:", closeErr)
+	}
+	if sum == nil || !sum.ThresholdsPassed {
+		return &exitError{code: ExitThresholds}
+	}
+	return nil
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

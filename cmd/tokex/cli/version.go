@@ -1,0 +1,5 @@
+package cli
+
+import "runtime"
+
+func goVersion() string { return runtime.Version() }

@@ -1,0 +1,238 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"time"
+)
+
+// CPU summarizes a group of processes or pods over the measured window.
+type CPU struct {
+	AvgCores         float64 `json:"avg_cores"`
+	PeakCores        float64 `json:"peak_cores"`
+	CPUMsPerExchange float64 `json:"cpu_ms_per_exchange,omitempty"`
+	// Method: "cumulative" (exact CPU-seconds counters) or "rate" (average
+	// of sampled millicores × window); Samples counts the ticks used.
+	Method  string `json:"method"`
+	Samples int    `json:"samples"`
+}
+
+// ThresholdResult is one threshold check of a run.
+type ThresholdResult struct {
+	Name   string  `json:"name"`
+	Limit  float64 `json:"limit"`
+	Actual float64 `json:"actual"`
+	Passed bool    `json:"passed"`
+}
+
+// Run is stats.json of one run; the fields the article's tables use come first.
+type Run struct {
+	ID                string            `json:"id"`
+	Index             int               `json:"index"`
+	Round             int               `json:"round"`
+	Sanity            bool              `json:"sanity,omitempty"`
+	Status            RunStatus         `json:"status"`
+	Reason            string            `json:"reason,omitempty"`
+	TargetRPS         float64           `json:"target_rps"`
+	Agents            int               `json:"agents"`
+	Requests          int64             `json:"requests"` // measured phase, sent
+	AchievedRPS       float64           `json:"achieved_rps"`
+	AchievedRatio     float64           `json:"achieved_ratio"`
+	Dropped           int64             `json:"dropped"` // measured phase
+	OK                int64             `json:"ok"`
+	SuccessRatio      float64           `json:"success_ratio"`
+	Errors            map[string]int64  `json:"errors,omitempty"` // outcome/detail -> count
+	LatencyMs         Latency           `json:"latency_ms"`
+	LatencyFromSched  Latency           `json:"latency_from_schedule_ms"`
+	SendLagMs         Latency           `json:"send_lag_ms"`
+	EngineCPU         *CPU              `json:"engine_cpu"`
+	EngineMemoryBytes int64             `json:"engine_memory_bytes"`
+	GeneratorCPU      *CPU              `json:"generator_cpu,omitempty"`
+	ThresholdsPassed  bool              `json:"thresholds_passed"`
+	Thresholds        []ThresholdResult `json:"thresholds"`
+	WarmupRequests    int64             `json:"warmup_requests"`
+	WarmupDropped     int64             `json:"warmup_dropped"`
+	Started           time.Time         `json:"started"`
+	MeasuredStart     time.Time         `json:"measured_start"`
+	MeasuredEnd       time.Time         `json:"measured_end"`
+	MeasuredSeconds   float64           `json:"measured_seconds"`
+	Warnings          []string          `json:"warnings,omitempty"`
+}
+
+// ComputeRun derives a run's statistics from its request rows and resource
+// samples. Only the measured phase counts; latency is from the send time
+// (comparable to k6's http_req_duration), and from the scheduled time
+// (free of coordinated omission) under its own name.
+func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) *Run {
+	r := &Run{
+		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
+		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
+		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd,
+	}
+	r.MeasuredSeconds = m.MeasuredEnd.Sub(m.MeasuredStart).Seconds()
+	dur := make([]int64, 0, len(reqs))
+	fromSched := make([]int64, 0, len(reqs))
+	lag := make([]int64, 0, len(reqs))
+	for i := range reqs {
+		q := &reqs[i]
+		if q.Phase != Measured {
+			if q.Dropped() {
+				r.WarmupDropped++
+			} else {
+				r.WarmupRequests++
+			}
+			continue
+		}
+		if q.Dropped() {
+			r.Dropped++
+			continue
+		}
+		if q.Outcome == "aborted" {
+			continue // cut short by the campaign stopping: neither success nor failure
+		}
+		r.Requests++
+		if q.OK() {
+			r.OK++
+		} else {
+			if r.Errors == nil {
+				r.Errors = map[string]int64{}
+			}
+			key := q.Outcome
+			if q.Detail != "" {
+				key += ":" + q.Detail
+			}
+			r.Errors[key]++
+		}
+		dur = append(dur, q.DurationUS)
+		fromSched = append(fromSched, q.SendLagUS+q.DurationUS)
+		lag = append(lag, q.SendLagUS)
+	}
+	r.LatencyMs = Summarize(dur)
+	r.LatencyFromSched = Summarize(fromSched)
+	r.SendLagMs = Summarize(lag)
+	if r.MeasuredSeconds > 0 {
+		r.AchievedRPS = round3(float64(r.Requests) / r.MeasuredSeconds)
+		if m.TargetRPS > 0 {
+			r.AchievedRatio = round4(r.AchievedRPS / m.TargetRPS)
+		}
+	}
+	if r.Requests > 0 {
+		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))
+	}
+	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, r.Requests)
+	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
+		r.GeneratorCPU = g
+	}
+	r.checkThresholds(th)
+	if r.Status == StatusDone && r.Requests == 0 {
+		r.Warnings = append(r.Warnings, "no request completed in the measured phase")
+	}
+	if r.Dropped > 0 {
+		r.Warnings = append(r.Warnings, fmt.Sprintf("%d arrivals dropped: the in-flight cap was full", r.Dropped))
+	}
+	if r.EngineCPU == nil {
+		r.Warnings = append(r.Warnings, "no engine CPU samples: CPU per exchange unknown")
+	}
+	return r
+}
+
+func (r *Run) checkThresholds(th Thresholds) {
+	r.Thresholds = []ThresholdResult{
+		{Name: "p95_ms <", Limit: th.P95Ms, Actual: r.LatencyMs.P95, Passed: r.Requests > 0 && r.LatencyMs.P95 < th.P95Ms},
+		{Name: "success_ratio >=", Limit: th.SuccessRatio, Actual: r.SuccessRatio, Passed: r.Requests > 0 && r.SuccessRatio >= th.SuccessRatio},
+		{Name: "dropped <=", Limit: float64(th.MaxDropped), Actual: float64(r.Dropped), Passed: r.Dropped <= th.MaxDropped},
+	}
+	r.ThresholdsPassed = r.Status == StatusDone
+	for _, t := range r.Thresholds {
+		r.ThresholdsPassed = r.ThresholdsPassed && t.Passed
+	}
+}
+
+// groupCPU sums the samples of one kind over the measured window. A sample
+// at time t describes the interval ending at t, so the window takes samples
+// in (start, end]. Memory is the average of per-tick totals.
+func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*CPU, int64) {
+	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
+	type tick struct {
+		cpu float64
+		mem int64
+	}
+	ticks := map[int64]*tick{}
+	names := map[string][]ResourceSample{}
+	for _, s := range res {
+		if s.Kind != kind {
+			continue
+		}
+		names[s.Name] = append(names[s.Name], s)
+		if s.AtUS <= start || s.AtUS > end {
+			continue
+		}
+		sec := s.AtUS / 1e6
+		t := ticks[sec]
+		if t == nil {
+			t = &tick{}
+			ticks[sec] = t
+		}
+		t.cpu += s.CPUMillicores
+		t.mem += s.MemoryBytes
+	}
+	if len(ticks) == 0 {
+		return nil, 0
+	}
+	c := &CPU{Samples: len(ticks), Method: "rate"}
+	var sumCPU float64
+	var sumMem int64
+	for _, t := range ticks {
+		sumCPU += t.cpu
+		sumMem += t.mem
+		c.PeakCores = math.Max(c.PeakCores, t.cpu/1000)
+	}
+	c.AvgCores = round3(sumCPU / float64(len(ticks)) / 1000)
+	c.PeakCores = round3(c.PeakCores)
+	mem := sumMem / int64(len(ticks))
+	if exchanges == 0 {
+		return c, mem
+	}
+	// Exact when every member has cumulative counters around the window.
+	var cpuSeconds float64
+	exact := true
+	for _, ss := range names {
+		a, okA := interpolate(ss, start)
+		b, okB := interpolate(ss, end)
+		if !okA || !okB {
+			exact = false
+			break
+		}
+		cpuSeconds += b - a
+	}
+	if exact {
+		c.Method = "cumulative"
+		c.CPUMsPerExchange = round3(cpuSeconds * 1000 / float64(exchanges))
+		return c, mem
+	}
+	seconds := float64(end-start) / 1e6
+	c.CPUMsPerExchange = round3(c.AvgCores * 1000 * seconds / float64(exchanges))
+	return c, mem
+}
+
+// interpolate reads a cumulative CPU counter at t (µs) between the samples
+// around it.
+func interpolate(ss []ResourceSample, t int64) (float64, bool) {
+	sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
+	i := sort.Search(len(ss), func(i int) bool { return ss[i].AtUS >= t })
+	switch {
+	case i < len(ss) && ss[i].AtUS == t:
+		return ss[i].CPUSecondsTotal, ss[i].CPUSecondsTotal > 0
+	case i == 0 || i == len(ss):
+		return 0, false
+	}
+	a, b := ss[i-1], ss[i]
+	if a.CPUSecondsTotal <= 0 || b.CPUSecondsTotal <= 0 {
+		return 0, false
+	}
+	f := float64(t-a.AtUS) / float64(b.AtUS-a.AtUS)
+	return a.CPUSecondsTotal + f*(b.CPUSecondsTotal-a.CPUSecondsTotal), true
+}
+
+func round4(v float64) float64 { return math.Round(v*10000) / 10000 }

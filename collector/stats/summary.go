@@ -1,0 +1,329 @@
+package stats
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// SchemaVersion of summary.json and stats.json; bump on incompatible change.
+const SchemaVersion = 1
+
+// LatencyDefinition is stated in every summary so nobody has to guess.
+const LatencyDefinition = "latency_ms: from the moment the request is sent to the full response, " +
+	"like k6's http_req_duration; latency_from_schedule_ms: from the arrival's scheduled time " +
+	"(includes any send lag, free of coordinated omission). Percentiles are exact " +
+	"(linear interpolation between closest ranks), measured phase only."
+
+// Stage groups the rounds of one target rate.
+type Stage struct {
+	TargetRPS   float64 `json:"target_rps"`
+	ReportedRun string  `json:"reported_run"` // median run by measured p95; "" when none finished
+	Runs        []*Run  `json:"runs"`
+}
+
+// Reported returns the reported (median) run, or nil.
+func (s *Stage) Reported() *Run {
+	for _, r := range s.Runs {
+		if r.ID == s.ReportedRun {
+			return r
+		}
+	}
+	return nil
+}
+
+// Totals are campaign-wide counts over counted runs (sanity excluded).
+type Totals struct {
+	Runs         int     `json:"runs"`
+	Exchanges    int64   `json:"exchanges"` // measured phase
+	OK           int64   `json:"ok"`
+	SuccessRatio float64 `json:"success_ratio"`
+	Dropped      int64   `json:"dropped"`
+}
+
+// Summary is summary.json.
+type Summary struct {
+	SchemaVersion     int        `json:"schema_version"`
+	CampaignID        string     `json:"campaign_id"`
+	Name              string     `json:"name"`
+	Tool              string     `json:"tool"`
+	Driver            string     `json:"driver"`
+	Target            string     `json:"target"`
+	Status            string     `json:"status"` // done, aborted, failed
+	Started           time.Time  `json:"started"`
+	Finished          time.Time  `json:"finished"`
+	LatencyDefinition string     `json:"latency_definition"`
+	Thresholds        Thresholds `json:"threshold_limits"`
+	ThresholdsPassed  bool       `json:"thresholds_passed"`
+	Totals            Totals     `json:"totals"`
+	Stages            []*Stage   `json:"stages"`
+	Sanity            *Run       `json:"sanity,omitempty"` // discarded by protocol
+	Warnings          []string   `json:"warnings,omitempty"`
+}
+
+// BuildSummary groups runs into stages, picks each stage's median run and
+// decides the campaign's verdict. Aborted runs are listed but never
+// reported; a campaign with any unfinished planned run does not pass.
+func BuildSummary(s *Summary, runs []*Run, complete bool) {
+	s.SchemaVersion = SchemaVersion
+	s.LatencyDefinition = LatencyDefinition
+	byRate := map[float64]*Stage{}
+	s.Stages = nil
+	s.Totals = Totals{}
+	passed := complete
+	for _, r := range runs {
+		if r.Sanity {
+			s.Sanity = r
+			continue
+		}
+		st := byRate[r.TargetRPS]
+		if st == nil {
+			st = &Stage{TargetRPS: r.TargetRPS}
+			byRate[r.TargetRPS] = st
+			s.Stages = append(s.Stages, st)
+		}
+		st.Runs = append(st.Runs, r)
+		if r.Status == StatusDone {
+			s.Totals.Runs++
+			s.Totals.Exchanges += r.Requests
+			s.Totals.OK += r.OK
+			s.Totals.Dropped += r.Dropped
+		}
+		passed = passed && r.ThresholdsPassed
+		for _, w := range r.Warnings {
+			s.Warnings = append(s.Warnings, r.ID+": "+w)
+		}
+	}
+	sort.Slice(s.Stages, func(i, j int) bool { return s.Stages[i].TargetRPS < s.Stages[j].TargetRPS })
+	for _, st := range s.Stages {
+		sort.Slice(st.Runs, func(i, j int) bool { return st.Runs[i].Round < st.Runs[j].Round })
+		st.ReportedRun = MedianRun(st.Runs)
+	}
+	if s.Totals.Exchanges > 0 {
+		s.Totals.SuccessRatio = round4(float64(s.Totals.OK) / float64(s.Totals.Exchanges))
+	}
+	s.ThresholdsPassed = passed && s.Totals.Runs > 0
+}
+
+// MedianRun selects the median finished run by measured p95, as the
+// article did; with an even count, the lower of the two middle runs.
+func MedianRun(runs []*Run) string {
+	var done []*Run
+	for _, r := range runs {
+		if r.Status == StatusDone && r.Requests > 0 {
+			done = append(done, r)
+		}
+	}
+	if len(done) == 0 {
+		return ""
+	}
+	sort.SliceStable(done, func(i, j int) bool {
+		if done[i].LatencyMs.P95 != done[j].LatencyMs.P95 {
+			return done[i].LatencyMs.P95 < done[j].LatencyMs.P95
+		}
+		return done[i].Round < done[j].Round
+	})
+	return done[(len(done)-1)/2].ID
+}
+
+// StageLabel renders a rate like the article: "500/s".
+func StageLabel(rps float64) string {
+	if rps == float64(int64(rps)) {
+		return fmt.Sprintf("%d/s", int64(rps))
+	}
+	return fmt.Sprintf("%.1f/s", rps)
+}
+
+// ms formats milliseconds with one decimal as in the article, more below 1 ms.
+func ms(v float64) string {
+	if v < 1 {
+		return fmt.Sprintf("%.2f ms", v)
+	}
+	return fmt.Sprintf("%.1f ms", v)
+}
+
+// Thousands formats 150008 as 150,008.
+func Thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + Thousands(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+// Table is a header plus rows of cells, rendered as Markdown or text.
+type Table struct {
+	Header []string
+	Rows   [][]string
+}
+
+// LatencyTable is the article's "Latency by stage" (reported runs).
+func (s *Summary) LatencyTable() Table {
+	t := Table{Header: []string{"Stage", "Target rate", "Requests", "avg", "median", "p90", "p95", "p99"}}
+	for _, st := range s.Stages {
+		r := st.Reported()
+		if r == nil {
+			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", ""})
+			continue
+		}
+		l := r.LatencyMs
+		t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
+			Thousands(r.Requests), ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99)})
+	}
+	return t
+}
+
+// ScheduleTable is the same from the scheduled time (coordinated-omission-free).
+func (s *Summary) ScheduleTable() Table {
+	t := Table{Header: []string{"Stage", "Dropped", "Success", "avg", "median", "p90", "p95", "p99"}}
+	for _, st := range s.Stages {
+		r := st.Reported()
+		if r == nil {
+			continue
+		}
+		l := r.LatencyFromSched
+		t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100),
+			ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99)})
+	}
+	return t
+}
+
+// ResourceTable is the article's "Resource consumption" (reported runs).
+func (s *Summary) ResourceTable() Table {
+	t := Table{Header: []string{"Stage", "Engine CPU avg", "Engine CPU peak", "Engine CPU per exchange", "Engine memory"}}
+	for _, st := range s.Stages {
+		r := st.Reported()
+		if r == nil {
+			continue
+		}
+		if r.EngineCPU == nil {
+			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a"})
+			continue
+		}
+		c := r.EngineCPU
+		t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
+			fmt.Sprintf("%.2f cores", c.PeakCores), fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange), bytesIEC(r.EngineMemoryBytes)})
+	}
+	return t
+}
+
+// SpreadLine is the article's per-run p95 line: "100/s: 7.23/7.54/7.72 ms · …".
+func (s *Summary) SpreadLine() string {
+	var parts []string
+	for _, st := range s.Stages {
+		var ps []string
+		for _, r := range st.Runs {
+			if r.Status == StatusDone && r.Requests > 0 {
+				ps = append(ps, fmt.Sprintf("%.2f", r.LatencyMs.P95))
+			} else {
+				ps = append(ps, string(r.Status))
+			}
+		}
+		parts = append(parts, StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
+	}
+	return strings.Join(parts, " · ")
+}
+
+func bytesIEC(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	default:
+		return fmt.Sprintf("%d KiB", b>>10)
+	}
+}
+
+// Markdown renders a table as GitHub Markdown.
+func (t Table) Markdown() string {
+	var b strings.Builder
+	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
+	for range t.Header {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, r := range t.Rows {
+		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
+	}
+	return b.String()
+}
+
+// Text renders a table with aligned columns (right-aligned numbers).
+func (t Table) Text() string {
+	w := make([]int, len(t.Header))
+	for i, h := range t.Header {
+		w[i] = len([]rune(h))
+	}
+	for _, r := range t.Rows {
+		for i, c := range r {
+			if i < len(w) && len([]rune(c)) > w[i] {
+				w[i] = len([]rune(c))
+			}
+		}
+	}
+	var b strings.Builder
+	line := func(cells []string) {
+		for i, c := range cells {
+			if i >= len(w) {
+				break
+			}
+			pad := strings.Repeat(" ", w[i]-len([]rune(c)))
+			if i == 0 {
+				b.WriteString(c + pad)
+			} else {
+				b.WriteString("  " + pad + c)
+			}
+		}
+		b.WriteString("\n")
+	}
+	line(t.Header)
+	var sep []string
+	for _, n := range w {
+		sep = append(sep, strings.Repeat("─", n))
+	}
+	line(sep)
+	for _, r := range t.Rows {
+		line(r)
+	}
+	return b.String()
+}
+
+// Markdown renders summary.md: the article's two tables and the spread line.
+func (s *Summary) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "# tokex campaign %s\n\n", s.CampaignID)
+	fmt.Fprintf(&b, "- name: %s\n- driver: %s\n- target: %s\n- status: %s\n- started: %s, finished: %s\n",
+		s.Name, s.Driver, s.Target, s.Status, s.Started.UTC().Format(time.RFC3339), s.Finished.UTC().Format(time.RFC3339))
+	verdict := "PASSED"
+	if !s.ThresholdsPassed {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(&b, "- thresholds (p95 < %g ms, success ≥ %g%%, dropped ≤ %d): **%s**\n",
+		s.Thresholds.P95Ms, s.Thresholds.SuccessRatio*100, s.Thresholds.MaxDropped, verdict)
+	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped\n\n",
+		Thousands(s.Totals.Exchanges), s.Totals.Runs, s.Totals.SuccessRatio*100, Thousands(s.Totals.Dropped))
+	b.WriteString("## Latency by stage\n\nMedian run of the rounds per stage (selected by measured p95), measured phase only, warmup excluded; latency from send time.\n\n")
+	b.WriteString(s.LatencyTable().Markdown())
+	b.WriteString("\nPer-run p95: " + s.SpreadLine() + "\n\n")
+	b.WriteString("### From the scheduled time (coordinated-omission-free)\n\n")
+	b.WriteString(s.ScheduleTable().Markdown())
+	b.WriteString("\n## Resource consumption\n\nMedian run per stage. CPU per exchange = engine CPU in the measured window ÷ completed exchanges.\n\n")
+	b.WriteString(s.ResourceTable().Markdown())
+	if len(s.Warnings) > 0 {
+		b.WriteString("\n## Warnings\n\n")
+		for _, w := range s.Warnings {
+			b.WriteString("- " + w + "\n")
+		}
+	}
+	b.WriteString("\n---\n" + LatencyDefinition + "\n")
+	return b.String()
+}

@@ -1,0 +1,75 @@
+// Package stats computes tokex's figures from evidence: exact percentiles,
+// per-run statistics, median-run selection and the campaign summary.
+package stats
+
+import "time"
+
+// Phase of a request: warmup requests are excluded from every figure.
+type Phase string
+
+const (
+	Warmup   Phase = "warmup"
+	Measured Phase = "measured"
+)
+
+// RunStatus is how a run ended.
+type RunStatus string
+
+const (
+	StatusDone    RunStatus = "done"
+	StatusAborted RunStatus = "aborted"
+	StatusFailed  RunStatus = "failed"
+)
+
+// Request is one row of requests.csv.gz: one arrival of the open model.
+// Times are microseconds; durations come from the monotonic clock.
+type Request struct {
+	Agent       int
+	Seq         int64
+	Phase       Phase
+	ScheduledUS int64 // unix µs when the arrival was scheduled
+	SendLagUS   int64 // scheduled -> sent (0 and meaningless when dropped)
+	DurationUS  int64 // sent -> response fully read (http_req_duration)
+	Status      int   // HTTP status, 0 when none
+	Outcome     string
+	Detail      string // OAuth error code or status; never token material
+}
+
+// Dropped reports an arrival that was never sent.
+func (r *Request) Dropped() bool { return r.Outcome == "dropped" }
+
+// OK reports a successful exchange.
+func (r *Request) OK() bool { return r.Outcome == "ok" }
+
+// ResourceSample is one row of resources.csv.
+type ResourceSample struct {
+	AtUS            int64
+	Kind            string // engine, generator, node, agent
+	Name            string
+	CPUMillicores   float64
+	MemoryBytes     int64
+	CPUSecondsTotal float64 // cumulative; 0 when the source has none
+	Source          string
+}
+
+// Thresholds are the pass/fail limits of each counted run.
+type Thresholds struct {
+	P95Ms        float64 `json:"p95_ms" yaml:"p95_ms"`               // p95 (send time) must be below
+	SuccessRatio float64 `json:"success_ratio" yaml:"success_ratio"` // at least
+	MaxDropped   int64   `json:"max_dropped" yaml:"max_dropped"`     // at most
+}
+
+// RunMeta is what a run's statistics need besides its rows.
+type RunMeta struct {
+	ID            string
+	Index         int
+	Round         int
+	Sanity        bool
+	TargetRPS     float64
+	Agents        int
+	Started       time.Time
+	MeasuredStart time.Time
+	MeasuredEnd   time.Time
+	Status        RunStatus
+	Reason        string
+}

@@ -1,0 +1,212 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+// ErrSanity is returned when the sanity run shows the target cannot be
+// measured (unreachable, refusing every exchange).
+var ErrSanity = errors.New("sanity run failed")
+
+// Campaign executes a plan with a driver, feeding the bus and the evidence.
+type Campaign struct {
+	Cfg      config.Campaign
+	ID       string
+	Driver   Driver
+	Bus      *event.Bus
+	Evidence *evidence.Writer
+	Tool     string // "tokex vX"
+	// Done are runs finished before a resume; they are not run again.
+	Done map[string]*stats.Run
+}
+
+type output struct {
+	bus *event.Bus
+	ev  *evidence.Writer
+	win *windower
+}
+
+func (o *output) Emit(e event.Event) { o.bus.Emit(e) }
+
+func (o *output) Record(r *stats.Request) {
+	o.ev.Record(r)
+	if o.win != nil {
+		o.win.Add(r)
+	}
+}
+
+// Run executes the campaign and returns its summary. A cancelled ctx stops
+// the current run within a second; finished runs keep their evidence. The
+// summary is returned whenever it could be computed, also with an error.
+func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
+	plan := Plan(&c.Cfg)
+	if err := c.Evidence.SetPlan(plan); err != nil {
+		return nil, err
+	}
+	started := time.Now()
+	out := &output{bus: c.Bus, ev: c.Evidence}
+	var resumed []string
+	for id := range c.Done {
+		resumed = append(resumed, id)
+	}
+	sort.Strings(resumed)
+
+	startErr := c.Driver.Start(ctx, out)
+	c.Bus.Emit(event.CampaignStarted{At: started, ID: c.ID, Name: c.Cfg.Name, Driver: c.Driver.Name(),
+		Target: c.Driver.Target(), Runs: plan, Thresholds: c.Cfg.Thresholds, Resumed: resumed})
+	var runs []*stats.Run
+	for _, p := range plan {
+		if st := c.Done[p.ID]; st != nil {
+			runs = append(runs, st)
+			c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: st.Status, Stats: st})
+		}
+	}
+
+	status, reason := "done", ""
+	err := startErr
+	if err != nil {
+		status, reason = "failed", err.Error()
+	}
+	for i, p := range plan {
+		if err != nil || ctx.Err() != nil {
+			break
+		}
+		if c.Done[p.ID] != nil {
+			continue
+		}
+		var st *stats.Run
+		st, err = c.runOne(ctx, p)
+		if st != nil {
+			runs = append(runs, st)
+		}
+		if err != nil {
+			status, reason = "failed", err.Error()
+			break
+		}
+		if st.Status == stats.StatusAborted {
+			break
+		}
+		if p.Sanity {
+			if serr := sanityVerdict(st, c.Cfg.Thresholds); serr != nil {
+				err = serr
+				status, reason = "failed", serr.Error()
+				c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "error", Message: serr.Error()})
+				break
+			}
+		}
+		if i < len(plan)-1 && c.Cfg.Pause > 0 {
+			select {
+			case <-ctx.Done():
+			case <-time.After(c.Cfg.Pause):
+			}
+		}
+	}
+	if ctx.Err() != nil && err == nil {
+		status, reason = "aborted", "interrupted"
+	}
+	complete := status == "done"
+	s := &stats.Summary{
+		CampaignID: c.ID, Name: c.Cfg.Name, Tool: c.Tool, Driver: c.Driver.Name(), Target: c.Driver.Target(),
+		Status: status, Started: started, Finished: time.Now(), Thresholds: c.Cfg.Thresholds,
+	}
+	stats.BuildSummary(s, runs, complete)
+	if reason != "" {
+		s.Warnings = append(s.Warnings, "campaign "+status+": "+reason)
+	}
+	c.Evidence.SetStatus(status, reason)
+	c.Bus.Emit(event.CampaignFinished{At: s.Finished, Status: status, Reason: reason, Summary: s})
+	if ferr := c.Evidence.Finish(s); ferr != nil && err == nil {
+		err = ferr
+	}
+	return s, err
+}
+
+// runOne executes one planned run and computes its statistics from the
+// evidence it wrote.
+func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, error) {
+	if err := c.Evidence.BeginRun(p, time.Now()); err != nil {
+		return nil, err
+	}
+	c.Bus.Emit(event.RunStarted{At: time.Now(), Run: p})
+	win := newWindower(p, c.Bus.Emit, c.Driver.InFlight)
+	out := &output{bus: c.Bus, ev: c.Evidence, win: win}
+	stopFlush := make(chan struct{})
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-stopFlush:
+				return
+			case now := <-t.C:
+				// One second of grace for the slowest responses of a second.
+				win.Flush(now.Add(-time.Second))
+			}
+		}
+	}()
+	res, derr := c.Driver.Run(ctx, p, out)
+	close(stopFlush)
+	<-flushed
+	win.Flush(time.Time{})
+	// Keep the run open for one more resource sample past its end, so the
+	// cumulative CPU counters bracket the measured window.
+	if ctx.Err() == nil {
+		tail := c.Cfg.Sampling + 100*time.Millisecond
+		if wait := time.Until(res.MeasuredEnd.Add(tail)); wait > 0 {
+			time.Sleep(wait)
+		}
+	}
+	meta := stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
+		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
+		Status: stats.StatusDone}
+	switch {
+	case ctx.Err() != nil:
+		meta.Status, meta.Reason = stats.StatusAborted, "interrupted"
+	case derr != nil:
+		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
+	}
+	st, err := c.Evidence.EndRun(meta, c.Cfg.Thresholds)
+	if err != nil {
+		return nil, err
+	}
+	c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: st.Status, Reason: meta.Reason, Stats: st})
+	if derr != nil && ctx.Err() == nil {
+		return st, derr
+	}
+	return st, nil
+}
+
+// sanityVerdict fails the campaign early when the sanity run shows the
+// target cannot be measured, naming the most common error.
+func sanityVerdict(st *stats.Run, th stats.Thresholds) error {
+	if st.Requests > 0 && st.SuccessRatio >= th.SuccessRatio {
+		return nil
+	}
+	top, n := "", int64(0)
+	for k, v := range st.Errors {
+		if v > n || (v == n && k < top) {
+			top, n = k, v
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d exchanges succeeded", st.OK, st.Requests)
+	if top != "" {
+		fmt.Fprintf(&b, "; most common error: %s (%d)", top, n)
+	}
+	if st.Dropped > 0 {
+		fmt.Fprintf(&b, "; %d dropped", st.Dropped)
+	}
+	return fmt.Errorf("%w: %s", ErrSanity, b.String())
+}

@@ -1,0 +1,296 @@
+// Package config is the campaign configuration (campaign.yaml): its
+// defaults reproduce the seed article's campaign, profiles shorten it, and
+// every problem is reported with file, line and field.
+package config
+
+import (
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/confload"
+	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/runner/subject"
+)
+
+// Campaign is campaign.yaml.
+type Campaign struct {
+	Name       string           `yaml:"name"`
+	Driver     string           `yaml:"driver"` // local (default) or kube
+	Target     Target           `yaml:"target"`
+	Request    Request          `yaml:"request"`
+	Subject    Subject          `yaml:"subject"`
+	Agents     Agents           `yaml:"agents"`
+	Users      Users            `yaml:"users"`
+	Stages     []float64        `yaml:"stages"` // total exchanges per second
+	Rounds     int              `yaml:"rounds"`
+	Duration   time.Duration    `yaml:"duration"` // measured phase of each run
+	Warmup     time.Duration    `yaml:"warmup"`   // before it, excluded
+	Pause      time.Duration    `yaml:"pause"`    // between runs
+	Sanity     Sanity           `yaml:"sanity"`
+	Thresholds stats.Thresholds `yaml:"thresholds"`
+	Sampling   time.Duration    `yaml:"sample_interval"`
+	Out        string           `yaml:"out"`
+}
+
+// Target is the authorization server under test.
+type Target struct {
+	// URL of the token endpoint; empty runs tokex's embedded reference server.
+	URL                string   `yaml:"url"`
+	CAFile             string   `yaml:"ca_file"`
+	InsecureSkipVerify bool     `yaml:"insecure_skip_verify"`
+	HTTP2              *bool    `yaml:"http2"`
+	Embedded           Embedded `yaml:"embedded"`
+	// Process whose CPU to sample for a remote target on this host.
+	PID    int    `yaml:"pid"`
+	Cgroup string `yaml:"cgroup"` // a cgroup v2 directory
+}
+
+// Embedded configures the reference server tokex starts for itself.
+type Embedded struct {
+	SigningAlg string `yaml:"signing_alg"`
+	TLS        *bool  `yaml:"tls"`
+	Config     string `yaml:"config"` // a tokex serve YAML to start from
+}
+
+// Request is the exchange request's fixed part.
+type Request struct {
+	SubjectTokenType   string            `yaml:"subject_token_type"`
+	RequestedTokenType string            `yaml:"requested_token_type"`
+	Resources          []string          `yaml:"resources"`
+	Audiences          []string          `yaml:"audiences"`
+	Scope              string            `yaml:"scope"`
+	Extra              map[string]string `yaml:"extra"`
+	AuthMethod         string            `yaml:"auth_method"`
+	Timeout            time.Duration     `yaml:"timeout"`
+}
+
+// Subject is how the generator mints subject tokens.
+type Subject struct {
+	Issuer   string        `yaml:"issuer"`
+	Alg      string        `yaml:"alg"`
+	KeyFile  string        `yaml:"key_file"`
+	Lifetime time.Duration `yaml:"lifetime"`
+}
+
+// Agents are the load agents (k6 Pods in the article).
+type Agents struct {
+	Count          int    `yaml:"count"`
+	ClientIDPrefix string `yaml:"client_id_prefix"`
+	ClientSecret   string `yaml:"client_secret"` // or TOKEX_CLIENT_SECRET; never written out
+	MaxInFlight    int    `yaml:"max_in_flight"` // per agent; a full cap drops the arrival
+}
+
+// Users is the synthetic user pool.
+type Users struct {
+	Count  int    `yaml:"count"`
+	Prefix string `yaml:"prefix"`
+}
+
+// Sanity is the throwaway run before the first round.
+type Sanity struct {
+	Enabled  bool          `yaml:"enabled"`
+	Duration time.Duration `yaml:"duration"`
+	Rate     float64       `yaml:"rate"` // 0: the first stage's rate
+}
+
+// Article returns the seed article's campaign.
+func Article() Campaign {
+	return Campaign{
+		Name:   "article",
+		Driver: "local",
+		Request: Request{
+			SubjectTokenType:   exchange.TokenTypeAccessToken,
+			RequestedTokenType: exchange.TokenTypeAccessToken,
+			Resources:          []string{"https://mcp.example.internal/mcp"},
+			Scope:              "mcp:tools:invoke",
+			AuthMethod:         string(exchange.AuthBasic),
+			Timeout:            10 * time.Second,
+		},
+		Target:     Target{Embedded: Embedded{SigningAlg: subject.RS256}},
+		Subject:    Subject{Issuer: "https://pf-perf-subject", Alg: subject.RS256, Lifetime: 5 * time.Minute},
+		Agents:     Agents{Count: 10, ClientIDPrefix: "perf-agent-", MaxInFlight: 100},
+		Users:      Users{Count: 100, Prefix: "perf-user-"},
+		Stages:     []float64{100, 250, 500},
+		Rounds:     3,
+		Duration:   5 * time.Minute,
+		Warmup:     30 * time.Second,
+		Sanity:     Sanity{Enabled: true, Duration: 30 * time.Second},
+		Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99, MaxDropped: 0},
+		Sampling:   time.Second,
+		Out:        "tokex-evidence",
+	}
+}
+
+// Profiles are named starting points; "quick" finishes in about two
+// minutes on 2 cores with RS256 on both sides.
+var Profiles = map[string]func() Campaign{
+	"article": Article,
+	"quick": func() Campaign {
+		c := Article()
+		c.Name = "quick"
+		c.Stages = []float64{25, 50, 100}
+		c.Duration = 10 * time.Second
+		c.Warmup = 3 * time.Second
+		c.Sanity.Duration = 5 * time.Second
+		return c
+	},
+}
+
+// Load reads path over the profile's defaults.
+func Load(path, profile string) (Campaign, *confload.Doc, error) {
+	c, err := FromProfile(profile)
+	if err != nil {
+		return c, nil, err
+	}
+	doc, err := confload.ReadFile(path)
+	if err != nil {
+		return c, nil, err
+	}
+	if err := doc.Decode(&c); err != nil {
+		return c, doc, err
+	}
+	return c, doc, nil
+}
+
+// FromProfile returns a named profile.
+func FromProfile(name string) (Campaign, error) {
+	if name == "" {
+		name = "article"
+	}
+	p, ok := Profiles[name]
+	if !ok {
+		return Campaign{}, fmt.Errorf("unknown profile %q (quick, article)", name)
+	}
+	return p(), nil
+}
+
+// Validate checks the campaign; doc (may be nil) locates fields in the file.
+func (c *Campaign) Validate(doc *confload.Doc) error {
+	switch c.Driver {
+	case "local", "":
+	case "kube":
+		return doc.Errorf("driver", "the kube driver is not available in this build yet")
+	default:
+		return doc.Errorf("driver", "unknown driver %q (local)", c.Driver)
+	}
+	if c.Target.URL != "" {
+		u, err := url.Parse(c.Target.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return doc.Errorf("target.url", "must be an http(s) URL of the token endpoint")
+		}
+	}
+	if a := c.Target.Embedded.SigningAlg; a != "" && !slices.Contains(subject.Algorithms, a) {
+		return doc.Errorf("target.embedded.signing_alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
+	}
+	if !slices.Contains(subject.Algorithms, c.Subject.Alg) && c.Subject.KeyFile == "" {
+		return doc.Errorf("subject.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", c.Subject.Alg)
+	}
+	if c.Subject.Issuer == "" {
+		return doc.Errorf("subject.issuer", "is required")
+	}
+	if c.Subject.Lifetime < time.Second {
+		return doc.Errorf("subject.lifetime", "must be at least 1s")
+	}
+	switch exchange.AuthMethod(c.Request.AuthMethod) {
+	case exchange.AuthBasic, exchange.AuthPost:
+	default:
+		return doc.Errorf("request.auth_method", "unknown method %q (client_secret_basic, client_secret_post)", c.Request.AuthMethod)
+	}
+	if c.Request.Timeout <= 0 {
+		return doc.Errorf("request.timeout", "must be positive")
+	}
+	if c.Request.SubjectTokenType == "" {
+		return doc.Errorf("request.subject_token_type", "is required")
+	}
+	if c.Agents.Count < 1 || c.Agents.Count > 1000 {
+		return doc.Errorf("agents.count", "must be between 1 and 1000")
+	}
+	if c.Agents.MaxInFlight < 1 {
+		return doc.Errorf("agents.max_in_flight", "must be at least 1")
+	}
+	if c.Users.Count < 1 {
+		return doc.Errorf("users.count", "must be at least 1")
+	}
+	if len(c.Stages) == 0 {
+		return doc.Errorf("stages", "needs at least one rate")
+	}
+	for i, s := range c.Stages {
+		if s <= 0 || s > 100000 {
+			return doc.Errorf(fmt.Sprintf("stages[%d]", i), "rate %g must be > 0 and ≤ 100000 exchanges/s", s)
+		}
+		if s/float64(c.Agents.Count) > 20000 {
+			return doc.Errorf(fmt.Sprintf("stages[%d]", i), "rate %g is more than 20000/s per agent; add agents", s)
+		}
+	}
+	if c.Rounds < 1 {
+		return doc.Errorf("rounds", "must be at least 1")
+	}
+	if c.Duration < time.Second {
+		return doc.Errorf("duration", "must be at least 1s")
+	}
+	if c.Warmup < 0 {
+		return doc.Errorf("warmup", "must not be negative")
+	}
+	if c.Pause < 0 {
+		return doc.Errorf("pause", "must not be negative")
+	}
+	if c.Sanity.Enabled && c.Sanity.Duration < time.Second {
+		return doc.Errorf("sanity.duration", "must be at least 1s")
+	}
+	if c.Sanity.Rate < 0 {
+		return doc.Errorf("sanity.rate", "must not be negative")
+	}
+	th := c.Thresholds
+	if th.P95Ms <= 0 {
+		return doc.Errorf("thresholds.p95_ms", "must be positive")
+	}
+	if th.SuccessRatio < 0 || th.SuccessRatio > 1 {
+		return doc.Errorf("thresholds.success_ratio", "must be between 0 and 1")
+	}
+	if th.MaxDropped < 0 {
+		return doc.Errorf("thresholds.max_dropped", "must not be negative")
+	}
+	if c.Sampling < 100*time.Millisecond {
+		return doc.Errorf("sample_interval", "must be at least 100ms")
+	}
+	return nil
+}
+
+// ClientID of agent i.
+func (c *Campaign) ClientID(i int) string { return fmt.Sprintf("%s%d", c.Agents.ClientIDPrefix, i) }
+
+// Embedded reports whether tokex runs its own reference server.
+func (c *Campaign) Embedded() bool { return c.Target.URL == "" }
+
+// Redacted renders the resolved configuration with every secret replaced.
+func (c Campaign) Redacted() ([]byte, error) {
+	if c.Agents.ClientSecret != "" {
+		c.Agents.ClientSecret = "[redacted]"
+	}
+	if len(c.Request.Extra) > 0 {
+		extra := map[string]string{}
+		for k, v := range c.Request.Extra {
+			if strings.Contains(strings.ToLower(k), "secret") || strings.Contains(strings.ToLower(k), "password") {
+				v = "[redacted]"
+			}
+			extra[k] = v
+		}
+		c.Request.Extra = extra
+	}
+	return yaml.Marshal(c)
+}
+
+// EstimatedDuration is the campaign's planned wall time.
+func (c *Campaign) EstimatedDuration() time.Duration {
+	runs := time.Duration(len(c.Stages)*c.Rounds) * (c.Warmup + c.Duration + c.Pause)
+	if c.Sanity.Enabled {
+		runs += c.Sanity.Duration + c.Pause
+	}
+	return runs
+}

@@ -1,0 +1,76 @@
+package config
+
+// Template is what `tokex init` writes: the seed article's campaign, every
+// field commented. A test keeps it equal to Article().
+const Template = `# tokex campaign — the defaults reproduce the seed article's campaign:
+# 10 agents, 100 users, stages 100 → 250 → 500 exchanges/s repeated 3 times,
+# 5-minute measured runs after a 30 s warmup, one discarded sanity run.
+name: article
+
+# local: in-process generator (the embedded default). kube comes with the
+# Kubernetes driver.
+driver: local
+
+target:
+  # Token endpoint of the server under test. Empty: tokex starts its own
+  # reference server as a child process and measures that.
+  url: ""
+  # ca_file: /path/to/ca.pem         # trust for an https url
+  # insecure_skip_verify: false
+  # http2: true
+  # For a server on this host, whose CPU tokex should sample:
+  # pid: 12345
+  # cgroup: /sys/fs/cgroup/system.slice/my-as.service
+  embedded:
+    signing_alg: RS256             # issued tokens of the embedded server
+    # tls: true                    # HTTPS + HTTP/2, like the article's engines
+    # config: serve.yaml           # a 'tokex serve' config to start from
+
+# The RFC 8693 request, as in the article.
+request:
+  subject_token_type: urn:ietf:params:oauth:token-type:access_token
+  requested_token_type: urn:ietf:params:oauth:token-type:access_token
+  resources:
+    - https://mcp.example.internal/mcp
+  # audiences: [billing]
+  scope: mcp:tools:invoke
+  # extra: {connector_id: mock}    # extra form parameters (Dex, …)
+  auth_method: client_secret_basic  # or client_secret_post
+  timeout: 10s
+
+# Fresh subject token per request, signed by the generator.
+subject:
+  issuer: https://pf-perf-subject
+  alg: RS256                       # RS256, ES256 or EdDSA
+  # key_file: subject-key.pem      # default: a per-campaign key (embedded) or tokex's stored key
+  lifetime: 5m
+
+agents:
+  count: 10                        # clients perf-agent-0 … perf-agent-9
+  client_id_prefix: perf-agent-
+  # client_secret: …               # better: TOKEX_CLIENT_SECRET; never written to evidence
+  max_in_flight: 100               # per agent; an arrival finding it full is dropped
+
+users:
+  count: 100                       # perf-user-001 … perf-user-100, round-robin
+  prefix: perf-user-
+
+stages: [100, 250, 500]            # total exchanges per second
+rounds: 3
+duration: 5m                       # measured phase of each run
+warmup: 30s                        # before it, excluded from every figure
+pause: 0s                          # between runs
+
+sanity:
+  enabled: true                    # a throwaway run before round 1
+  duration: 30s
+  rate: 0                          # 0: the first stage's rate
+
+thresholds:
+  p95_ms: 500
+  success_ratio: 0.99
+  max_dropped: 0
+
+sample_interval: 1s                # engine and generator CPU/memory
+out: tokex-evidence
+`

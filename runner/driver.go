@@ -1,0 +1,42 @@
+// Package runner executes a campaign: the plan (a sanity run, then every
+// stage × round), each run handed to a driver, the event stream, evidence,
+// statistics and the summary.
+package runner
+
+import (
+	"context"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+// Output is where a driver sends what a run produces: events go to every
+// consumer, request rows only to the evidence.
+type Output interface {
+	Emit(event.Event)
+	Record(*stats.Request)
+}
+
+// RunResult is when a run's phases actually happened.
+type RunResult struct {
+	Started       time.Time
+	MeasuredStart time.Time
+	MeasuredEnd   time.Time
+}
+
+// Driver runs load somewhere: in-process (local) or in a cluster (kube).
+type Driver interface {
+	// Name is "local" or "kube (context/namespace)".
+	Name() string
+	// Start prepares the driver (starts the embedded server, samplers).
+	Start(ctx context.Context, out Output) error
+	// Target is the token endpoint under test (known after Start).
+	Target() string
+	// Run executes one run; it returns early when ctx ends.
+	Run(ctx context.Context, p event.PlannedRun, out Output) (RunResult, error)
+	// InFlight is the number of requests under way (for live windows).
+	InFlight() int64
+	// Close stops and removes everything the driver started or created.
+	Close() error
+}

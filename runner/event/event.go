@@ -1,0 +1,182 @@
+// Package event is the seam of tokex: the one typed stream that every driver
+// (local, kube, replay) emits and every consumer (TUI, headless printer,
+// evidence writer) reads. Consumers never learn which driver produced it.
+package event
+
+import (
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// Event is one typed item of the stream.
+type Event interface{ Kind() Kind }
+
+// Kind names an event type on disk.
+type Kind string
+
+const (
+	KindCampaignStarted  Kind = "campaign_started"
+	KindRunStarted       Kind = "run_started"
+	KindPhaseChanged     Kind = "phase_changed"
+	KindWindow           Kind = "window"
+	KindResource         Kind = "resource"
+	KindAgentStatus      Kind = "agent_status"
+	KindLog              Kind = "log"
+	KindRunFinished      Kind = "run_finished"
+	KindCampaignFinished Kind = "campaign_finished"
+)
+
+// PlannedRun is one entry of the campaign's ladder.
+type PlannedRun struct {
+	ID        string        `json:"id"`
+	Index     int           `json:"index"`
+	Sanity    bool          `json:"sanity,omitempty"`
+	Round     int           `json:"round"` // 0 for the sanity run
+	TargetRPS float64       `json:"target_rps"`
+	Warmup    time.Duration `json:"warmup"`
+	Duration  time.Duration `json:"duration"` // measured phase
+	Agents    int           `json:"agents"`
+}
+
+// Total is warmup plus the measured phase.
+func (p PlannedRun) Total() time.Duration { return p.Warmup + p.Duration }
+
+// CampaignStarted opens the stream.
+type CampaignStarted struct {
+	At         time.Time        `json:"at"`
+	ID         string           `json:"id"`
+	Name       string           `json:"name"`
+	Driver     string           `json:"driver"` // "local" or "kube (context/namespace)"
+	Target     string           `json:"target"`
+	Runs       []PlannedRun     `json:"runs"`
+	Thresholds stats.Thresholds `json:"thresholds"`
+	Resumed    []string         `json:"resumed,omitempty"` // runs already done before a resume
+}
+
+// RunStarted marks the beginning of a run (its warmup).
+type RunStarted struct {
+	At  time.Time  `json:"at"`
+	Run PlannedRun `json:"run"`
+}
+
+// PhaseChanged marks warmup -> measured.
+type PhaseChanged struct {
+	At    time.Time   `json:"at"`
+	RunID string      `json:"run_id"`
+	Phase stats.Phase `json:"phase"`
+}
+
+// Digest is a latency summary in milliseconds. Window digests come from an
+// HDR histogram with 3 significant digits (relative error ≤ 0.1 %).
+type Digest struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Window is one second of a run, by completion time (dropped arrivals by
+// their scheduled time).
+type Window struct {
+	At         time.Time   `json:"at"` // start of the second
+	RunID      string      `json:"run_id"`
+	Phase      stats.Phase `json:"phase"`
+	TargetRPS  float64     `json:"target_rps"`
+	Completed  int64       `json:"completed"`
+	OK         int64       `json:"ok"`
+	Errors     int64       `json:"errors"`
+	Dropped    int64       `json:"dropped"`
+	InFlight   int64       `json:"in_flight"`
+	Latency    Digest      `json:"latency"`     // from send time
+	SendLagP99 float64     `json:"send_lag_p99"` // ms, scheduled -> sent
+}
+
+// Resource is one sample of CPU and memory of an engine, node, agent or the
+// generator itself.
+type Resource struct {
+	At            time.Time `json:"at"`
+	Role          string    `json:"role"` // engine, generator, node, agent
+	Name          string    `json:"name"`
+	CPUMillicores float64   `json:"cpu_millicores"`
+	MemoryBytes   int64     `json:"memory_bytes"`
+	// CPUSecondsTotal is cumulative CPU time when the source has it (0: unknown).
+	CPUSecondsTotal float64 `json:"cpu_seconds_total,omitempty"`
+	Source          string  `json:"source,omitempty"` // proc, metrics-server, kubelet
+}
+
+// AgentStatus reports one load agent's counters.
+type AgentStatus struct {
+	At      time.Time `json:"at"`
+	RunID   string    `json:"run_id"`
+	Agent   int       `json:"agent"`
+	Name    string    `json:"name"`
+	State   string    `json:"state"`
+	Sent    int64     `json:"sent"`
+	OK      int64     `json:"ok"`
+	Errors  int64     `json:"errors"`
+	Dropped int64     `json:"dropped"`
+}
+
+// Log is a line from an agent, the server or tokex itself.
+type Log struct {
+	At      time.Time `json:"at"`
+	Source  string    `json:"source"`
+	Level   string    `json:"level"` // info, warn, error
+	Message string    `json:"message"`
+}
+
+// RunFinished closes a run with its statistics, computed from the evidence.
+type RunFinished struct {
+	At     time.Time       `json:"at"`
+	RunID  string          `json:"run_id"`
+	Status stats.RunStatus `json:"status"`
+	Reason string          `json:"reason,omitempty"`
+	Stats  *stats.Run      `json:"stats,omitempty"`
+}
+
+// CampaignFinished closes the stream with the summary.
+type CampaignFinished struct {
+	At      time.Time      `json:"at"`
+	Status  string         `json:"status"` // done, aborted, failed
+	Reason  string         `json:"reason,omitempty"`
+	Summary *stats.Summary `json:"summary,omitempty"`
+}
+
+func (CampaignStarted) Kind() Kind  { return KindCampaignStarted }
+func (RunStarted) Kind() Kind       { return KindRunStarted }
+func (PhaseChanged) Kind() Kind     { return KindPhaseChanged }
+func (Window) Kind() Kind           { return KindWindow }
+func (Resource) Kind() Kind         { return KindResource }
+func (AgentStatus) Kind() Kind      { return KindAgentStatus }
+func (Log) Kind() Kind              { return KindLog }
+func (RunFinished) Kind() Kind      { return KindRunFinished }
+func (CampaignFinished) Kind() Kind { return KindCampaignFinished }
+
+// Time returns when an event happened.
+func Time(e Event) time.Time {
+	switch v := e.(type) {
+	case CampaignStarted:
+		return v.At
+	case RunStarted:
+		return v.At
+	case PhaseChanged:
+		return v.At
+	case Window:
+		return v.At
+	case Resource:
+		return v.At
+	case AgentStatus:
+		return v.At
+	case Log:
+		return v.At
+	case RunFinished:
+		return v.At
+	case CampaignFinished:
+		return v.At
+	}
+	return time.Time{}
+}

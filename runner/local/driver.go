@@ -1,0 +1,220 @@
+package local
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/proc"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/runner/tlscert"
+)
+
+// Driver runs campaigns in-process against the embedded server or a URL.
+type Driver struct {
+	Cfg        config.Campaign
+	CampaignID string
+	Secret     string
+	SubjectKey *subject.Key
+	Exe        string // tokex binary for the embedded server
+
+	gen      *Generator
+	emb      *Embedded
+	target   string
+	cancel   context.CancelFunc
+	samplers sync.WaitGroup
+}
+
+var _ runner.Driver = (*Driver)(nil)
+
+// Name implements runner.Driver.
+func (d *Driver) Name() string { return "local" }
+
+// Target implements runner.Driver.
+func (d *Driver) Target() string { return d.target }
+
+// InFlight implements runner.Driver.
+func (d *Driver) InFlight() int64 {
+	if d.gen == nil {
+		return 0
+	}
+	return d.gen.InFlight()
+}
+
+// Start launches the embedded server (unless a URL is configured), builds
+// the agents and starts resource sampling.
+func (d *Driver) Start(ctx context.Context, out runner.Output) error {
+	c := d.Cfg
+	logf := func(source string) func(level, msg string) {
+		return func(level, msg string) {
+			out.Emit(event.Log{At: time.Now(), Source: source, Level: level, Message: msg})
+		}
+	}
+	var tlsCfg *tls.Config
+	var targets []proc.Target
+	if c.Embedded() {
+		useTLS := c.Target.Embedded.TLS == nil || *c.Target.Embedded.TLS
+		emb, err := StartEmbedded(ctx, EmbeddedOptions{
+			Exe: d.Exe, Clients: c.Agents.Count, ClientPrefix: c.Agents.ClientIDPrefix, Secret: d.Secret,
+			SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SigningAlg: c.Target.Embedded.SigningAlg,
+			TLS: useTLS, Resources: append(append([]string{}, c.Request.Resources...), c.Request.Audiences...),
+			Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
+		})
+		if err != nil {
+			return fmt.Errorf("embedded server: %w", err)
+		}
+		d.emb, d.target, tlsCfg = emb, emb.URL, emb.TLS
+		targets = append(targets, proc.Target{Role: "engine", Source: proc.Process{PID: emb.PID, Label: "tokex-serve"}})
+	} else {
+		d.target = c.Target.URL
+		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.Target.InsecureSkipVerify} //nolint:gosec // opt-in
+		if c.Target.CAFile != "" {
+			pem, err := os.ReadFile(c.Target.CAFile)
+			if err != nil {
+				return fmt.Errorf("target.ca_file: %w", err)
+			}
+			tlsCfg.RootCAs = tlscert.Pool(pem)
+		}
+		if c.Target.PID > 0 {
+			targets = append(targets, proc.Target{Role: "engine", Source: proc.Process{PID: c.Target.PID}})
+		}
+		if c.Target.Cgroup != "" {
+			targets = append(targets, proc.Target{Role: "engine", Source: proc.Cgroup{Dir: c.Target.Cgroup}})
+		}
+		if len(targets) == 0 {
+			out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn",
+				Message: "remote target without target.pid or target.cgroup: engine CPU is not measured"})
+		}
+	}
+	targets = append(targets, proc.Target{Role: "generator", Source: proc.Process{PID: os.Getpid(), Label: "tokex-generator"}})
+
+	tmpl := exchange.Template{
+		SubjectTokenType: c.Request.SubjectTokenType, RequestedTokenType: c.Request.RequestedTokenType,
+		Resources: c.Request.Resources, Audiences: c.Request.Audiences, Scope: c.Request.Scope,
+		Extra: c.Request.Extra, Auth: exchange.AuthMethod(c.Request.AuthMethod),
+	}
+	users := subject.Users(c.Users.Count)
+	if c.Users.Prefix != "perf-user-" {
+		for i := range users {
+			users[i] = c.Users.Prefix + strings.TrimPrefix(users[i], "perf-user-")
+		}
+	}
+	d.gen = &Generator{URL: d.target, Body: tmpl.Compile(), MaxInFlight: c.Agents.MaxInFlight, Timeout: c.Request.Timeout}
+	for i := 0; i < c.Agents.Count; i++ {
+		d.gen.Agents = append(d.gen.Agents, &Agent{
+			Index: i, ClientID: c.ClientID(i), Secret: d.Secret,
+			Minter: &subject.Minter{Key: d.SubjectKey, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime,
+				Users: users, Prefix: fmt.Sprintf("%s-a%d-", d.CampaignID, i)},
+		})
+	}
+	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
+	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Conns: c.Agents.MaxInFlight})
+
+	sctx, cancel := context.WithCancel(context.Background())
+	d.cancel = cancel
+	d.samplers.Add(1)
+	go func() {
+		defer d.samplers.Done()
+		proc.Sample(sctx, c.Sampling, targets, out.Emit, func(msg string) {
+			out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn", Message: msg})
+		})
+	}()
+	return nil
+}
+
+// Run implements runner.Driver: one run of the open-model generator.
+func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
+	// Start on the next 100 ms boundary so the schedule has room to settle.
+	start := time.Now().Add(100 * time.Millisecond)
+	res := runner.RunResult{Started: start, MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total())}
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var died atomic.Pointer[error]
+	if d.emb != nil {
+		go func() {
+			select {
+			case <-d.emb.Exited():
+				err := fmt.Errorf("embedded server exited: %v", d.emb.ExitErr())
+				died.Store(&err)
+				cancel()
+			case <-rctx.Done():
+			}
+		}()
+	}
+	// Phase change and agent status, driven by the clock.
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		phase := time.NewTimer(time.Until(res.MeasuredStart))
+		defer phase.Stop()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		if p.Warmup <= 0 {
+			out.Emit(event.PhaseChanged{At: res.MeasuredStart, RunID: p.ID, Phase: stats.Measured})
+		}
+		for {
+			select {
+			case <-stop:
+				return
+			case t := <-phase.C:
+				if p.Warmup > 0 {
+					out.Emit(event.PhaseChanged{At: t, RunID: p.ID, Phase: stats.Measured})
+				}
+			case t := <-tick.C:
+				for _, s := range d.gen.Status(p.ID, t, "running") {
+					out.Emit(s)
+				}
+			}
+		}
+	}()
+	d.gen.Run(rctx, p, start, out.Record)
+	close(stop)
+	wg.Wait()
+	for _, s := range d.gen.Status(p.ID, time.Now(), "finished") {
+		out.Emit(s)
+	}
+	if err := died.Load(); err != nil {
+		return res, *err
+	}
+	if ctx.Err() != nil && time.Now().Before(res.MeasuredEnd) {
+		res.MeasuredEnd = time.Now()
+		return res, ctx.Err()
+	}
+	return res, nil
+}
+
+// Close stops sampling and the embedded server, and removes its files.
+func (d *Driver) Close() error {
+	if d.cancel != nil {
+		d.cancel()
+		d.samplers.Wait()
+	}
+	if d.gen != nil {
+		d.gen.Close()
+	}
+	var err error
+	if d.emb != nil {
+		err = d.emb.Close()
+		if ee := d.emb.ExitErr(); ee != nil && !isSignalExit(ee) {
+			err = errors.Join(err, fmt.Errorf("embedded server: %w", ee))
+		}
+	}
+	return err
+}
+
+func isSignalExit(err error) bool {
+	return strings.Contains(err.Error(), "signal:")
+}

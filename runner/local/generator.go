@@ -1,0 +1,240 @@
+// Package local is the embedded driver: an in-process open-model load
+// generator plus tokex's reference server started as a child process, so a
+// campaign runs on a bare laptop.
+package local
+
+import (
+	"context"
+	"crypto/tls"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/runner/subject"
+)
+
+// Agent is one load agent: its own client id, connection pool and minter,
+// like one k6 Pod of the article.
+type Agent struct {
+	Index    int
+	ClientID string
+	Secret   string
+	Minter   *subject.Minter
+	client   *http.Client
+
+	sent, ok, errs, dropped, inFlight atomic.Int64
+}
+
+// Generator drives constant-arrival-rate load (an open model): arrival i of
+// an agent is scheduled at a fixed time whatever happened to earlier ones,
+// and an arrival that finds the agent's in-flight cap full is dropped and
+// counted, never delayed.
+type Generator struct {
+	URL         string
+	Body        exchange.Body
+	Agents      []*Agent
+	MaxInFlight int
+	Timeout     time.Duration
+	// MintAhead is how far ahead of its schedule a token may be minted.
+	MintAhead time.Duration
+}
+
+// TransportOptions configure each agent's own connection pool.
+type TransportOptions struct {
+	TLS   *tls.Config
+	HTTP2 bool
+	Conns int
+}
+
+// Connect gives every agent its own http.Client, so that agents share no
+// connections (like separate Pods).
+func (g *Generator) Connect(o TransportOptions) {
+	for _, a := range g.Agents {
+		tr := &http.Transport{
+			Proxy:               nil,
+			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			TLSClientConfig:     o.TLS,
+			ForceAttemptHTTP2:   o.HTTP2,
+			MaxIdleConns:        o.Conns,
+			MaxIdleConnsPerHost: o.Conns,
+			IdleConnTimeout:     90 * time.Second,
+			TLSHandshakeTimeout: 5 * time.Second,
+			DisableCompression:  true,
+		}
+		a.client = &http.Client{Transport: tr, Timeout: g.Timeout}
+	}
+}
+
+// Close releases idle connections.
+func (g *Generator) Close() {
+	for _, a := range g.Agents {
+		if a.client != nil {
+			a.client.CloseIdleConnections()
+		}
+	}
+}
+
+// InFlight is the number of requests under way across agents.
+func (g *Generator) InFlight() int64 {
+	var n int64
+	for _, a := range g.Agents {
+		n += a.inFlight.Load()
+	}
+	return n
+}
+
+// Status snapshots the agents' counters.
+func (g *Generator) Status(runID string, now time.Time, state string) []event.AgentStatus {
+	out := make([]event.AgentStatus, len(g.Agents))
+	for i, a := range g.Agents {
+		out[i] = event.AgentStatus{At: now, RunID: runID, Agent: a.Index, Name: a.ClientID, State: state,
+			Sent: a.sent.Load(), OK: a.ok.Load(), Errors: a.errs.Load(), Dropped: a.dropped.Load()}
+	}
+	return out
+}
+
+// arrivalsIn counts arrivals k ≥ 0 with k/rate < total.
+func arrivalsIn(rate float64, total time.Duration) int {
+	n := int(math.Ceil(total.Seconds() * rate))
+	for n > 0 && offset(rate, n-1) >= total {
+		n--
+	}
+	return n
+}
+
+// offset is the scheduled time of global arrival k: exactly k/rate after
+// the start. Arrival k belongs to agent k mod N, so each agent runs at
+// rate/N and the agents are evenly staggered.
+func offset(rate float64, k int) time.Duration {
+	return time.Duration(float64(k) / rate * float64(time.Second))
+}
+
+// Run executes one run starting at start. It returns when every arrival has
+// been sent and answered, or ctx ends (in-flight requests are cancelled and
+// recorded as aborted). rec receives every arrival, including dropped ones.
+func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time, rec func(*stats.Request)) {
+	nAgents := len(g.Agents)
+	total := arrivalsIn(p.TargetRPS, p.Total())
+	perAgent := p.TargetRPS / float64(nAgents)
+	ahead := g.MintAhead
+	if ahead <= 0 {
+		ahead = 500 * time.Millisecond
+	}
+	mctx, mcancel := context.WithCancel(ctx)
+	defer mcancel()
+	tokens := make([]chan string, nAgents)
+	for _, a := range g.Agents {
+		a.sent.Store(0)
+		a.ok.Store(0)
+		a.errs.Store(0)
+		a.dropped.Store(0)
+		n := (total - a.Index + nAgents - 1) / nAgents
+		buf := max(4, min(int(math.Ceil(perAgent*ahead.Seconds())), 4096, n))
+		// The mint pipeline: bounded, so tokens are fresh and memory is flat.
+		ch := make(chan string, buf)
+		tokens[a.Index] = ch
+		go func() {
+			for i := 0; i < n; i++ {
+				tok, err := a.Minter.Mint(a.ClientID)
+				if err != nil {
+					tok = "" // cannot happen with a valid key; sent as-is it fails visibly
+				}
+				select {
+				case ch <- tok:
+				case <-mctx.Done():
+					return
+				}
+			}
+		}()
+	}
+
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	// One scheduler for all agents, on its own thread with a precise sleep:
+	// Go's timers can wake a millisecond late, which would be send lag.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	sl := newSleeper()
+	cap64 := int64(g.MaxInFlight)
+	for k := 0; k < total; k++ {
+		if ctx.Err() != nil {
+			return
+		}
+		at := start.Add(offset(p.TargetRPS, k))
+		sl.until(ctx, at)
+		a := g.Agents[k%nAgents]
+		phase := stats.Measured
+		if at.Sub(start) < p.Warmup {
+			phase = stats.Warmup
+		}
+		r := &stats.Request{Agent: a.Index, Seq: int64(k / nAgents), Phase: phase, ScheduledUS: at.UnixMicro()}
+		if a.inFlight.Load() >= cap64 {
+			r.Outcome = string(exchange.OutcomeDropped)
+			a.dropped.Add(1)
+			rec(r)
+			continue
+		}
+		a.inFlight.Add(1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer a.inFlight.Add(-1)
+			g.send(ctx, a, at, r, tokens[a.Index])
+			rec(r)
+		}()
+	}
+}
+
+// send performs one exchange and fills r.
+func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.Request, tokens <-chan string) {
+	var tok string
+	select {
+	case tok = <-tokens:
+	case <-ctx.Done():
+		r.Outcome = string(exchange.OutcomeAborted)
+		r.SendLagUS = time.Since(at).Microseconds()
+		return
+	}
+	body := g.Body.Form(tok, a.ClientID, a.Secret)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Accept", "application/json")
+	if g.Body.Auth() == exchange.AuthBasic {
+		req.Header.Set("Authorization", exchange.BasicAuth(a.ClientID, a.Secret))
+	}
+	sent := time.Now()
+	a.sent.Add(1)
+	resp, err := a.client.Do(req)
+	var outcome exchange.Outcome
+	var detail string
+	if err == nil {
+		b, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		r.Status = resp.StatusCode
+		if rerr != nil {
+			outcome = exchange.ClassifyErr(ctx, rerr)
+		} else {
+			outcome, detail = exchange.Classify(resp.StatusCode, b)
+		}
+	} else {
+		outcome = exchange.ClassifyErr(ctx, err)
+	}
+	done := time.Now()
+	r.SendLagUS = sent.Sub(at).Microseconds()
+	r.DurationUS = done.Sub(sent).Microseconds()
+	r.Outcome, r.Detail = string(outcome), detail
+	if outcome == exchange.OutcomeOK {
+		a.ok.Add(1)
+	} else if outcome != exchange.OutcomeAborted {
+		a.errs.Add(1)
+	}
+}

@@ -1,0 +1,164 @@
+// Package headless is the --no-tui consumer: plain progress lines for CI
+// logs, then the summary tables.
+package headless
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+// Printer writes progress lines; every Nth measured window prints a line.
+type Printer struct {
+	W     io.Writer
+	Every int // windows between progress lines; default 5
+
+	mu      sync.Mutex
+	runs    int
+	index   map[string]int
+	current event.PlannedRun
+	started time.Time
+	windows int
+	engine  map[string]float64
+	gen     float64
+}
+
+// New returns a printer to w.
+func New(w io.Writer) *Printer { return &Printer{W: w, Every: 5} }
+
+func (p *Printer) printf(format string, args ...any) { fmt.Fprintf(p.W, format, args...) }
+
+// Consume is the event-bus consumer.
+func (p *Printer) Consume(e event.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch v := e.(type) {
+	case event.CampaignStarted:
+		p.runs = len(v.Runs)
+		p.index = map[string]int{}
+		var total time.Duration
+		for _, r := range v.Runs {
+			p.index[r.ID] = r.Index
+			total += r.Total()
+		}
+		p.engine = map[string]float64{}
+		p.printf("tokex campaign %s (%s) · driver %s · %d runs, about %s\n", v.ID, v.Name, v.Driver, len(v.Runs), total.Round(time.Second))
+		p.printf("target %s\n", v.Target)
+		if len(v.Resumed) > 0 {
+			p.printf("resuming: %d runs already done (%s)\n", len(v.Resumed), strings.Join(v.Resumed, ", "))
+		}
+	case event.RunStarted:
+		p.current, p.started, p.windows = v.Run, v.At, 0
+		kind := fmt.Sprintf("round %d", v.Run.Round)
+		if v.Run.Sanity {
+			kind = "sanity (discarded)"
+		}
+		p.printf("%s %s %s: %s, %d agents, warmup %s, measure %s\n", p.tag(v.Run.ID), v.Run.ID, kind,
+			stats.StageLabel(v.Run.TargetRPS), v.Run.Agents, v.Run.Warmup, v.Run.Duration)
+	case event.Resource:
+		switch v.Role {
+		case "engine":
+			p.engine[v.Name] = v.CPUMillicores
+		case "generator":
+			p.gen = v.CPUMillicores
+		}
+	case event.Window:
+		if v.Phase != stats.Measured || v.RunID != p.current.ID {
+			return
+		}
+		p.windows++
+		if p.Every > 0 && p.windows%p.Every != 0 {
+			return
+		}
+		var eng float64
+		for _, m := range p.engine {
+			eng += m
+		}
+		succ := 100.0
+		if n := v.OK + v.Errors; n > 0 {
+			succ = float64(v.OK) / float64(n) * 100
+		}
+		p.printf("%s   t+%-4s %5.0f/s  ok %6.2f%%  p95 %7.2f ms  p99 %7.2f ms  in-flight %d  dropped %d  engine %4.0f m  generator %4.0f m\n",
+			p.tag(v.RunID), v.At.Sub(p.started).Round(time.Second), float64(v.Completed), succ, v.Latency.P95, v.Latency.P99,
+			v.InFlight, v.Dropped, eng, p.gen)
+	case event.Log:
+		if v.Level == "warn" || v.Level == "error" {
+			p.printf("%s: [%s] %s\n", v.Level, v.Source, v.Message)
+		}
+	case event.RunFinished:
+		s := v.Stats
+		if s == nil {
+			p.printf("%s %s %s %s\n", p.tag(v.RunID), v.RunID, v.Status, v.Reason)
+			return
+		}
+		mark := "✓"
+		if !s.ThresholdsPassed {
+			mark = "✗"
+		}
+		if s.Sanity {
+			mark = "(discarded)"
+		}
+		cpu := "engine CPU n/a"
+		if s.EngineCPU != nil {
+			cpu = fmt.Sprintf("engine %.2f cores, %.2f CPU-ms/exchange", s.EngineCPU.AvgCores, s.EngineCPU.CPUMsPerExchange)
+		}
+		p.printf("%s %s %s %s: %d exchanges (%.1f%% of target), success %.2f%%, dropped %d, p95 %.2f ms, %s\n",
+			p.tag(v.RunID), v.RunID, v.Status, mark, s.Requests, s.AchievedRatio*100, s.SuccessRatio*100, s.Dropped, s.LatencyMs.P95, cpu)
+		if v.Reason != "" {
+			p.printf("%s   reason: %s\n", p.tag(v.RunID), v.Reason)
+		}
+	case event.CampaignFinished:
+		if v.Summary != nil {
+			io.WriteString(p.W, "\n"+Report(v.Summary))
+		}
+	}
+}
+
+func (p *Printer) tag(runID string) string {
+	return fmt.Sprintf("[%*d/%d]", len(fmt.Sprint(p.runs)), p.index[runID]+1, p.runs)
+}
+
+// Report renders the final tables as plain text.
+func Report(s *stats.Summary) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Latency by stage — median run of %s, measured phase, from send time\n", roundsWord(s))
+	b.WriteString(s.LatencyTable().Text())
+	b.WriteString("Per-run p95: " + s.SpreadLine() + "\n\n")
+	b.WriteString("From the scheduled time (coordinated-omission-free)\n")
+	b.WriteString(s.ScheduleTable().Text())
+	b.WriteString("\nResource consumption — median run per stage\n")
+	b.WriteString(s.ResourceTable().Text())
+	if len(s.Warnings) > 0 {
+		b.WriteString("\nWarnings:\n")
+		ws := append([]string(nil), s.Warnings...)
+		sort.Strings(ws)
+		for _, w := range ws {
+			b.WriteString("  - " + w + "\n")
+		}
+	}
+	verdict := "PASSED"
+	if !s.ThresholdsPassed {
+		verdict = "FAILED"
+	}
+	fmt.Fprintf(&b, "\nThresholds (p95 < %g ms, success ≥ %g%%, dropped ≤ %d): %s · %s exchanges, %.2f%% success, %d dropped · campaign %s\n",
+		s.Thresholds.P95Ms, s.Thresholds.SuccessRatio*100, s.Thresholds.MaxDropped, verdict,
+		stats.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, s.Status)
+	return b.String()
+}
+
+func roundsWord(s *stats.Summary) string {
+	n := 0
+	for _, st := range s.Stages {
+		n = max(n, len(st.Runs))
+	}
+	if n == 1 {
+		return "1 round"
+	}
+	return fmt.Sprintf("%d rounds", n)
+}
