@@ -98,7 +98,7 @@ func (w *windower) Flush(cutoff time.Time) {
 		out = append(out, event.Window{
 			At: time.Unix(k.sec, 0).UTC(), RunID: w.run.ID, Phase: k.phase, TargetRPS: w.run.TargetRPS,
 			Completed: int64(len(b.dur)), OK: b.ok, Errors: b.errs, Dropped: b.dropped,
-			Latency: event.Digest{Count: lat.Count, Mean: lat.Avg, P50: lat.P50, P90: lat.P90, P95: lat.P95, P99: lat.P99, Max: lat.Max},
+			Latency:    event.Digest{Count: lat.Count, Mean: lat.Avg, P50: lat.P50, P90: lat.P90, P95: lat.P95, P99: lat.P99, Max: lat.Max},
 			SendLagP99: lag.P99,
 		})
 	}

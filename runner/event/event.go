@@ -91,7 +91,7 @@ type Window struct {
 	Errors     int64       `json:"errors"`
 	Dropped    int64       `json:"dropped"`
 	InFlight   int64       `json:"in_flight"`
-	Latency    Digest      `json:"latency"`     // from send time
+	Latency    Digest      `json:"latency"`      // from send time
 	SendLagP99 float64     `json:"send_lag_p99"` // ms, scheduled -> sent
 }
 

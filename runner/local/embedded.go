@@ -24,10 +24,10 @@ import (
 
 // EmbeddedOptions describe the reference server tokex starts for itself.
 type EmbeddedOptions struct {
-	Exe           string   // the tokex binary; default os.Executable()
-	Clients       int      // perf-agent-0..N-1
-	ClientPrefix  string   // perf-agent-
-	Secret        string   // passed through the environment, never argv
+	Exe           string // the tokex binary; default os.Executable()
+	Clients       int    // perf-agent-0..N-1
+	ClientPrefix  string // perf-agent-
+	Secret        string // passed through the environment, never argv
 	SubjectKey    *subject.Key
 	SubjectIssuer string
 	SigningAlg    string
