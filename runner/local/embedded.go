@@ -38,6 +38,9 @@ type EmbeddedOptions struct {
 	Log           func(level, msg string)
 }
 
+// OnEmbeddedStart, when set (tests), learns each child's pid.
+var OnEmbeddedStart func(pid int)
+
 // Embedded is a running child `tokex serve` plus the HTTPS JWKS endpoint of
 // the generator's key (the article's perf-jwks-server).
 type Embedded struct {
@@ -147,6 +150,9 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 		return e, fmt.Errorf("start embedded server: %w", err)
 	}
 	e.cmd, e.PID = cmd, cmd.Process.Pid
+	if OnEmbeddedStart != nil {
+		OnEmbeddedStart(e.PID)
+	}
 	urlc := make(chan string, 1)
 	logf := o.Log
 	if logf == nil {

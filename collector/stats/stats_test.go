@@ -1,0 +1,168 @@
+package stats
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+)
+
+// reference computes the same definition the slow, obvious way.
+func reference(values []int64, q float64) float64 {
+	s := slices.Clone(values)
+	slices.Sort(s)
+	pos := q * float64(len(s)-1)
+	lo, hi := math.Floor(pos), math.Ceil(pos)
+	return float64(s[int(lo)]) + (pos-lo)*(float64(s[int(hi)])-float64(s[int(lo)]))
+}
+
+func TestPercentileAgainstSortedReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{1, 2, 3, 10, 101, 1000, 30008} {
+		vals := make([]int64, n)
+		for i := range vals {
+			vals[i] = int64(rng.ExpFloat64() * 5000)
+		}
+		sorted := slices.Clone(vals)
+		slices.Sort(sorted)
+		for _, q := range []float64{0, 0.5, 0.9, 0.95, 0.99, 0.999, 1} {
+			if got, want := Percentile(sorted, q), reference(vals, q); math.Abs(got-want) > 1e-9 {
+				t.Errorf("n=%d q=%v: got %v want %v", n, q, got, want)
+			}
+		}
+	}
+}
+
+func TestPercentileKnownValues(t *testing.T) {
+	cases := []struct {
+		vals []int64
+		q    float64
+		want float64
+	}{
+		{[]int64{1, 2, 3, 4}, 0.5, 2.5},
+		{[]int64{10, 20, 30, 40, 50}, 0.95, 48},
+		{[]int64{7}, 0.99, 7},
+		{nil, 0.5, 0},
+	}
+	for _, c := range cases {
+		if got := Percentile(c.vals, c.q); got != c.want {
+			t.Errorf("Percentile(%v, %v) = %v, want %v", c.vals, c.q, got, c.want)
+		}
+	}
+}
+
+func TestSummarizeMilliseconds(t *testing.T) {
+	l := Summarize([]int64{4000, 1000, 3000, 2000})
+	if l.Count != 4 || l.Avg != 2.5 || l.P50 != 2.5 || l.Max != 4 {
+		t.Errorf("%+v", l)
+	}
+}
+
+func TestMedianRunSelection(t *testing.T) {
+	mk := func(id string, round int, p95 float64, st RunStatus) *Run {
+		return &Run{ID: id, Round: round, Status: st, Requests: 10, LatencyMs: Latency{P95: p95}}
+	}
+	cases := []struct {
+		name string
+		runs []*Run
+		want string
+	}{
+		{"three", []*Run{mk("a", 1, 9.51, StatusDone), mk("b", 2, 9.03, StatusDone), mk("c", 3, 10.01, StatusDone)}, "a"},
+		{"aborted ignored", []*Run{mk("a", 1, 1, StatusDone), mk("b", 2, 2, StatusAborted), mk("c", 3, 3, StatusDone)}, "a"},
+		{"even takes lower", []*Run{mk("a", 1, 4, StatusDone), mk("b", 2, 3, StatusDone)}, "b"},
+		{"tie by round", []*Run{mk("a", 2, 5, StatusDone), mk("b", 1, 5, StatusDone), mk("c", 3, 5, StatusDone)}, "a"},
+		{"none", []*Run{mk("a", 1, 1, StatusFailed)}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := MedianRun(c.runs); got != c.want {
+				t.Errorf("got %q want %q", got, c.want)
+			}
+		})
+	}
+}
+
+func TestComputeRunPhasesDroppedAndCPU(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start,
+		MeasuredStart: start.Add(2 * time.Second), MeasuredEnd: start.Add(12 * time.Second)}
+	var reqs []Request
+	for i := 0; i < 120; i++ {
+		at := start.Add(time.Duration(i) * 100 * time.Millisecond)
+		r := Request{Seq: int64(i), ScheduledUS: at.UnixMicro(), SendLagUS: 100, DurationUS: int64(1000 + i), Status: 200, Outcome: "ok", Phase: Measured}
+		if at.Before(m.MeasuredStart) {
+			r.Phase = Warmup
+			r.DurationUS = 1e6 // warmup must not count
+		}
+		switch i {
+		case 50:
+			r.Outcome, r.Status, r.Detail = "oauth_error", 400, "invalid_grant"
+		case 60:
+			r.Outcome, r.Status, r.SendLagUS, r.DurationUS = "dropped", 0, 0, 0
+		}
+		reqs = append(reqs, r)
+	}
+	// Engine: 500 millicores steady, cumulative counter from 100 s.
+	var res []ResourceSample
+	for s := 0; s <= 13; s++ {
+		at := start.Add(time.Duration(s)*time.Second + 300*time.Millisecond)
+		res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 500,
+			CPUSecondsTotal: 100 + 0.5*at.Sub(start).Seconds(), MemoryBytes: 1 << 20})
+	}
+	r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 500, SuccessRatio: 0.99, MaxDropped: 0})
+	if r.WarmupRequests != 20 || r.Requests != 99 || r.Dropped != 1 || r.OK != 98 {
+		t.Fatalf("counts: warmup %d requests %d dropped %d ok %d", r.WarmupRequests, r.Requests, r.Dropped, r.OK)
+	}
+	if r.LatencyMs.Max >= 1000 {
+		t.Error("warmup latency leaked into the measured figures")
+	}
+	if r.Errors["oauth_error:invalid_grant"] != 1 {
+		t.Errorf("errors = %v", r.Errors)
+	}
+	if r.AchievedRatio != 0.99 {
+		t.Errorf("achieved ratio = %v", r.AchievedRatio)
+	}
+	if r.EngineCPU == nil || r.EngineCPU.Method != "cumulative" || math.Abs(r.EngineCPU.CPUMsPerExchange-5000.0/99) > 0.01 {
+		t.Errorf("engine cpu = %+v", r.EngineCPU)
+	}
+	if r.EngineCPU.AvgCores != 0.5 || r.EngineMemoryBytes != 1<<20 {
+		t.Errorf("avg cores %v mem %v", r.EngineCPU.AvgCores, r.EngineMemoryBytes)
+	}
+	if r.ThresholdsPassed {
+		t.Error("thresholds passed despite a dropped arrival and 98.99% success")
+	}
+	// Without cumulative counters, the rate method gives the same figure here.
+	for i := range res {
+		res[i].CPUSecondsTotal = 0
+	}
+	r2 := ComputeRun(m, reqs, res, Thresholds{P95Ms: 500})
+	if r2.EngineCPU.Method != "rate" || math.Abs(r2.EngineCPU.CPUMsPerExchange-r.EngineCPU.CPUMsPerExchange) > 0.01 {
+		t.Errorf("rate method = %+v", r2.EngineCPU)
+	}
+}
+
+func TestBuildSummaryAndTables(t *testing.T) {
+	mk := func(id string, rps float64, round int, p95 float64) *Run {
+		return &Run{ID: id, TargetRPS: rps, Round: round, Status: StatusDone, Requests: 30008, OK: 30008,
+			SuccessRatio: 1, AchievedRatio: 1, LatencyMs: Latency{Avg: 5.4, P50: 5.1, P90: 6.9, P95: p95, P99: 9.7},
+			EngineCPU: &CPU{AvgCores: 0.56, PeakCores: 0.62, CPUMsPerExchange: 5.6}, ThresholdsPassed: true}
+	}
+	runs := []*Run{{ID: "s", Sanity: true, Status: StatusDone}, mk("a", 100, 1, 7.23), mk("b", 100, 2, 7.54), mk("c", 100, 3, 7.72)}
+	s := &Summary{}
+	BuildSummary(s, runs, true)
+	if !s.ThresholdsPassed || s.Stages[0].ReportedRun != "b" || s.Sanity == nil || s.Totals.Exchanges != 3*30008 {
+		t.Fatalf("%+v", s)
+	}
+	if got := s.SpreadLine(); got != "100/s: 7.23/7.54/7.72 ms" {
+		t.Errorf("spread = %q", got)
+	}
+	row := s.LatencyTable().Rows[0]
+	if row[2] != "30,008" || row[6] != "7.5 ms" {
+		t.Errorf("row = %v", row)
+	}
+	BuildSummary(s, runs, false)
+	if s.ThresholdsPassed {
+		t.Error("an incomplete campaign passed")
+	}
+}

@@ -1,0 +1,109 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "campaign.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestTemplateIsTheArticle(t *testing.T) {
+	c, doc, err := Load(write(t, Template), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(doc); err != nil {
+		t.Fatal(err)
+	}
+	if want := Article(); !reflect.DeepEqual(c, want) {
+		t.Errorf("template differs from Article():\n got %+v\nwant %+v", c, want)
+	}
+}
+
+func TestConfigErrorsNameFileLineField(t *testing.T) {
+	cases := []struct {
+		name string
+		body string
+		want []string
+	}{
+		{"unknown field", "name: x\nstagez: [1]\n", []string{"campaign.yaml:2", `unknown field "stagez"`}},
+		{"wrong type", "name: x\nrounds: three\n", []string{"campaign.yaml:2", "rounds"}},
+		{"bad duration", "warmup: 30 seconds\n", []string{"campaign.yaml:1", "warmup"}},
+		{"negative stage", "stages:\n  - 100\n  - -5\n", []string{"campaign.yaml:3", "stages[1]", "must be > 0"}},
+		{"nested", "agents:\n  count: 0\n", []string{"campaign.yaml:2", "agents.count"}},
+		{"threshold", "thresholds:\n  success_ratio: 1.5\n", []string{"campaign.yaml:2", "thresholds.success_ratio"}},
+		{"target url", "target:\n  url: ftp://x\n", []string{"campaign.yaml:2", "target.url"}},
+		{"auth method", "request:\n  auth_method: private_key_jwt\n", []string{"campaign.yaml:2", "request.auth_method"}},
+		{"yaml syntax", "stages: [100\n", []string{"campaign.yaml"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c, doc, err := Load(write(t, tc.body), "article")
+			if err == nil {
+				err = c.Validate(doc)
+			}
+			if err == nil {
+				t.Fatal("no error")
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q lacks %q", err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestRedactedHidesSecrets(t *testing.T) {
+	c := Article()
+	c.Agents.ClientSecret = "hunter2-very-secret"
+	c.Request.Extra = map[string]string{"connector_id": "mock", "client_secret": "also-secret"}
+	y, err := c.Redacted()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(y)
+	if strings.Contains(s, "hunter2") || strings.Contains(s, "also-secret") {
+		t.Errorf("secret in redacted config:\n%s", s)
+	}
+	if !strings.Contains(s, "connector_id: mock") || !strings.Contains(s, "duration: 5m0s") {
+		t.Errorf("redacted config lost fields:\n%s", s)
+	}
+	// It must load back to the same campaign (resume reads it).
+	back, doc, err := Load(write(t, s), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := back.Validate(doc); err != nil {
+		t.Fatal(err)
+	}
+	if back.Duration != c.Duration || back.Stages[2] != 500 {
+		t.Errorf("round trip: %+v", back)
+	}
+}
+
+func TestProfiles(t *testing.T) {
+	q, err := FromProfile("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := q.Validate(nil); err != nil {
+		t.Fatal(err)
+	}
+	if d := q.EstimatedDuration(); d.Seconds() > 150 {
+		t.Errorf("quick profile takes %s", d)
+	}
+	if _, err := FromProfile("nope"); err == nil {
+		t.Error("unknown profile accepted")
+	}
+}
