@@ -19,7 +19,6 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/event"
 	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
 )
 
 // Agent is one load agent: its own client id, connection pool and minter,
@@ -28,10 +27,24 @@ type Agent struct {
 	Index    int
 	ClientID string
 	Secret   string
-	Minter   *subject.Minter
+	Minter   TokenSource
 	client   *http.Client
 
 	sent, ok, errs, dropped, inFlight atomic.Int64
+	work                              chan job
+}
+
+// job is one arrival handed to an agent's worker.
+type job struct {
+	at     time.Time
+	r      *stats.Request
+	tokens *pipeline
+	done   func()
+}
+
+// TokenSource mints a fresh subject token for an audience (*subject.Minter).
+type TokenSource interface {
+	Mint(audience string) (string, error)
 }
 
 // Generator drives constant-arrival-rate load (an open model): arrival i of
@@ -131,7 +144,7 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 	}
 	mctx, mcancel := context.WithCancel(ctx)
 	defer mcancel()
-	tokens := make([]chan string, nAgents)
+	pipes := make([]*pipeline, nAgents)
 	for _, a := range g.Agents {
 		a.sent.Store(0)
 		a.ok.Store(0)
@@ -140,25 +153,25 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 		n := (total - a.Index + nAgents - 1) / nAgents
 		buf := max(4, min(int(math.Ceil(perAgent*ahead.Seconds())), 4096, n))
 		// The mint pipeline: bounded, so tokens are fresh and memory is flat.
-		ch := make(chan string, buf)
-		tokens[a.Index] = ch
-		go func() {
-			for i := 0; i < n; i++ {
-				tok, err := a.Minter.Mint(a.ClientID)
-				if err != nil {
-					tok = "" // cannot happen with a valid key; sent as-is it fails visibly
-				}
-				select {
-				case ch <- tok:
-				case <-mctx.Done():
-					return
-				}
-			}
-		}()
+		// It refills in batches below half, so it wakes once per buf/2 tokens.
+		pl := &pipeline{ch: make(chan string, buf), low: make(chan struct{}, 1)}
+		pipes[a.Index] = pl
+		go pl.fill(mctx, a, n)
 	}
 
 	var wg sync.WaitGroup
-	defer wg.Wait()
+	for _, a := range g.Agents {
+		a.work = make(chan job, g.MaxInFlight)
+		for w := 0; w < g.MaxInFlight; w++ {
+			go g.worker(ctx, a, a.work)
+		}
+	}
+	defer func() {
+		wg.Wait()
+		for _, a := range g.Agents {
+			close(a.work)
+		}
+	}()
 	// One scheduler for all agents, on its own thread with a precise sleep:
 	// Go's timers can wake a millisecond late, which would be send lag.
 	runtime.LockOSThread()
@@ -183,22 +196,29 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 			rec(r)
 			continue
 		}
+		// Below the cap a worker is free or about to be: the buffered queue
+		// never holds more than MaxInFlight jobs, so this never blocks.
 		a.inFlight.Add(1)
 		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			defer a.inFlight.Add(-1)
-			g.send(ctx, a, at, r, tokens[a.Index])
-			rec(r)
-		}()
+		a.work <- job{at: at, r: r, tokens: pipes[a.Index], done: func() { rec(r); a.inFlight.Add(-1); wg.Done() }}
+	}
+}
+
+// worker serves one agent's arrivals. Workers are long-lived (like k6's
+// pre-allocated VUs), so their stacks are grown once, not per request.
+func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job) {
+	for j := range work {
+		g.send(ctx, a, j.at, j.r, j.tokens)
+		j.done()
 	}
 }
 
 // send performs one exchange and fills r.
-func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.Request, tokens <-chan string) {
+func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.Request, tokens *pipeline) {
 	var tok string
 	select {
-	case tok = <-tokens:
+	case tok = <-tokens.ch:
+		tokens.taken()
 	case <-ctx.Done():
 		r.Outcome = string(exchange.OutcomeAborted)
 		r.SendLagUS = time.Since(at).Microseconds()
@@ -236,5 +256,41 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 		a.ok.Add(1)
 	} else if outcome != exchange.OutcomeAborted {
 		a.errs.Add(1)
+	}
+}
+
+// pipeline is an agent's queue of pre-minted subject tokens.
+type pipeline struct {
+	ch  chan string
+	low chan struct{} // signalled when the queue falls to half
+}
+
+func (p *pipeline) fill(ctx context.Context, a *Agent, n int) {
+	for i := 0; i < n; {
+		for ; i < n && len(p.ch) < cap(p.ch); i++ {
+			tok, err := a.Minter.Mint(a.ClientID)
+			if err != nil {
+				tok = "" // cannot happen with a valid key; sent as-is it fails visibly
+			}
+			p.ch <- tok // only this goroutine sends, so it cannot block here
+		}
+		if i == n {
+			return
+		}
+		select {
+		case <-p.low:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// taken tells the minter a token left the queue.
+func (p *pipeline) taken() {
+	if len(p.ch) <= cap(p.ch)/2 {
+		select {
+		case p.low <- struct{}{}:
+		default:
+		}
 	}
 }
