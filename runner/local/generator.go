@@ -72,10 +72,14 @@ type TransportOptions struct {
 // connections (like separate Pods).
 func (g *Generator) Connect(o TransportOptions) {
 	for _, a := range g.Agents {
+		var tlsCfg *tls.Config
+		if o.TLS != nil {
+			tlsCfg = o.TLS.Clone() // net/http edits NextProtos of its transport's config
+		}
 		tr := &http.Transport{
 			Proxy:               nil,
 			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-			TLSClientConfig:     o.TLS,
+			TLSClientConfig:     tlsCfg,
 			ForceAttemptHTTP2:   o.HTTP2,
 			MaxIdleConns:        o.Conns,
 			MaxIdleConnsPerHost: o.Conns,
