@@ -176,10 +176,8 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 			close(a.work)
 		}
 	}()
-	// One scheduler for all agents, on its own thread with a precise sleep:
-	// Go's timers can wake a millisecond late, which would be send lag.
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	// One scheduler for all agents, with a precise sleep: Go's timers can
+	// wake a millisecond late, which would be send lag.
 	sl := newSleeper()
 	cap64 := int64(g.MaxInFlight)
 	for k := 0; k < total; k++ {
@@ -277,6 +275,8 @@ func (p *pipeline) fill(ctx context.Context, a *Agent, n int) {
 				tok = "" // cannot happen with a valid key; sent as-is it fails visibly
 			}
 			p.ch <- tok // only this goroutine sends, so it cannot block here
+			// Minting is CPU-bound: let latency-sensitive sends go first.
+			runtime.Gosched()
 		}
 		if i == n {
 			return
