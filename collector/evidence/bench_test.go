@@ -1,0 +1,110 @@
+package evidence
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"runtime"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+// writeSyntheticCampaign writes an article-sized campaign (sanity + 3 stages
+// × 3 rounds of 5 min after 30 s warmup at 100/250/500 per second: about
+// 780,000 requests) with one engine and one generator sample per second.
+func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds) {
+	th := stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}
+	w, err := Create(dir, []byte("name: synthetic\n"), Manifest{CampaignID: "synthetic", Started: time.Now()})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	plan := []event.PlannedRun{{ID: "00-sanity", Sanity: true, TargetRPS: 100, Duration: 30 * time.Second, Agents: 10}}
+	for r := 1; r <= 3; r++ {
+		for _, s := range []float64{100, 250, 500} {
+			plan = append(plan, event.PlannedRun{ID: "r" + string(rune('0'+r)) + "-" + stats.StageLabel(s)[:3], Index: len(plan), Round: r,
+				TargetRPS: s, Warmup: 30 * time.Second, Duration: 5 * time.Minute, Agents: 10})
+		}
+	}
+	if err := w.SetPlan(plan); err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	var total int64
+	start := time.Unix(1_800_000_000, 0)
+	for _, p := range plan {
+		if err := w.BeginRun(p, start); err != nil {
+			tb.Fatal(err)
+		}
+		n := int(p.TargetRPS * p.Total().Seconds())
+		for k := 0; k < n; k++ {
+			at := start.Add(time.Duration(float64(k) / p.TargetRPS * float64(time.Second)))
+			ph := stats.Measured
+			if at.Sub(start) < p.Warmup {
+				ph = stats.Warmup
+			}
+			w.Record(&stats.Request{Agent: k % 10, Seq: int64(k / 10), Phase: ph, ScheduledUS: at.UnixMicro(),
+				SendLagUS: int64(rng.IntN(200)), DurationUS: 3000 + int64(rng.ExpFloat64()*2500), Status: 200, Outcome: "ok"})
+			total++
+		}
+		for s := 0; s <= int(p.Total().Seconds())+1; s++ {
+			at := start.Add(time.Duration(s) * time.Second)
+			w.Consume(event.Resource{At: at, Role: "engine", Name: "e", CPUMillicores: p.TargetRPS * 5,
+				CPUSecondsTotal: 10 + float64(s)*p.TargetRPS*0.005, MemoryBytes: 3 << 30})
+		}
+		meta := stats.RunMeta{ID: p.ID, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS, Started: start,
+			MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total()), Status: stats.StatusDone}
+		if _, err := w.EndRun(meta, th); err != nil {
+			tb.Fatal(err)
+		}
+		start = start.Add(p.Total() + time.Minute)
+	}
+	return total, th
+}
+
+// BenchmarkRecomputeArticleCampaign is the analysis cost: every run's
+// statistics and the summary recomputed from the evidence of an
+// article-sized campaign. Goals: under 2 s and 300 MB.
+func BenchmarkRecomputeArticleCampaign(b *testing.B) {
+	dir := filepath.Join(b.TempDir(), "synthetic")
+	total, th := writeSyntheticCampaign(b, dir)
+	f, err := Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	runtime.GC()
+	var peak atomic.Uint64
+	stop := make(chan struct{})
+	go func() {
+		var ms runtime.MemStats
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				runtime.ReadMemStats(&ms)
+				if ms.HeapAlloc > peak.Load() {
+					peak.Store(ms.HeapAlloc)
+				}
+			}
+		}
+	}()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s, err := f.Recompute(th)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if s.Totals.Exchanges == 0 {
+			b.Fatal("no exchanges")
+		}
+	}
+	b.StopTimer()
+	close(stop)
+	b.ReportMetric(float64(total), "requests")
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+}

@@ -1,0 +1,143 @@
+package evidence
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+func TestRequestRowRoundTrip(t *testing.T) {
+	rows := []stats.Request{
+		{Agent: 3, Seq: 42, Phase: stats.Measured, ScheduledUS: 1789978138000001, SendLagUS: 17, DurationUS: 5321, Status: 200, Outcome: "ok"},
+		{Agent: 0, Seq: 1, Phase: stats.Warmup, ScheduledUS: 1, Outcome: "dropped"},
+		{Agent: 9, Seq: 7, Phase: stats.Measured, ScheduledUS: 5, SendLagUS: 1, DurationUS: 2, Status: 400, Outcome: "oauth_error", Detail: "invalid_grant"},
+		{Agent: 1, Seq: 2, Phase: stats.Measured, ScheduledUS: 5, Outcome: "conn_error", Detail: "a,b\nc"},
+	}
+	for _, r := range rows {
+		line := string(AppendRequest(nil, &r))
+		got, err := ParseRequest(strings.TrimSuffix(line, "\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		want := r
+		want.Detail = clean(r.Detail)
+		if got != want {
+			t.Errorf("round trip of %+v gave %+v", want, got)
+		}
+	}
+	for _, bad := range []string{"", "1,2,3", "x,1,measured,1,1,1,200,ok,", "1,1,later,1,1,1,200,ok,", "1,1,measured,1,1,1,200,,"} {
+		if _, err := ParseRequest(bad); err == nil {
+			t.Errorf("ParseRequest(%q) accepted", bad)
+		}
+	}
+}
+
+func TestWriterReaderAndEvents(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	w, err := Create(dir, []byte("name: t\n"), Manifest{CampaignID: "c", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := event.PlannedRun{ID: "01-r1-10rps", Round: 1, TargetRPS: 10, Duration: time.Second, Agents: 1}
+	_ = w.SetPlan([]event.PlannedRun{p})
+	w.Consume(event.CampaignStarted{At: time.Now(), ID: "c", Runs: []event.PlannedRun{p}})
+	start := time.Now()
+	_ = w.BeginRun(p, start)
+	w.Consume(event.RunStarted{At: start, Run: p})
+	for i := 0; i < 10; i++ {
+		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	}
+	w.Consume(event.Resource{At: start.Add(500 * time.Millisecond), Role: "engine", Name: "e", CPUMillicores: 100})
+	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Requests != 10 || st.EngineCPU == nil || !st.ThresholdsPassed {
+		t.Fatalf("stats %+v", st)
+	}
+	w.Consume(event.RunFinished{At: time.Now(), RunID: p.ID, Status: stats.StatusDone, Stats: st})
+	s := &stats.Summary{CampaignID: "c", Status: "done", Finished: time.Now()}
+	stats.BuildSummary(s, []*stats.Run{st}, true)
+	w.Consume(event.CampaignFinished{At: time.Now(), Status: "done", Summary: s})
+	if err := w.Finish(s); err != nil {
+		t.Fatal(err)
+	}
+	f, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs, notes, err := f.Events()
+	if err != nil || len(notes) != 0 {
+		t.Fatal(err, notes)
+	}
+	var kinds []string
+	for i, e := range evs {
+		if i > 0 && evs[i-1].Seq >= e.Seq {
+			t.Error("events out of order")
+		}
+		kinds = append(kinds, string(e.Event.Kind()))
+	}
+	if got := strings.Join(kinds, ","); got != "campaign_started,run_started,resource,run_finished,campaign_finished" {
+		t.Errorf("events: %s", got)
+	}
+	res, _ := ReadResources(filepath.Join(dir, RunsDir, p.ID, ResourcesFile))
+	if len(res) != 1 || res[0].CPUMillicores != 100 {
+		t.Errorf("resources %+v", res)
+	}
+}
+
+func TestOpenRefusesNonEvidence(t *testing.T) {
+	d := t.TempDir()
+	_ = os.WriteFile(filepath.Join(d, "x.txt"), []byte("x"), 0o644)
+	for _, dir := range []string{d, filepath.Join(d, "x.txt"), filepath.Join(d, "missing")} {
+		if _, err := Open(dir); err == nil {
+			t.Errorf("Open(%s) accepted", dir)
+		}
+	}
+	_ = os.WriteFile(filepath.Join(d, ManifestFile), []byte("{not json"), 0o644)
+	if _, err := Open(d); err == nil || !strings.Contains(err.Error(), "not a tokex evidence folder") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestCreateReportsUnwritableFolder(t *testing.T) {
+	// root ignores permissions; a path under a regular file fails for everyone.
+	d := t.TempDir()
+	file := filepath.Join(d, "file")
+	_ = os.WriteFile(file, nil, 0o644)
+	if _, err := Create(filepath.Join(file, "c"), nil, Manifest{CampaignID: "c"}); err == nil {
+		t.Fatal("created evidence under a regular file")
+	}
+	// An existing campaign folder is never overwritten.
+	dir := filepath.Join(d, "c")
+	if _, err := Create(dir, nil, Manifest{CampaignID: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Create(dir, nil, Manifest{CampaignID: "c"}); err == nil {
+		t.Fatal("overwrote an existing evidence folder")
+	}
+}
+
+func TestTruncatedRequestsKeepWhatWasRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	w, _ := Create(dir, nil, Manifest{CampaignID: "c"})
+	p := event.PlannedRun{ID: "r"}
+	_ = w.SetPlan([]event.PlannedRun{p})
+	_ = w.BeginRun(p, time.Now())
+	for i := 0; i < 5000; i++ {
+		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, Outcome: "ok", Status: 200, DurationUS: int64(i)})
+	}
+	_, _ = w.EndRun(stats.RunMeta{ID: "r", Status: stats.StatusDone}, stats.Thresholds{})
+	path := filepath.Join(dir, RunsDir, "r", RequestsFile)
+	b, _ := os.ReadFile(path)
+	_ = os.WriteFile(path, b[:len(b)/2], 0o644) // a crash mid-write
+	rows, err := ReadRequests(path)
+	if err == nil || len(rows) == 0 || len(rows) >= 5000 {
+		t.Fatalf("rows %d err %v", len(rows), err)
+	}
+}
