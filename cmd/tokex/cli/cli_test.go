@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMain lets the test binary stand in for tokex as the embedded server.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func run(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	t.Setenv("TOKEX_HOME", t.TempDir())
+	var out, errb bytes.Buffer
+	code := Main(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestRunExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	strict := filepath.Join(dir, "strict.yaml")
+	_ = os.WriteFile(strict, []byte("thresholds:\n  p95_ms: 0.001\n"), 0o644)
+	bad := filepath.Join(dir, "bad.yaml")
+	_ = os.WriteFile(bad, []byte("stages:\n  - 100\n  - fast\n"), 0o644)
+	short := []string{"--stages", "20", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui"}
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"passes", append([]string{"run", "--out", filepath.Join(dir, "a")}, short...), ExitOK, "PASSED"},
+		{"threshold fails", append([]string{"run", "--config", strict, "--out", filepath.Join(dir, "b")}, short...), ExitThresholds, "FAILED"},
+		{"config error", []string{"run", "--config", bad}, ExitCannotRun, "bad.yaml:3: stages[1]"},
+		{"bad flag value", []string{"run", "--stages", "10,x"}, ExitCannotRun, `--stages: "x" is not a number`},
+		{"unreachable target", append([]string{"run", "--target", "http://127.0.0.1:1/token", "--out", filepath.Join(dir, "c"), "--subject-alg", "RS256"}, "--stages", "5", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--no-tui"), ExitCannotRun, "sanity run failed"},
+		{"unwritable out", append([]string{"run", "--out", "/proc/tokex"}, short...), ExitCannotRun, "evidence folder"},
+		{"resume non-evidence", []string{"run", "--resume", dir}, ExitCannotRun, "not a tokex evidence folder"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := run(t, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
+			}
+			if !strings.Contains(out+errs, tc.want) {
+				t.Errorf("output lacks %q\nstdout:\n%s\nstderr:\n%s", tc.want, out, errs)
+			}
+		})
+	}
+}
+
+func TestHeadlessOutputHasTheTables(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errs := run(t, "run", "--out", dir, "--stages", "10,20", "--rounds", "1", "--duration", "1s", "--warmup", "0s",
+		"--agents", "2", "--subject-alg", "ES256", "--client-secret", "cli-secret-XYZ")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+	}
+	for _, want := range []string{"Latency by stage", "Resource consumption", "Per-run p95: 10/s:", "sanity (discarded)", "evidence: "} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out+errs, "cli-secret-XYZ") {
+		t.Error("the client secret was printed")
+	}
+}
+
+func TestInitWritesTemplateOnce(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "campaign.yaml")
+	if code, _, errs := run(t, "init", p); code != 0 {
+		t.Fatal(errs)
+	}
+	if code, _, errs := run(t, "init", p); code != ExitCannotRun || !strings.Contains(errs, "exists") {
+		t.Fatalf("second init: %d %s", code, errs)
+	}
+	if code, _, _ := run(t, "init", "--force", p); code != 0 {
+		t.Fatal("init --force failed")
+	}
+}
+
+func TestServeRejectsBadConfig(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "serve.yaml")
+	_ = os.WriteFile(p, []byte("signing:\n  alg: none\n"), 0o644)
+	code, _, errs := run(t, "serve", "--config", p)
+	if code != ExitCannotRun || !strings.Contains(errs, "serve.yaml:2: signing.alg") {
+		t.Fatalf("%d %s", code, errs)
+	}
+}

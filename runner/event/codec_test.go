@@ -1,0 +1,43 @@
+package event
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+func TestCodecRoundTrip(t *testing.T) {
+	at := time.Date(2026, 11, 30, 12, 0, 0, 123000000, time.UTC)
+	evs := []Event{
+		CampaignStarted{At: at, ID: "c", Runs: []PlannedRun{{ID: "r", TargetRPS: 500, Warmup: 30 * time.Second}}},
+		RunStarted{At: at, Run: PlannedRun{ID: "r"}},
+		PhaseChanged{At: at, RunID: "r", Phase: stats.Measured},
+		Window{At: at, RunID: "r", Completed: 500, Latency: Digest{P95: 9.5}},
+		Resource{At: at, Role: "engine", Name: "pf-engine-0", CPUMillicores: 1300},
+		AgentStatus{At: at, RunID: "r", Agent: 3, Name: "perf-agent-3"},
+		Log{At: at, Source: "tokex", Level: "warn", Message: "m"},
+		RunFinished{At: at, RunID: "r", Status: stats.StatusDone, Stats: &stats.Run{ID: "r", Requests: 150008}},
+		CampaignFinished{At: at, Status: "done", Summary: &stats.Summary{CampaignID: "c"}},
+	}
+	for i, e := range evs {
+		line, err := Marshal(uint64(i+1), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq, back, err := Unmarshal(line)
+		if err != nil || seq != uint64(i+1) {
+			t.Fatalf("%s: %v", e.Kind(), err)
+		}
+		if !reflect.DeepEqual(back, e) {
+			t.Errorf("%s: round trip gave %+v", e.Kind(), back)
+		}
+		if !Time(back).Equal(at) {
+			t.Errorf("%s: Time() = %v", e.Kind(), Time(back))
+		}
+	}
+	if _, _, err := Unmarshal([]byte(`{"seq":1,"kind":"nope","data":{}}`)); err == nil {
+		t.Error("unknown kind accepted")
+	}
+}
