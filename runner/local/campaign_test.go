@@ -21,7 +21,9 @@ import (
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/event"
 	"github.com/tokex-dev/tokex/runner/local"
+	"github.com/tokex-dev/tokex/runner/replay"
 	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/tui"
 )
 
 // TestMain lets this test binary stand in for the tokex binary: the local
@@ -36,6 +38,7 @@ func TestMain(m *testing.M) {
 const secret = "campaign-secret-Zq9"
 
 type campaignRun struct {
+	dash    *tui.Model // the dashboard, fed live
 	dir     string
 	summary *stats.Summary
 	err     error
@@ -76,7 +79,8 @@ func runCampaign(t *testing.T, ctx context.Context, c config.Campaign, dir strin
 	}
 	bus := &event.Bus{}
 	bus.Subscribe(w.Consume)
-	res := campaignRun{dir: dir}
+	res := campaignRun{dir: dir, dash: tui.New(tui.Options{Live: true})}
+	bus.Subscribe(func(e event.Event) { res.dash.Update(tui.EventMsg{Event: e}) })
 	bus.Subscribe(func(e event.Event) {
 		res.events = append(res.events, e)
 		if cancelAfter != nil && cancelAfter(e) {
@@ -147,6 +151,25 @@ func TestCampaignEndToEndOnEmbeddedServer(t *testing.T) {
 		t.Errorf("summary.md:\n%s", md)
 	}
 	assertNoSecret(t, dir, secret)
+	// Replayed from disk, the dashboard ends on exactly the live screen.
+	src, err := replay.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(src.Notes) != 0 {
+		t.Errorf("replay notes for a finished campaign: %v", src.Notes)
+	}
+	again2 := tui.New(tui.Options{Source: "replay"})
+	if err := src.Play(context.Background(), 0, func(e event.Event) { again2.Update(tui.EventMsg{Event: e}) }); err != nil {
+		t.Fatal(err)
+	}
+	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+		r.dash.SetSize(size[0], size[1])
+		again2.SetSize(size[0], size[1])
+		if live, replayed := r.dash.View(), again2.View(); live != replayed {
+			t.Errorf("%dx%d: live and replayed screens differ:\n--- live\n%s\n--- replay\n%s", size[0], size[1], live, replayed)
+		}
+	}
 	// Windows were live: measured windows for every counted run.
 	windows := map[string]int{}
 	for _, e := range r.events {
@@ -192,6 +215,14 @@ func TestCampaignInterruptKeepsEvidenceAndResumes(t *testing.T) {
 		t.Fatalf("statuses %v", statuses)
 	}
 	first, _ := f.RunStats("01-r1-20rps")
+	// An aborted folder replays as far as it got and says what is missing.
+	src, err := replay.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(strings.Join(src.Notes, "\n"), "campaign aborted: 2 of 5 runs finished") {
+		t.Errorf("replay notes: %v", src.Notes)
+	}
 
 	// Resume: finished runs are not redone.
 	done := map[string]*stats.Run{}

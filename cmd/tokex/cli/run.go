@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -30,6 +31,7 @@ import (
 	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/runner/statedir"
 	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/tui"
 	"github.com/tokex-dev/tokex/tui/headless"
 )
 
@@ -290,8 +292,6 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	bus := &event.Bus{}
 	bus.Subscribe(w.Consume)
 	useTUI := !o.noTUI && isTerminal(stdout)
-	_ = useTUI // the dashboard plugs in here (issue: terminal UI)
-	bus.Subscribe(headless.New(stdout).Consume)
 
 	drv := &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}
 	camp := &runner.Campaign{Cfg: c, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done}
@@ -308,17 +308,56 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(sigs)
 	var interrupted atomic.Bool
+	stop := func() {
+		if interrupted.CompareAndSwap(false, true) {
+			cancel()
+		}
+	}
 	go func() {
 		<-sigs
-		interrupted.Store(true)
-		fmt.Fprintln(cmd.ErrOrStderr(), "\ntokex: stopping the current run and keeping the evidence (Ctrl-C again to exit at once)")
-		cancel()
+		if !useTUI {
+			fmt.Fprintln(cmd.ErrOrStderr(), "\ntokex: stopping the current run and keeping the evidence (Ctrl-C again to exit at once)")
+		}
+		stop()
 		<-sigs
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: exiting at once")
 		os.Exit(ExitInterrupted)
 	}()
 
-	sum, runErr := camp.Run(ctx)
+	var sum *stats.Summary
+	var runErr error
+	if useTUI {
+		m := tui.New(tui.Options{Live: true, OnStop: stop})
+		prog := tui.NewProgram(m, tea.WithOutput(stdout))
+		bus.Subscribe(prog.Consume)
+		finished := make(chan struct{})
+		go func() {
+			sum, runErr = camp.Run(ctx)
+			close(finished)
+		}()
+		if err := prog.Run(); err != nil {
+			stop()
+			fmt.Fprintln(cmd.ErrOrStderr(), "tokex: terminal UI:", err)
+		}
+		select {
+		case <-finished:
+		default:
+			if m.Stopping() {
+				// Ctrl-C twice in the dashboard: out at once; the embedded
+				// server dies with us and finished runs are on disk.
+				fmt.Fprintln(cmd.ErrOrStderr(), "tokex: exiting at once")
+				os.Exit(ExitInterrupted)
+			}
+			stop()
+			<-finished
+		}
+		if sum != nil {
+			fmt.Fprint(stdout, headless.Report(sum))
+		}
+	} else {
+		bus.Subscribe(headless.New(stdout).Consume)
+		sum, runErr = camp.Run(ctx)
+	}
 	closeErr := drv.Close()
 	fmt.Fprintf(stdout, "\nevidence: %s\n", dir)
 	switch {

@@ -1,0 +1,255 @@
+package tui
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
+	"github.com/muesli/termenv"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden views")
+
+func TestMain(m *testing.M) {
+	lipgloss.SetColorProfile(termenv.Ascii) // golden views without escape codes
+	os.Exit(m.Run())
+}
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// script is a small deterministic campaign: sanity, then 100/250/500 in
+// one round, the 500 run dropping arrivals and failing its thresholds.
+func script(upTo int) []event.Event {
+	plan := []event.PlannedRun{{ID: "00-sanity", Sanity: true, TargetRPS: 100, Duration: 5 * time.Second, Agents: 10}}
+	for i, r := range []float64{100, 250, 500} {
+		plan = append(plan, event.PlannedRun{ID: []string{"01-r1-100rps", "02-r1-250rps", "03-r1-500rps"}[i], Index: i + 1, Round: 1,
+			TargetRPS: r, Warmup: 2 * time.Second, Duration: 8 * time.Second, Agents: 10})
+	}
+	th := stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}
+	evs := []event.Event{event.CampaignStarted{At: t0, ID: "20261130-120000-test", Name: "test", Driver: "local",
+		Target: "https://127.0.0.1:9031/as/token.oauth2", Runs: plan, Thresholds: th}}
+	at := t0
+	for _, p := range plan {
+		evs = append(evs, event.RunStarted{At: at, Run: p})
+		for s := 0; s < int(p.Total().Seconds()); s++ {
+			ph := stats.Measured
+			if time.Duration(s)*time.Second < p.Warmup {
+				ph = stats.Warmup
+			} else if time.Duration(s)*time.Second == p.Warmup {
+				evs = append(evs, event.PhaseChanged{At: at.Add(p.Warmup), RunID: p.ID, Phase: stats.Measured})
+			}
+			sec := at.Add(time.Duration(s+1) * time.Second)
+			var dropped int64
+			if p.TargetRPS == 500 && s%3 == 0 {
+				dropped = 4
+			}
+			lat := 4 + float64(s%4) + p.TargetRPS/100
+			evs = append(evs,
+				event.Resource{At: sec, Role: "engine", Name: "tokex-serve", CPUMillicores: p.TargetRPS * 3, MemoryBytes: 18 << 20},
+				event.Resource{At: sec, Role: "generator", Name: "tokex-generator", CPUMillicores: p.TargetRPS},
+				event.Window{At: sec, RunID: p.ID, Phase: ph, TargetRPS: p.TargetRPS, Completed: int64(p.TargetRPS) - dropped,
+					OK: int64(p.TargetRPS) - dropped, Dropped: dropped, InFlight: 2,
+					Latency: event.Digest{Count: int64(p.TargetRPS), P50: lat / 2, P95: lat, P99: lat * 1.5}})
+		}
+		for a := 0; a < 10; a++ {
+			evs = append(evs, event.AgentStatus{At: at.Add(p.Total()), RunID: p.ID, Agent: a, Name: "perf-agent-" + string(rune('0'+a)),
+				State: "finished", Sent: int64(p.TargetRPS), OK: int64(p.TargetRPS)})
+		}
+		at = at.Add(p.Total())
+		st := &stats.Run{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, Status: stats.StatusDone, TargetRPS: p.TargetRPS,
+			Requests: int64(p.TargetRPS * 8), OK: int64(p.TargetRPS * 8), SuccessRatio: 1, AchievedRatio: 1,
+			LatencyMs: stats.Latency{P50: 2.5, P95: 5 + p.TargetRPS/100, P99: 9}, EngineCPU: &stats.CPU{AvgCores: p.TargetRPS * 0.003, CPUMsPerExchange: 3}}
+		if p.TargetRPS == 500 {
+			st.Dropped = 12
+		}
+		st.ThresholdsPassed = st.Dropped == 0
+		evs = append(evs, event.RunFinished{At: at, RunID: p.ID, Status: stats.StatusDone, Stats: st})
+		if p.TargetRPS == 250 {
+			evs = append(evs, event.Log{At: at, Source: "tokex", Level: "warn", Message: "generator CPU above 80%"})
+		}
+	}
+	m := New(Options{})
+	for _, e := range evs {
+		m.Apply(e)
+	}
+	sum := *m.summary
+	sum.Status, sum.CampaignID = "done", "20261130-120000-test"
+	stats.BuildSummary(&sum, func() []*stats.Run {
+		var rs []*stats.Run
+		for _, r := range m.runs {
+			rs = append(rs, r.stats)
+		}
+		return rs
+	}(), true)
+	evs = append(evs, event.CampaignFinished{At: at, Status: "done", Summary: &sum})
+	if upTo > 0 && upTo < len(evs) {
+		return evs[:upTo]
+	}
+	return evs
+}
+
+func feed(m *Model, evs []event.Event) {
+	for _, e := range evs {
+		m.Update(EventMsg{Event: e})
+	}
+}
+
+func TestModelFollowsTheCampaign(t *testing.T) {
+	all := script(0)
+	// Stop in the middle of the 500/s run.
+	cut := 0
+	for i, e := range all {
+		if w, ok := e.(event.Window); ok && w.RunID == "03-r1-500rps" && w.Phase == stats.Measured {
+			cut = i + 4
+			break
+		}
+	}
+	m := New(Options{Live: true})
+	feed(m, all[:cut])
+	if m.current == nil || m.current.plan.ID != "03-r1-500rps" || m.current.state != "measuring" {
+		t.Fatalf("current run %+v", m.current)
+	}
+	if m.byID["01-r1-100rps"].state != "done" || m.byID["00-sanity"].state != "done" {
+		t.Error("finished runs are not done")
+	}
+	if m.dropped != 4 || m.p95.Len() != 2 {
+		t.Errorf("dropped %d, p95 points %d", m.dropped, m.p95.Len())
+	}
+	if m.summary == nil || len(m.summary.Stages) != 2 || m.summary.Stages[1].ReportedRun != "02-r1-250rps" {
+		t.Errorf("live summary %+v", m.summary)
+	}
+	if m.lastWarn == nil || !strings.Contains(m.status(120), "generator CPU") {
+		t.Error("the warning is not shown")
+	}
+	feed(m, all[cut:])
+	if m.finished == nil || m.summary.ThresholdsPassed || m.byID["03-r1-500rps"].state != "done" {
+		t.Errorf("final state: finished %v summary %+v", m.finished, m.summary)
+	}
+}
+
+func TestQuitAsksWhileLiveAndStops(t *testing.T) {
+	stopped := 0
+	m := New(Options{Live: true, OnStop: func() { stopped++ }})
+	m.SetSize(120, 40)
+	feed(m, script(10))
+	key := func(k string) tea.Cmd {
+		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+		return cmd
+	}
+	if cmd := key("q"); cmd != nil || !m.confirm {
+		t.Fatal("q quit a live campaign without asking")
+	}
+	if !strings.Contains(m.View(), "Stop the campaign?") {
+		t.Error("no confirmation on screen")
+	}
+	key("n")
+	if m.confirm || stopped != 0 {
+		t.Fatal("n did not cancel")
+	}
+	key("q")
+	key("y")
+	if stopped != 1 || !m.Stopping() {
+		t.Fatal("y did not stop the campaign")
+	}
+	// The campaign ending closes the dashboard by itself.
+	_, cmd := m.Update(EventMsg{Event: event.CampaignFinished{At: t0.Add(time.Minute), Status: "aborted"}})
+	if cmd == nil {
+		t.Error("the dashboard stayed open after a stop")
+	}
+	// A replay quits at once.
+	r := New(Options{})
+	if _, cmd := r.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("q")}); cmd == nil {
+		t.Error("q did not quit a replay")
+	}
+}
+
+func TestTogglesAndTooSmall(t *testing.T) {
+	m := New(Options{})
+	feed(m, script(0))
+	m.SetSize(120, 40)
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("l")})
+	if v := m.View(); !strings.Contains(v, "Logs") || !strings.Contains(v, "generator CPU above 80%") {
+		t.Error("logs pane not shown")
+	}
+	m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("a")})
+	if v := m.View(); !strings.Contains(v, "perf-agent-9") || strings.Contains(v, "Logs —") {
+		t.Error("agents pane not shown instead of logs")
+	}
+	m.Update(tea.WindowSizeMsg{Width: 60, Height: 20})
+	if v := m.View(); !strings.Contains(v, "at least 80×24") {
+		t.Errorf("too small: %q", v)
+	}
+}
+
+func TestGoldenViews(t *testing.T) {
+	all := script(0)
+	mid := 0
+	for i, e := range all {
+		if w, ok := e.(event.Window); ok && w.RunID == "02-r1-250rps" && w.Phase == stats.Measured {
+			mid = i + 10
+			break
+		}
+	}
+	cases := []struct {
+		name string
+		evs  []event.Event
+		w, h int
+	}{
+		{"running-80x24", all[:mid], 80, 24},
+		{"running-120x40", all[:mid], 120, 40},
+		{"final-80x24", all, 80, 24},
+		{"final-120x40", all, 120, 40},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			m := New(Options{Live: true})
+			m.Update(tea.WindowSizeMsg{Width: c.w, Height: c.h})
+			feed(m, c.evs)
+			got := m.View()
+			lines := strings.Split(got, "\n")
+			if len(lines) != c.h {
+				t.Errorf("%d lines, want %d", len(lines), c.h)
+			}
+			for i, l := range lines {
+				if w := lipgloss.Width(l); w > c.w {
+					t.Errorf("line %d is %d wide: %q", i, w, l)
+				}
+			}
+			path := filepath.Join("testdata", c.name+".golden")
+			if *update {
+				_ = os.MkdirAll("testdata", 0o755)
+				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatalf("%v (run go test ./tui -update)", err)
+			}
+			if got != string(want) {
+				t.Errorf("view differs from %s:\n%s", path, got)
+			}
+		})
+	}
+}
+
+// BenchmarkView is the cost of one frame at 120×40 mid-campaign; at 500
+// exchanges/s the stream brings about 15 events a second, so the
+// dashboard's share of a core is ns/op × 15 / 1e9.
+func BenchmarkView(b *testing.B) {
+	m := New(Options{Live: true})
+	m.SetSize(120, 40)
+	feed(m, script(0)[:300])
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		_ = m.View()
+	}
+}

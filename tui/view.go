@@ -1,0 +1,421 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+const ladderWidth = 30
+
+// View implements tea.Model.
+func (m *Model) View() string {
+	w, h := m.width, m.height
+	if w == 0 || h == 0 {
+		return ""
+	}
+	if w < MinWidth || h < MinHeight {
+		return fmt.Sprintf("tokex needs a terminal of at least %d×%d (this one is %d×%d).\nEnlarge it, or press q to quit.", MinWidth, MinHeight, w, h)
+	}
+	rule := m.styles.Rule.Render(strings.Repeat("─", w))
+	header := m.header(w)
+	footer := []string{m.status(w), m.helpLine(w)}
+	bodyH := h - len(header) - 2 - len(footer) // two rules
+	// The middle shows the whole ladder when it can; the results table
+	// keeps room for its title, header, one row per stage and the verdict.
+	stages := 3
+	if m.summary != nil {
+		stages = max(stages, len(m.summary.Stages))
+	}
+	midH := min(max(9, len(m.runs)+1), bodyH-(stages+3))
+	midH = max(midH, min(9, bodyH-4))
+	bottomH := bodyH - midH
+	mid := lipgloss.JoinHorizontal(lipgloss.Top,
+		fit(m.ladder(ladderWidth, midH), ladderWidth, midH),
+		fit(strings.Repeat("│\n", midH-1)+"│", 1, midH),
+		fit(m.live(w-ladderWidth-2, midH), w-ladderWidth-2, midH))
+	var bottom []string
+	switch {
+	case m.showLogs:
+		bottom = m.logPane(w, bottomH)
+	case m.showAgents:
+		bottom = m.agentPane(w, bottomH)
+	default:
+		bottom = m.results(w, bottomH)
+	}
+	lines := append([]string{}, header...)
+	lines = append(lines, rule, mid, rule)
+	lines = append(lines, fit(strings.Join(bottom, "\n"), w, bottomH))
+	lines = append(lines, footer...)
+	return strings.Join(lines, "\n")
+}
+
+// fit pads or cuts a block to exactly w×h cells.
+func fit(s string, w, h int) string {
+	ls := strings.Split(s, "\n")
+	if len(ls) > h {
+		ls = ls[:h]
+	}
+	for len(ls) < h {
+		ls = append(ls, "")
+	}
+	for i, l := range ls {
+		l = ansi.Truncate(l, w, "…")
+		if pad := w - ansi.StringWidth(l); pad > 0 {
+			l += strings.Repeat(" ", pad)
+		}
+		ls[i] = l
+	}
+	return strings.Join(ls, "\n")
+}
+
+func dur(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	d = d.Round(time.Second)
+	if d >= time.Hour {
+		return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+	}
+	if d >= time.Minute {
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%ds", int(d.Seconds()))
+}
+
+func (m *Model) header(w int) []string {
+	s := m.styles
+	if m.campaign == nil {
+		src := "waiting for the campaign to start…"
+		if m.opt.Source != "" {
+			src = m.opt.Source
+		}
+		return []string{s.Title.Render("tokex") + " " + s.Dim.Render(src), ""}
+	}
+	c := m.campaign
+	l1 := s.Title.Render("tokex") + " " + s.Value.Render(c.Name) + s.Dim.Render(" · "+c.Driver+" · ") + c.Target
+	elapsed := m.now.Sub(c.At)
+	var remaining time.Duration
+	for _, r := range m.runs {
+		switch r.state {
+		case "pending":
+			remaining += r.plan.Total()
+		case "warmup", "measuring":
+			remaining += r.plan.Total() - m.now.Sub(r.started)
+		}
+	}
+	state := "running"
+	if m.finished != nil {
+		state = m.finished.Status
+		remaining = 0
+	} else if m.stopping {
+		state = "stopping"
+	}
+	l2 := s.Dim.Render("campaign ") + c.ID + s.Dim.Render(" · elapsed ") + dur(elapsed)
+	if m.finished == nil {
+		l2 += s.Dim.Render(" · ETA ") + dur(remaining)
+	}
+	l2 += s.Dim.Render(" · ") + m.stateStyle(state).Render(state)
+	return []string{ansi.Truncate(l1, w, "…"), ansi.Truncate(l2, w, "…")}
+}
+
+func (m *Model) stateStyle(state string) lipgloss.Style {
+	switch state {
+	case "done", "measuring":
+		return m.styles.Good
+	case "failed", "aborted", "stopping":
+		return m.styles.Bad
+	case "warmup", "running":
+		return m.styles.Warn
+	}
+	return m.styles.Dim
+}
+
+func (m *Model) ladder(w, h int) string {
+	s := m.styles
+	lines := []string{s.Label.Render("Ladder")}
+	// Keep the current run visible when the ladder is taller than the pane.
+	first := 0
+	if m.current != nil && len(m.runs) > h-1 {
+		idx := m.current.plan.Index
+		first = min(max(0, idx-(h-1)/2), len(m.runs)-(h-1))
+	}
+	for i := first; i < len(m.runs) && len(lines) < h; i++ {
+		r := m.runs[i]
+		icon, st := "·", s.Dim
+		switch r.state {
+		case "warmup", "measuring":
+			icon, st = "▶", s.Current
+		case "done":
+			icon, st = "✓", s.Good
+			if r.stats != nil && !r.stats.ThresholdsPassed && !r.plan.Sanity {
+				icon, st = "✗", s.Bad
+			}
+		case "failed", "aborted":
+			icon, st = "✗", s.Bad
+		}
+		label := r.plan.ID
+		note := stats.StageLabel(r.plan.TargetRPS)
+		if r.plan.Sanity {
+			note = "sanity"
+		}
+		line := fmt.Sprintf("%s %-16s %s", icon, label, note)
+		if r.state == "aborted" || r.state == "failed" {
+			line = fmt.Sprintf("%s %-16s %s", icon, label, r.state)
+		}
+		lines = append(lines, st.Render(ansi.Truncate(line, w, "…")))
+	}
+	return strings.Join(lines, "\n")
+}
+
+func (m *Model) live(w, h int) string {
+	s := m.styles
+	r := m.current
+	if r == nil {
+		return s.Dim.Render("no run yet")
+	}
+	var lines []string
+	elapsed := m.now.Sub(r.started)
+	total := r.plan.Total()
+	frac := 0.0
+	if total > 0 {
+		frac = min(1, max(0, elapsed.Seconds()/total.Seconds()))
+	}
+	if r.state != "warmup" && r.state != "measuring" {
+		frac = 1
+		if r.stats != nil && r.stats.MeasuredSeconds > 0 && r.state != "done" {
+			frac = min(1, r.stats.MeasuredSeconds/total.Seconds())
+		}
+	}
+	m.bar.Width = max(10, w-42)
+	lines = append(lines, fmt.Sprintf("%s %s %s %3.0f%% %s/%s", s.Value.Render(r.plan.ID), m.stateStyle(r.state).Render(fmt.Sprintf("%-9s", r.state)),
+		m.bar.ViewAs(frac), frac*100, dur(min(elapsed, total)), dur(total)))
+	achieved, inflight := 0.0, int64(0)
+	var p50, p95, p99 float64
+	if m.win != nil {
+		achieved = float64(m.win.Completed)
+		inflight = m.win.InFlight
+		p50, p95, p99 = m.win.Latency.P50, m.win.Latency.P95, m.win.Latency.P99
+	}
+	lines = append(lines, fmt.Sprintf("%s %s  %s %s  %s %d",
+		s.Label.Render("target"), s.Value.Render(stats.StageLabel(r.plan.TargetRPS)),
+		s.Label.Render("achieved"), s.Value.Render(fmt.Sprintf("%.0f/s", achieved)),
+		s.Label.Render("in-flight"), inflight))
+	succ := "—"
+	if n := m.ok + m.errs; n > 0 {
+		st := s.Good
+		if m.errs > 0 {
+			st = s.Bad
+		}
+		succ = st.Render(fmt.Sprintf("%.2f%%", float64(m.ok)/float64(n)*100))
+	}
+	dropped := s.Good.Render("0")
+	if m.dropped > 0 {
+		dropped = s.Bad.Render(fmt.Sprint(m.dropped))
+	}
+	lines = append(lines, fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("success"), succ, s.Label.Render("dropped"), dropped,
+		s.Label.Render("errors"), m.errs))
+	sparkW := max(8, w-36)
+	lines = append(lines, fmt.Sprintf("%s %s %s  %s",
+		s.Label.Render("p95   "), charts.Sparkline(&m.p95, sparkW, 1, s.Spark),
+		s.Value.Render(fmt.Sprintf("%7.2f ms", p95)), s.Dim.Render(fmt.Sprintf("p50 %.1f p99 %.1f", p50, p99))))
+	engines := m.engineList()
+	if len(engines) == 0 {
+		lines = append(lines, s.Label.Render("engine ")+s.Dim.Render("not measured"))
+	}
+	var mem int64
+	for _, e := range engines {
+		mem += e.mem
+	}
+	if len(engines) > 1 {
+		lines = append(lines, fmt.Sprintf("%s %s %s", s.Label.Render("engines"), charts.Sparkline(&m.engineTot, sparkW, 100, s.Engine),
+			s.Value.Render(fmt.Sprintf("%7.0f m", m.engineTotal()))))
+	}
+	for _, e := range engines {
+		if len(lines) >= h-1 {
+			break
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("engine "), charts.Sparkline(&e.series, sparkW, 100, s.Engine),
+			s.Value.Render(fmt.Sprintf("%7.0f m", e.series.Last())), s.Dim.Render(ansi.Truncate(e.name, 16, "…"))))
+	}
+	lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("gen.   "), charts.Sparkline(&m.generator, sparkW, 100, s.Gen),
+		s.Value.Render(fmt.Sprintf("%7.0f m", m.generator.Last())), s.Dim.Render("memory "+bytesIEC(mem))))
+	return strings.Join(lines, "\n")
+}
+
+func bytesIEC(b int64) string {
+	switch {
+	case b >= 1<<30:
+		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
+	case b >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+	}
+	return fmt.Sprintf("%d KiB", b>>10)
+}
+
+// results is the article's two tables in one, reported run per stage.
+func (m *Model) results(w, h int) []string {
+	s := m.styles
+	title := s.Label.Render("Results") + s.Dim.Render(" — median run per stage by p95, measured phase, latency from send")
+	if m.summary == nil || len(m.summary.Stages) == 0 {
+		return []string{title, s.Dim.Render("the table fills in as runs finish")}
+	}
+	rows := [][]string{{"Stage", "p95 per round (ms)", "Requests", "median", "p95", "p99", "cores", "CPU-ms/ex", ""}}
+	marks := []string{""}
+	for _, st := range m.summary.Stages {
+		rep := st.Reported()
+		var spread []string
+		for _, r := range st.Runs {
+			v := string(r.Status)
+			if r.Status == stats.StatusDone && r.Requests > 0 {
+				v = fmt.Sprintf("%.2f", r.LatencyMs.P95)
+				if r.ID == st.ReportedRun {
+					v = "[" + v + "]"
+				}
+			}
+			spread = append(spread, v)
+		}
+		row := []string{stats.StageLabel(st.TargetRPS), strings.Join(spread, " ")}
+		mark := ""
+		if rep != nil {
+			l := rep.LatencyMs
+			cores, cpu := "n/a", "n/a"
+			if rep.EngineCPU != nil {
+				cores, cpu = fmt.Sprintf("%.2f", rep.EngineCPU.AvgCores), fmt.Sprintf("%.2f", rep.EngineCPU.CPUMsPerExchange)
+			}
+			row = append(row, stats.Thousands(rep.Requests), fmt.Sprintf("%.1f", l.P50), fmt.Sprintf("%.1f", l.P95), fmt.Sprintf("%.1f", l.P99), cores, cpu)
+			mark = "✓"
+			for _, r := range st.Runs {
+				if r.Status == stats.StatusDone && !r.ThresholdsPassed {
+					mark = "✗"
+				}
+			}
+		} else {
+			row = append(row, "", "", "", "", "", "")
+		}
+		rows = append(rows, append(row, mark))
+		marks = append(marks, mark)
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], ansi.StringWidth(c))
+		}
+	}
+	out := []string{title}
+	for ri, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			pad := strings.Repeat(" ", widths[i]-ansi.StringWidth(c))
+			if i <= 1 {
+				b.WriteString(c + pad + "  ")
+			} else {
+				b.WriteString(pad + c + "  ")
+			}
+		}
+		line := strings.TrimRight(b.String(), " ")
+		switch {
+		case ri == 0:
+			line = s.Dim.Render(line)
+		case marks[ri] == "✗":
+			line = s.Bad.Render(line)
+		case marks[ri] == "✓":
+			line = s.Good.Render(line)
+		}
+		out = append(out, line)
+	}
+	if m.finished != nil && m.summary != nil {
+		verdict := s.Good.Render("thresholds PASSED")
+		if !m.summary.ThresholdsPassed {
+			verdict = s.Bad.Render("thresholds FAILED")
+		}
+		t := m.summary.Totals
+		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped", verdict, stats.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped))
+	}
+	_ = h
+	return out
+}
+
+func (m *Model) logPane(w, h int) []string {
+	s := m.styles
+	out := []string{s.Label.Render("Logs") + s.Dim.Render(" — agents, server and tokex (l to hide)")}
+	logs := m.logs
+	if n := h - 1; len(logs) > n {
+		logs = logs[len(logs)-n:]
+	}
+	for _, l := range logs {
+		st := s.Dim
+		switch l.Level {
+		case "warn":
+			st = s.Warn
+		case "error":
+			st = s.Bad
+		}
+		out = append(out, st.Render(ansi.Truncate(fmt.Sprintf("%s %-6s %s", l.At.UTC().Format("15:04:05"), l.Source, l.Message), w, "…")))
+	}
+	if len(m.logs) == 0 {
+		out = append(out, s.Dim.Render("no log lines yet"))
+	}
+	return out
+}
+
+func (m *Model) agentPane(w, h int) []string {
+	s := m.styles
+	out := []string{s.Label.Render("Agents") + s.Dim.Render(" — current run (a to hide)"),
+		s.Dim.Render(fmt.Sprintf("%-16s %-9s %9s %9s %7s %8s", "agent", "state", "sent", "ok", "errors", "dropped"))}
+	if len(m.agents) == 0 {
+		return append(out, s.Dim.Render("no agent reports yet"))
+	}
+	ids := make([]int, 0, len(m.agents))
+	for id := range m.agents {
+		ids = append(ids, id)
+	}
+	for i := 1; i < len(ids); i++ {
+		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
+			ids[j], ids[j-1] = ids[j-1], ids[j]
+		}
+	}
+	for _, id := range ids {
+		if len(out) >= h {
+			out = append(out[:h-1], s.Dim.Render(fmt.Sprintf("… %d more", len(ids)-(h-3))))
+			break
+		}
+		a := m.agents[id]
+		out = append(out, fmt.Sprintf("%-16s %-9s %9d %9d %7d %8d", ansi.Truncate(a.Name, 16, "…"), a.State, a.Sent, a.OK, a.Errors, a.Dropped))
+	}
+	_ = w
+	return out
+}
+
+func (m *Model) status(w int) string {
+	s := m.styles
+	switch {
+	case m.confirm:
+		return s.Bad.Render("Stop the campaign? Finished runs keep their evidence; the current run is marked aborted. [y/N]")
+	case m.stopping && m.finished == nil:
+		return s.Warn.Render("stopping the current run… (Ctrl-C again to quit at once)")
+	case m.finished != nil:
+		msg := "campaign " + m.finished.Status
+		if m.finished.Reason != "" {
+			msg += ": " + m.finished.Reason
+		}
+		return ansi.Truncate(m.stateStyle(m.finished.Status).Render(msg)+s.Dim.Render(" — press q to exit"), w, "…")
+	case m.lastWarn != nil:
+		return ansi.Truncate(s.Warn.Render(m.lastWarn.Level+": "+m.lastWarn.Message), w, "…")
+	}
+	return ""
+}
+
+func (m *Model) helpLine(w int) string {
+	m.help.Width = w
+	if m.help.ShowAll {
+		return ansi.Truncate(strings.ReplaceAll(m.help.View(m.keys), "\n", "  "), w, "…")
+	}
+	return m.help.View(m.keys)
+}
