@@ -72,17 +72,17 @@ type Model struct {
 	summary  *stats.Summary
 
 	// live panels (current run)
-	win        *event.Window
-	p95        charts.Series
-	dropped    int64
-	ok, errs   int64
-	engines    map[string]*engineSeries
-	engineTot  charts.Series
-	lastTick   int64
-	generator  charts.Series
-	agents     map[int]agentRow
-	logs       []event.Log
-	lastWarn   *event.Log
+	win       *event.Window
+	p95       charts.Series
+	dropped   int64
+	ok, errs  int64
+	engines   map[string]*engineSeries
+	engineTot charts.Series
+	lastTick  int64
+	generator charts.Series
+	agents    map[int]agentRow
+	logs      []event.Log
+	lastWarn  *event.Log
 
 	// UI
 	showLogs, showAgents, confirm, stopping bool

@@ -9,7 +9,9 @@ type Styles struct {
 
 // DefaultStyles returns the standard styles.
 func DefaultStyles() Styles {
-	c := func(light, dark string) lipgloss.AdaptiveColor { return lipgloss.AdaptiveColor{Light: light, Dark: dark} }
+	c := func(light, dark string) lipgloss.AdaptiveColor {
+		return lipgloss.AdaptiveColor{Light: light, Dark: dark}
+	}
 	return Styles{
 		Title:   lipgloss.NewStyle().Bold(true).Foreground(c("#5A3FC0", "#B9A6FF")),
 		Dim:     lipgloss.NewStyle().Foreground(c("#6B6B6B", "#8A8A8A")),
