@@ -1,0 +1,177 @@
+package k6
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fixture opens a real k6 output from ../shared/fixtures/k6 (beside the repo).
+func fixture(t testing.TB, name string) *os.File {
+	t.Helper()
+	dir, _ := os.Getwd()
+	for ; dir != "/"; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+	}
+	f, err := os.Open(filepath.Join(dir, "..", "shared", "fixtures", "k6", name))
+	if err != nil {
+		t.Fatalf("fixture: %v (the k6 fixtures live in ../shared/fixtures/k6)", err)
+	}
+	t.Cleanup(func() { f.Close() })
+	return f
+}
+
+func TestParseSummaryFixtures(t *testing.T) {
+	cases := []struct {
+		file                  string
+		format                string
+		reqs, iters, dropped  float64
+		p95                   float64
+		failedRatio           float64
+		thresholds, thrFailed int
+		crossed               bool
+	}{
+		{"gen-k6v2.2.0-pod-quiet.log", "v1", 215, 175, 166, 290.84, 0.1069, 5, 3, true},
+		{"k6docs-next-summary-compact.txt", "v1", 45, 45, 0, 148.21, 0, 3, 0, false},
+		{"k6docs-next-summary-full.txt", "v1", -1, -1, 0, -1, -1, -1, -1, false},
+		{"k6learn-legacy-summary-constant-arrival.txt", "legacy", 410, 410, 1091, 165.43, 0, 0, 0, false},
+		{"mini-nginx-v1-summary-constant-arrival-dropped.txt", "v1", 1767, 1767, 12568, 17980, 0, 4, 3, true},
+	}
+	for _, c := range cases {
+		t.Run(c.file, func(t *testing.T) {
+			s, err := ParseSummary(fixture(t, c.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Format != c.format {
+				t.Errorf("format %s", s.Format)
+			}
+			if c.reqs < 0 {
+				if len(s.Metrics) < 5 {
+					t.Errorf("only %d metrics", len(s.Metrics))
+				}
+				return
+			}
+			if n, _ := s.Counter("http_reqs"); n != c.reqs {
+				t.Errorf("http_reqs %v", n)
+			}
+			if n, _ := s.Counter("iterations"); n != c.iters {
+				t.Errorf("iterations %v", n)
+			}
+			if n, _ := s.Counter("dropped_iterations"); n != c.dropped {
+				t.Errorf("dropped %v", n)
+			}
+			d := s.Metrics["http_req_duration"]
+			if d == nil || d.Kind != "trend" || d.Stats["p(95)"] != c.p95 {
+				t.Errorf("http_req_duration %+v", d)
+			}
+			if f := s.Metrics["http_req_failed"]; f == nil || f.Kind != "rate" || f.Ratio != c.failedRatio {
+				t.Errorf("http_req_failed %+v", f)
+			}
+			failed := 0
+			for _, th := range s.Thresholds {
+				if !th.Passed {
+					failed++
+				}
+			}
+			if len(s.Thresholds) != c.thresholds || failed != c.thrFailed || s.Crossed != c.crossed {
+				t.Errorf("thresholds %d failed %d crossed %v: %+v", len(s.Thresholds), failed, s.Crossed, s.Thresholds)
+			}
+		})
+	}
+}
+
+func TestSummaryDetails(t *testing.T) {
+	s, err := ParseSummary(fixture(t, "gen-k6v2.2.0-pod-quiet.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := s.Metrics["http_req_duration{scenario:steady_orders}"]
+	if sub == nil || sub.Stats["p(95)"] != 280.12 {
+		t.Errorf("submetric %+v", sub)
+	}
+	if f := s.Metrics["http_req_failed"]; f.Passes != 23 || f.Total != 215 {
+		t.Errorf("rate counts %+v", f)
+	}
+	if len(s.Warnings) == 0 || !strings.Contains(s.Warnings[0], "Insufficient VUs") {
+		t.Errorf("warnings %v", s.Warnings)
+	}
+	legacy, _ := ParseSummary(fixture(t, "k6learn-legacy-summary-constant-arrival.txt"))
+	if f := legacy.Metrics["http_req_failed"]; f.Passes != 0 || f.Total != 410 {
+		t.Errorf("legacy rate %+v", f)
+	}
+	if b := legacy.Metrics["http_req_blocked"]; b.Stats["min"] != 0.001 {
+		t.Errorf("µs parsing %+v", b.Stats)
+	}
+}
+
+func TestParseExport(t *testing.T) {
+	for _, name := range []string{"gen-k6v2.2.0-summary-export-legacy.json", "k6repo-summary_test-old-json-export.json"} {
+		s, err := ParseExport(fixture(t, name))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(s.Metrics) == 0 {
+			t.Errorf("%s: no metrics", name)
+		}
+	}
+	s, _ := ParseExport(fixture(t, "gen-k6v2.2.0-summary-export-legacy.json"))
+	if n, _ := s.Counter("http_reqs"); n != 215 {
+		t.Errorf("http_reqs %v", n)
+	}
+	if !s.Crossed {
+		t.Error("failed thresholds not seen")
+	}
+}
+
+func TestReadNDJSON(t *testing.T) {
+	for _, c := range []struct {
+		file      string
+		durations int
+		malformed int
+	}{
+		{"gen-k6v2.2.0-out.ndjson", 117, 0},
+		{"kirilly-k6-load-template-results.ndjson", -1, 0},
+		{"k6repo-json_test-expected.ndjson", -1, 0},
+	} {
+		n := 0
+		st, err := ReadNDJSON(fixture(t, c.file), func(p Point) error {
+			if p.Metric == "http_req_duration" {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("%s: %v", c.file, err)
+		}
+		if st.Malformed != c.malformed || st.Points == 0 {
+			t.Errorf("%s: %+v", c.file, st)
+		}
+		if c.durations >= 0 && n != c.durations {
+			t.Errorf("%s: %d durations", c.file, n)
+		}
+	}
+	st, _ := ReadNDJSON(strings.NewReader("{\"type\":\"Point\"}\nnot json\n{\"metric\":\"x\",\"type\":\"Point\",\"data\":{\"time\":\"2026-01-01T00:00:00Z\",\"value\":1}}\n"), func(Point) error { return nil })
+	if st.Malformed != 2 || st.Points != 1 || st.FirstBad != 1 {
+		t.Errorf("malformed handling %+v", st)
+	}
+}
+
+func FuzzParseSummary(f *testing.F) {
+	f.Add("     http_reqs......................: 410    13.617531/s\n")
+	f.Add("  █ THRESHOLDS\n\n    http_req_failed\n    ✓ 'rate<0.01' rate=0.00%\n")
+	f.Add("    http_req_duration..: avg=1ms min=2µs med=1m2s max=x p(95)=3s\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ParseSummary(strings.NewReader(s))
+	})
+}
+
+func FuzzReadNDJSON(f *testing.F) {
+	f.Add(`{"metric":"http_reqs","type":"Point","data":{"time":"2026-11-30T14:36:01.7Z","value":1,"tags":{"a":"b"}}}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ReadNDJSON(strings.NewReader(s), func(Point) error { return nil })
+	})
+}
