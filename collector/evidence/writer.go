@@ -49,6 +49,7 @@ type Manifest struct {
 	Version       string     `json:"version"`
 	Host          string     `json:"host"`
 	GoVersion     string     `json:"go_version"`
+	CPUs          int        `json:"cpus,omitempty"` // cores of the generating host
 	CampaignID    string     `json:"campaign_id"`
 	Name          string     `json:"name"`
 	Driver        string     `json:"driver"`

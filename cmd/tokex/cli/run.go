@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/report"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -281,7 +283,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		if y, err = c.Redacted(); err == nil {
 			host, _ := os.Hostname()
 			w, err = evidence.Create(dir, y, evidence.Manifest{
-				Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CampaignID: o.id,
+				Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CPUs: runtime.NumCPU(), CampaignID: o.id,
 				Name: c.Name, Driver: "local", Started: time.Now(),
 			})
 		}
@@ -359,6 +361,11 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		sum, runErr = camp.Run(ctx)
 	}
 	closeErr := drv.Close()
+	if file, err := report.Write(dir, ""); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: report:", err)
+	} else {
+		fmt.Fprintf(stdout, "\nreport:   %s", file)
+	}
 	fmt.Fprintf(stdout, "\nevidence: %s\n", dir)
 	switch {
 	case interrupted.Load() || (sum != nil && sum.Status == "aborted"):

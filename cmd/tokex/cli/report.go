@@ -1,0 +1,33 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tokex-dev/tokex/collector/report"
+)
+
+func newReportCmd() *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "report DIR",
+		Short: "Write the self-contained HTML dashboard of an evidence folder",
+		Long: `Render an evidence folder as one HTML file that needs no network: headline
+tiles, the article's tables, per-run charts of throughput, latency, engine CPU
+and memory and generator CPU on one shared time axis, per-agent details and the
+warnings that change what the numbers mean. tokex run writes DIR/report.html
+at the end of every campaign.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file, err := report.Write(args[0], out)
+			if err != nil {
+				return &exitError{code: ExitCannotRun, err: err}
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), "wrote", file)
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default DIR/report.html)")
+	return cmd
+}

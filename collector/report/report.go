@@ -1,0 +1,307 @@
+package report
+
+import (
+	"bytes"
+	_ "embed"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+//go:embed report.html.tmpl
+var pageTemplate string
+
+var page = template.Must(template.New("report").Funcs(template.FuncMap{
+	"pct":   func(v float64) string { return fmt.Sprintf("%.2f%%", v*100) },
+	"ms":    func(v float64) string { return fmt.Sprintf("%.2f ms", v) },
+	"f2":    func(v float64) string { return fmt.Sprintf("%.2f", v) },
+	"num":   stats.Thousands,
+	"stage": stats.StageLabel,
+}).Parse(pageTemplate))
+
+// Tile is a headline figure.
+type Tile struct {
+	Label, Value, Class string
+}
+
+// RunView is one run's section.
+type RunView struct {
+	Run      *stats.Run
+	Reported bool
+	Charts   []template.HTML
+	Agents   []agentRow
+	Missing  string
+}
+
+// StageSpread is the per-run p95 of one stage.
+type StageSpread struct {
+	Stage    float64
+	P95      []string
+	Reported string
+}
+
+// View is everything the page shows.
+type View struct {
+	S              *stats.Summary
+	Manifest       *evidence.Manifest
+	Tiles          []Tile
+	Warnings       []string
+	LatencyTable   stats.Table
+	ScheduleTable  stats.Table
+	ResourceTable  stats.Table
+	Spread         []StageSpread
+	Runs           []RunView
+	Recomputed     bool
+}
+
+// Build renders the evidence folder dir as HTML.
+func Build(dir string) ([]byte, error) {
+	f, err := evidence.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	v := &View{Manifest: f.Manifest}
+	v.S, err = f.Summary()
+	if err != nil {
+		if v.S, err = f.Recompute(stats.Thresholds{}); err != nil {
+			return nil, err
+		}
+		v.Recomputed = true
+		v.Warnings = append(v.Warnings, "no summary.json (the campaign did not finish): figures recomputed from the rows, thresholds unknown")
+	}
+	s := v.S
+	v.LatencyTable, v.ScheduleTable, v.ResourceTable = s.LatencyTable(), s.ScheduleTable(), s.ResourceTable()
+	v.tiles()
+	v.Warnings = append(v.Warnings, warnings(s, f.Manifest)...)
+	reported := map[string]bool{}
+	for _, st := range s.Stages {
+		reported[st.ReportedRun] = true
+		sp := StageSpread{Stage: st.TargetRPS, Reported: st.ReportedRun}
+		for _, r := range st.Runs {
+			if r.Status == stats.StatusDone && r.Requests > 0 {
+				sp.P95 = append(sp.P95, fmt.Sprintf("%.2f", r.LatencyMs.P95))
+			} else {
+				sp.P95 = append(sp.P95, string(r.Status))
+			}
+		}
+		v.Spread = append(v.Spread, sp)
+	}
+	var runs []*stats.Run
+	if s.Sanity != nil {
+		runs = append(runs, s.Sanity)
+	}
+	for _, st := range s.Stages {
+		runs = append(runs, st.Runs...)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Index < runs[j].Index })
+	for _, r := range runs {
+		rv := RunView{Run: r, Reported: reported[r.ID]}
+		if err := rv.build(filepath.Join(dir, evidence.RunsDir, r.ID)); err != nil {
+			rv.Missing = err.Error()
+		}
+		v.Runs = append(v.Runs, rv)
+	}
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Write renders dir's report into file (default dir/report.html).
+func Write(dir, file string) (string, error) {
+	if file == "" {
+		file = filepath.Join(dir, "report.html")
+	}
+	b, err := Build(dir)
+	if err != nil {
+		return "", err
+	}
+	return file, os.WriteFile(file, b, 0o644)
+}
+
+func (v *View) tiles() {
+	s := v.S
+	verdict, class := "PASSED", "good"
+	if !s.ThresholdsPassed {
+		verdict, class = "FAILED", "bad"
+	}
+	if v.Recomputed {
+		verdict, class = "unknown", "warn"
+	}
+	v.Tiles = append(v.Tiles,
+		Tile{"thresholds", verdict, class},
+		Tile{"exchanges (measured)", stats.Thousands(s.Totals.Exchanges), ""},
+		Tile{"success", fmt.Sprintf("%.2f%%", s.Totals.SuccessRatio*100), okClass(s.Totals.SuccessRatio >= 0.99)},
+		Tile{"dropped", stats.Thousands(s.Totals.Dropped), okClass(s.Totals.Dropped == 0)})
+	for _, st := range s.Stages {
+		if r := st.Reported(); r != nil {
+			v.Tiles = append(v.Tiles, Tile{"p95 at " + stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f ms", r.LatencyMs.P95), ""})
+			if r.EngineCPU != nil {
+				v.Tiles = append(v.Tiles, Tile{"CPU-ms / exchange at " + stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f", r.EngineCPU.CPUMsPerExchange), ""})
+			}
+		}
+	}
+}
+
+func okClass(ok bool) string {
+	if ok {
+		return "good"
+	}
+	return "bad"
+}
+
+// warnings lists what changes the meaning of the numbers.
+func warnings(s *stats.Summary, m *evidence.Manifest) []string {
+	var out []string
+	if m.Status != "done" {
+		out = append(out, fmt.Sprintf("the campaign is %s%s", m.Status, suffix(m.Reason)))
+	}
+	all := append([]*stats.Run{}, s.Sanity)
+	for _, st := range s.Stages {
+		all = append(all, st.Runs...)
+	}
+	for _, r := range all {
+		if r == nil {
+			continue
+		}
+		if r.Status != stats.StatusDone {
+			out = append(out, fmt.Sprintf("%s was %s%s; it is not reported", r.ID, r.Status, suffix(r.Reason)))
+		}
+		if r.Dropped > 0 {
+			out = append(out, fmt.Sprintf("%s dropped %s arrivals: the generator's in-flight cap was full, so the server saw less than the target", r.ID, stats.Thousands(r.Dropped)))
+		}
+		if r.SendLagMs.P99 > 10 {
+			out = append(out, fmt.Sprintf("%s: the generator sent late (send lag p99 %.1f ms); see latency_from_schedule", r.ID, r.SendLagMs.P99))
+		}
+		if r.GeneratorCPU != nil && m.CPUs > 0 && r.GeneratorCPU.PeakCores > 0.8*float64(m.CPUs) {
+			out = append(out, fmt.Sprintf("%s: the generator used %.2f cores at peak: it may have been starved", r.ID, r.GeneratorCPU.PeakCores))
+		}
+		if !r.Sanity && r.Status == stats.StatusDone && !r.ThresholdsPassed {
+			var failed []string
+			for _, t := range r.Thresholds {
+				if !t.Passed {
+					failed = append(failed, fmt.Sprintf("%s %g (was %g)", t.Name, t.Limit, t.Actual))
+				}
+			}
+			out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, strings.Join(failed, "; ")))
+		}
+		for _, w := range r.Warnings {
+			if !strings.Contains(w, "dropped") {
+				out = append(out, r.ID+": "+w)
+			}
+		}
+	}
+	return out
+}
+
+func suffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return " (" + reason + ")"
+}
+
+// build computes the run's charts from its rows and samples.
+func (rv *RunView) build(dir string) error {
+	r := rv.Run
+	rows, err := evidence.ReadRequests(filepath.Join(dir, evidence.RequestsFile))
+	if err != nil && len(rows) == 0 {
+		return err
+	}
+	res, err := evidence.ReadResources(filepath.Join(dir, evidence.ResourcesFile))
+	if err != nil {
+		return err
+	}
+	start := r.Started.UnixMicro()
+	total := r.MeasuredEnd.Sub(r.Started).Seconds()
+	warm := r.MeasuredStart.Sub(r.Started).Seconds()
+	secs := perSecond(rows, start)
+	bands := []charts.Band{}
+	if warm > 0 {
+		bands = append(bands, charts.Band{X0: 0, X1: warm, Label: "warmup"})
+	}
+	xmax := total + 2
+	var tx, done, drop, mean, p50, p95, p99 []float64
+	for _, s := range secs {
+		if s.t < 0 {
+			continue
+		}
+		x := s.t + 0.5
+		tx = append(tx, x)
+		done = append(done, float64(s.completed))
+		drop = append(drop, float64(s.dropped))
+		mean, p50, p95, p99 = append(mean, s.mean), append(p50, s.p50), append(p95, s.p95), append(p99, s.p99)
+	}
+	rv.Charts = append(rv.Charts,
+		template.HTML(charts.Chart{Title: "Throughput", YUnit: "exchanges / s", XMax: xmax, Bands: bands, Lines: []charts.Line{
+			{Name: "target", X: []float64{0, total}, Y: []float64{r.TargetRPS, r.TargetRPS}, Class: "s0", Dash: true},
+			{Name: "achieved", X: tx, Y: done, Class: "s1"},
+			{Name: "dropped", X: tx, Y: drop, Class: "s4"},
+		}}.SVG()),
+		template.HTML(charts.Chart{Title: "Latency per second (from send)", YUnit: "ms", XMax: xmax, Bands: bands, Lines: []charts.Line{
+			{Name: "avg", X: tx, Y: mean, Class: "s0", Dash: true},
+			{Name: "p50", X: tx, Y: p50, Class: "s1"},
+			{Name: "p95", X: tx, Y: p95, Class: "s2"},
+			{Name: "p99", X: tx, Y: p99, Class: "s3"},
+		}}.SVG()))
+	// Resources, per role and name.
+	type group struct{ x, cpu, mem []float64 }
+	byRole := map[string]map[string]*group{}
+	for _, smp := range res {
+		x := float64(smp.AtUS-start) / 1e6
+		if x < 0 || x > xmax {
+			continue
+		}
+		if byRole[smp.Kind] == nil {
+			byRole[smp.Kind] = map[string]*group{}
+		}
+		g := byRole[smp.Kind][smp.Name]
+		if g == nil {
+			g = &group{}
+			byRole[smp.Kind][smp.Name] = g
+		}
+		g.x, g.cpu, g.mem = append(g.x, x), append(g.cpu, smp.CPUMillicores), append(g.mem, float64(smp.MemoryBytes)/(1<<20))
+	}
+	names := func(role string) []string {
+		var n []string
+		for k := range byRole[role] {
+			n = append(n, k)
+		}
+		sort.Strings(n)
+		return n
+	}
+	var stacked, memLines, nodeLines, genLines []charts.Line
+	for i, n := range names("engine") {
+		g := byRole["engine"][n]
+		stacked = append(stacked, charts.Line{Name: n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 1+i%7)})
+		memLines = append(memLines, charts.Line{Name: n, X: g.x, Y: g.mem, Class: fmt.Sprintf("s%d", 1+i%7)})
+	}
+	for i, n := range names("node") {
+		g := byRole["node"][n]
+		nodeLines = append(nodeLines, charts.Line{Name: "node " + n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 1+i%7), Dash: true})
+	}
+	for _, role := range []string{"generator", "agent"} {
+		for i, n := range names(role) {
+			g := byRole[role][n]
+			genLines = append(genLines, charts.Line{Name: n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 5+i%3)})
+		}
+	}
+	if len(stacked) > 0 {
+		rv.Charts = append(rv.Charts,
+			template.HTML(charts.Chart{Title: "Engine CPU (stacked per engine)", YUnit: "millicores", XMax: xmax, Bands: bands, Stacked: stacked, Lines: nodeLines}.SVG()),
+			template.HTML(charts.Chart{Title: "Engine memory", YUnit: "MiB", XMax: xmax, Bands: bands, Lines: memLines, Height: 180}.SVG()))
+	}
+	if len(genLines) > 0 {
+		rv.Charts = append(rv.Charts, template.HTML(charts.Chart{Title: "Load generator CPU", YUnit: "millicores", XMax: xmax, Bands: bands, Lines: genLines, Height: 180}.SVG()))
+	}
+	rv.Agents = perAgent(rows)
+	return nil
+}

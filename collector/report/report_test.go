@@ -1,0 +1,199 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/net/html"
+
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+// writeCampaign writes a small finished campaign: sanity plus two stages,
+// the 200/s run with dropped arrivals.
+func writeCampaign(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "c")
+	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
+	w, err := evidence.Create(dir, []byte("name: t\n"), evidence.Manifest{CampaignID: "c", Name: "t", Started: time.Unix(1_800_000_000, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan := []event.PlannedRun{
+		{ID: "00-sanity", Sanity: true, TargetRPS: 100, Duration: 2 * time.Second, Agents: 2},
+		{ID: "01-r1-100rps", Index: 1, Round: 1, TargetRPS: 100, Warmup: time.Second, Duration: 4 * time.Second, Agents: 2},
+		{ID: "02-r1-200rps", Index: 2, Round: 1, TargetRPS: 200, Warmup: time.Second, Duration: 4 * time.Second, Agents: 2},
+	}
+	_ = w.SetPlan(plan)
+	start := time.Unix(1_800_000_000, 0)
+	var runs []*stats.Run
+	for _, p := range plan {
+		_ = w.BeginRun(p, start)
+		n := int(p.TargetRPS * p.Total().Seconds())
+		for k := 0; k < n; k++ {
+			at := start.Add(time.Duration(float64(k) / p.TargetRPS * float64(time.Second)))
+			r := stats.Request{Agent: k % 2, Seq: int64(k / 2), Phase: stats.Measured, ScheduledUS: at.UnixMicro(), SendLagUS: 50, DurationUS: int64(2000 + k%7*300), Status: 200, Outcome: "ok"}
+			if at.Sub(start) < p.Warmup {
+				r.Phase = stats.Warmup
+			}
+			if p.TargetRPS == 200 && k%50 == 0 {
+				r.Outcome, r.Status, r.SendLagUS, r.DurationUS = "dropped", 0, 0, 0
+			}
+			w.Record(&r)
+		}
+		for s := 0; s <= int(p.Total().Seconds())+1; s++ {
+			at := start.Add(time.Duration(s)*time.Second + 200*time.Millisecond)
+			for _, e := range []string{"pf-engine-0", "pf-engine-1"} {
+				w.Consume(event.Resource{At: at, Role: "engine", Name: e, CPUMillicores: p.TargetRPS * 2, MemoryBytes: 1 << 30})
+			}
+			w.Consume(event.Resource{At: at, Role: "generator", Name: "gen", CPUMillicores: 50})
+		}
+		st, err := w.EndRun(stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS, Agents: 2,
+			Started: start, MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total()), Status: stats.StatusDone}, th)
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs = append(runs, st)
+		start = start.Add(p.Total() + 5*time.Second)
+	}
+	s := &stats.Summary{CampaignID: "c", Name: "t", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
+	stats.BuildSummary(s, runs, true)
+	if err := w.Finish(s); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+func find(n *html.Node, match func(*html.Node) bool, out *[]*html.Node) {
+	if match(n) {
+		*out = append(*out, n)
+	}
+	for c := n.FirstChild; c != nil; c = c.NextSibling {
+		find(c, match, out)
+	}
+}
+
+func attr(n *html.Node, k string) string {
+	for _, a := range n.Attr {
+		if a.Key == k {
+			return a.Val
+		}
+	}
+	return ""
+}
+
+func text(n *html.Node) string {
+	var b strings.Builder
+	var walk func(*html.Node)
+	walk = func(n *html.Node) {
+		if n.Type == html.TextNode {
+			b.WriteString(n.Data)
+		}
+		for c := n.FirstChild; c != nil; c = c.NextSibling {
+			walk(c)
+		}
+	}
+	walk(n)
+	return strings.TrimSpace(b.String())
+}
+
+func TestReportStructureMatchesSummary(t *testing.T) {
+	dir := writeCampaign(t)
+	b, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, forbidden := range []string{"<script src", "<link ", "@import", `src="http`, `href="http`, "url("} {
+		if bytes.Contains(b, []byte(forbidden)) {
+			t.Errorf("the report loads external resources (%s)", forbidden)
+		}
+	}
+	doc, err := html.Parse(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum stats.Summary
+	raw, _ := os.ReadFile(filepath.Join(dir, evidence.SummaryJSON))
+	_ = json.Unmarshal(raw, &sum)
+
+	byID := func(id string) *html.Node {
+		var ns []*html.Node
+		find(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && attr(n, "id") == id }, &ns)
+		if len(ns) != 1 {
+			t.Fatalf("#%s: %d elements", id, len(ns))
+		}
+		return ns[0]
+	}
+	rows := func(table *html.Node) [][]string {
+		var trs []*html.Node
+		find(table, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "tr" }, &trs)
+		var out [][]string
+		for _, tr := range trs[1:] {
+			var tds []*html.Node
+			find(tr, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "td" }, &tds)
+			var cells []string
+			for _, td := range tds {
+				cells = append(cells, text(td))
+			}
+			out = append(out, cells)
+		}
+		return out
+	}
+	lat := rows(byID("latency"))
+	if len(lat) != len(sum.Stages) {
+		t.Fatalf("latency table has %d rows for %d stages", len(lat), len(sum.Stages))
+	}
+	for i, st := range sum.Stages {
+		want := sum.LatencyTable().Rows[i]
+		if strings.Join(lat[i], "|") != strings.Join(want, "|") {
+			t.Errorf("latency row %d = %v, summary.json gives %v", i, lat[i], want)
+		}
+		if rep := st.Reported(); rep == nil || !strings.Contains(text(byID("run-"+rep.ID)), "reported run") {
+			t.Errorf("stage %v: reported run not marked", st.TargetRPS)
+		}
+	}
+	res := rows(byID("resources"))
+	if len(res) != 2 || res[1][3] != sum.ResourceTable().Rows[1][3] {
+		t.Errorf("resource table %v", res)
+	}
+	// Charts: throughput, latency, engine CPU, memory, generator for every run.
+	var svgs []*html.Node
+	find(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "svg" }, &svgs)
+	if len(svgs) != 3*5 {
+		t.Errorf("%d charts, want 15", len(svgs))
+	}
+	var areas []*html.Node
+	find(byID("run-01-r1-100rps"), func(n *html.Node) bool { return n.Data == "polygon" }, &areas)
+	if len(areas) != 2 {
+		t.Errorf("engine CPU is not stacked per engine: %d areas", len(areas))
+	}
+	w := text(byID("warnings"))
+	if !strings.Contains(w, "02-r1-200rps dropped 16 arrivals") || !strings.Contains(w, "02-r1-200rps failed thresholds") {
+		t.Errorf("warnings: %s", w)
+	}
+	tiles := text(byID("tiles"))
+	if !strings.Contains(tiles, "FAILED") || !strings.Contains(tiles, stats.Thousands(sum.Totals.Exchanges)) {
+		t.Errorf("tiles: %s", tiles)
+	}
+}
+
+func TestReportOfUnfinishedCampaign(t *testing.T) {
+	dir := writeCampaign(t)
+	_ = os.Remove(filepath.Join(dir, evidence.SummaryJSON))
+	b, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("no summary.json")) {
+		t.Error("an unfinished campaign is not flagged")
+	}
+	if _, err := Build(t.TempDir()); err == nil {
+		t.Error("built a report of a folder that is not evidence")
+	}
+}
