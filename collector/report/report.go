@@ -49,16 +49,16 @@ type StageSpread struct {
 
 // View is everything the page shows.
 type View struct {
-	S              *stats.Summary
-	Manifest       *evidence.Manifest
-	Tiles          []Tile
-	Warnings       []string
-	LatencyTable   stats.Table
-	ScheduleTable  stats.Table
-	ResourceTable  stats.Table
-	Spread         []StageSpread
-	Runs           []RunView
-	Recomputed     bool
+	S             *stats.Summary
+	Manifest      *evidence.Manifest
+	Tiles         []Tile
+	Warnings      []string
+	LatencyTable  stats.Table
+	ScheduleTable stats.Table
+	ResourceTable stats.Table
+	Spread        []StageSpread
+	Runs          []RunView
+	Recomputed    bool
 }
 
 // Build renders the evidence folder dir as HTML.

@@ -13,11 +13,11 @@ import (
 
 // second is one second of a run, computed from requests.csv.gz.
 type second struct {
-	t                       float64 // seconds since the run's start
-	phase                   stats.Phase
-	completed, ok, dropped  int
-	mean, p50, p95, p99     float64 // ms
-	durs                    []int64
+	t                      float64 // seconds since the run's start
+	phase                  stats.Phase
+	completed, ok, dropped int
+	mean, p50, p95, p99    float64 // ms
+	durs                   []int64
 }
 
 // perSecond buckets a run's rows by completion second since start (µs).
@@ -75,9 +75,9 @@ func perSecond(rows []stats.Request, startUS int64) []*second {
 
 // agentRow is the per-agent detail of a run (measured phase).
 type agentRow struct {
-	Agent                    int
-	Requests, Errors, Drops  int64
-	P95                      float64
+	Agent                   int
+	Requests, Errors, Drops int64
+	P95                     float64
 }
 
 func perAgent(rows []stats.Request) []agentRow {
