@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/tokex-dev/tokex/collector/compare"
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+func newCompareCmd() *cobra.Command {
+	var asJSON, asMD bool
+	cmd := &cobra.Command{
+		Use:   "compare DIR_A DIR_B",
+		Short: "Compare two campaigns stage by stage, judging differences against round-to-round noise",
+		Long: `Set the reported runs of two evidence folders side by side per stage: p50, p95,
+p99 and CPU-ms per exchange, B − A, and a verdict. A difference no larger than
+the spread between the rounds of that stage (in A or B) is "within noise".`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if asJSON && asMD {
+				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--json and --markdown exclude each other")}
+			}
+			var sums [2]*stats.Summary
+			for i, dir := range args {
+				f, err := evidence.Open(dir)
+				if err != nil {
+					return &exitError{code: ExitCannotRun, err: err}
+				}
+				s, err := f.Summary()
+				if err != nil {
+					return &exitError{code: ExitCannotRun, err: fmt.Errorf("%s: no summary.json (unfinished campaign?): %w", dir, err)}
+				}
+				sums[i] = s
+			}
+			r := compare.Compare(sums[0], sums[1])
+			out := cmd.OutOrStdout()
+			switch {
+			case asJSON:
+				b, err := r.JSON()
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(out, string(b))
+			case asMD:
+				fmt.Fprint(out, r.Markdown())
+			default:
+				fmt.Fprint(out, r.Text())
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.Flags().BoolVar(&asMD, "markdown", false, "print a Markdown table")
+	return cmd
+}

@@ -1,0 +1,188 @@
+// Package compare sets two campaigns side by side, stage by stage, with a
+// verdict that respects noise: a difference no larger than the spread
+// between rounds of the same stage is "within noise", not a change.
+package compare
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// Metric is one compared figure of a stage.
+type Metric struct {
+	Name    string  `json:"name"` // p50, p95, p99, cpu_ms_per_exchange
+	Unit    string  `json:"unit"`
+	A       float64 `json:"a"`
+	B       float64 `json:"b"`
+	Diff    float64 `json:"diff"`           // B − A
+	DiffPct float64 `json:"diff_pct"`       // relative to A
+	Noise   float64 `json:"noise"`          // largest spread between rounds in A or B
+	Rounds  [2]int  `json:"rounds"`         // finished rounds in A and B
+	Verdict string  `json:"verdict"`        // within noise, B lower, B higher, noise unknown
+	Missing bool    `json:"missing,omitempty"`
+}
+
+// Stage is one target rate present in either campaign.
+type Stage struct {
+	TargetRPS float64  `json:"target_rps"`
+	Only      string   `json:"only,omitempty"` // "A" or "B" when the stage is in one campaign only
+	Metrics   []Metric `json:"metrics,omitempty"`
+}
+
+// Result is the whole comparison.
+type Result struct {
+	A      string  `json:"a"`
+	B      string  `json:"b"`
+	Stages []Stage `json:"stages"`
+}
+
+type getter struct {
+	name, unit string
+	get        func(*stats.Run) (float64, bool)
+}
+
+var metrics = []getter{
+	{"p50", "ms", func(r *stats.Run) (float64, bool) { return r.LatencyMs.P50, r.Requests > 0 }},
+	{"p95", "ms", func(r *stats.Run) (float64, bool) { return r.LatencyMs.P95, r.Requests > 0 }},
+	{"p99", "ms", func(r *stats.Run) (float64, bool) { return r.LatencyMs.P99, r.Requests > 0 }},
+	{"cpu_ms_per_exchange", "CPU-ms", func(r *stats.Run) (float64, bool) {
+		if r.EngineCPU == nil {
+			return 0, false
+		}
+		return r.EngineCPU.CPUMsPerExchange, true
+	}},
+}
+
+// Compare sets the reported runs of A and B side by side.
+func Compare(a, b *stats.Summary) *Result {
+	res := &Result{A: a.CampaignID, B: b.CampaignID}
+	sa, sb := byRate(a), byRate(b)
+	rates := map[float64]bool{}
+	for r := range sa {
+		rates[r] = true
+	}
+	for r := range sb {
+		rates[r] = true
+	}
+	var keys []float64
+	for r := range rates {
+		keys = append(keys, r)
+	}
+	sort.Float64s(keys)
+	for _, rate := range keys {
+		st := Stage{TargetRPS: rate}
+		x, y := sa[rate], sb[rate]
+		switch {
+		case x == nil:
+			st.Only = "B"
+		case y == nil:
+			st.Only = "A"
+		default:
+			ra, rb := x.Reported(), y.Reported()
+			for _, g := range metrics {
+				m := Metric{Name: g.name, Unit: g.unit}
+				va, okA := value(ra, g)
+				vb, okB := value(rb, g)
+				if !okA || !okB {
+					m.Missing, m.Verdict = true, "not measured in both"
+					st.Metrics = append(st.Metrics, m)
+					continue
+				}
+				m.A, m.B, m.Diff = va, vb, round(vb-va)
+				if va != 0 {
+					m.DiffPct = round(100 * (vb - va) / va)
+				}
+				na, ka := spread(x.Runs, g)
+				nb, kb := spread(y.Runs, g)
+				m.Noise, m.Rounds = round(math.Max(na, nb)), [2]int{ka, kb}
+				switch {
+				case ka < 2 && kb < 2:
+					m.Verdict = "noise unknown (one round each)"
+				case math.Abs(m.Diff) <= m.Noise:
+					m.Verdict = "within noise"
+				case m.Diff < 0:
+					m.Verdict = "B lower"
+				default:
+					m.Verdict = "B higher"
+				}
+				st.Metrics = append(st.Metrics, m)
+			}
+		}
+		res.Stages = append(res.Stages, st)
+	}
+	return res
+}
+
+func byRate(s *stats.Summary) map[float64]*stats.Stage {
+	out := map[float64]*stats.Stage{}
+	for _, st := range s.Stages {
+		out[st.TargetRPS] = st
+	}
+	return out
+}
+
+func value(r *stats.Run, g getter) (float64, bool) {
+	if r == nil {
+		return 0, false
+	}
+	return g.get(r)
+}
+
+// spread is max − min of a metric over a stage's finished rounds.
+func spread(runs []*stats.Run, g getter) (float64, int) {
+	lo, hi, n := math.Inf(1), math.Inf(-1), 0
+	for _, r := range runs {
+		if r.Status != stats.StatusDone {
+			continue
+		}
+		if v, ok := g.get(r); ok {
+			lo, hi, n = math.Min(lo, v), math.Max(hi, v), n+1
+		}
+	}
+	if n < 2 {
+		return 0, n
+	}
+	return hi - lo, n
+}
+
+func round(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// JSON renders the result.
+func (r *Result) JSON() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
+
+// Table renders the result as rows of cells.
+func (r *Result) Table() stats.Table {
+	t := stats.Table{Header: []string{"Stage", "Metric", "A", "B", "B − A", "Noise (round spread)", "Verdict"}}
+	for _, st := range r.Stages {
+		if st.Only != "" {
+			t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), "", "", "", "", "", "only in " + st.Only})
+			continue
+		}
+		for _, m := range st.Metrics {
+			if m.Missing {
+				t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), m.Name, "", "", "", "", m.Verdict})
+				continue
+			}
+			t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), m.Name,
+				fmt.Sprintf("%.2f %s", m.A, m.Unit), fmt.Sprintf("%.2f %s", m.B, m.Unit),
+				fmt.Sprintf("%+.2f (%+.1f%%)", m.Diff, m.DiffPct), fmt.Sprintf("±%.2f (%d/%d rounds)", m.Noise, m.Rounds[0], m.Rounds[1]), m.Verdict})
+		}
+	}
+	return t
+}
+
+// Text renders an aligned text table with a header line.
+func (r *Result) Text() string {
+	return fmt.Sprintf("A: %s\nB: %s\n\n%s", r.A, r.B, r.Table().Text())
+}
+
+// Markdown renders a Markdown table.
+func (r *Result) Markdown() string {
+	return fmt.Sprintf("Comparison of **A** `%s` and **B** `%s` (reported runs; noise = largest spread between rounds of the stage)\n\n%s",
+		r.A, r.B, strings.TrimSpace(r.Table().Markdown())+"\n")
+}

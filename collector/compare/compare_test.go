@@ -1,0 +1,76 @@
+package compare
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+func summary(id string, stages map[float64][]float64, cpu float64) *stats.Summary {
+	var runs []*stats.Run
+	for rate, p95s := range stages {
+		for i, p := range p95s {
+			runs = append(runs, &stats.Run{ID: id + "-" + stats.StageLabel(rate) + string(rune('a'+i)), Round: i + 1, TargetRPS: rate,
+				Status: stats.StatusDone, Requests: 100, LatencyMs: stats.Latency{P50: p / 2, P95: p, P99: p * 2},
+				EngineCPU: &stats.CPU{CPUMsPerExchange: cpu + float64(i)*0.1}})
+		}
+	}
+	s := &stats.Summary{CampaignID: id}
+	stats.BuildSummary(s, runs, true)
+	return s
+}
+
+func TestCompareVerdicts(t *testing.T) {
+	a := summary("A", map[float64][]float64{100: {7.23, 7.54, 7.72}, 500: {9.03, 9.51, 10.01}, 250: {7}}, 5.2)
+	b := summary("B", map[float64][]float64{100: {7.3, 7.6, 7.7}, 500: {14, 15, 16}, 1000: {20}}, 1.4)
+	r := Compare(a, b)
+	get := func(rate float64, name string) Metric {
+		for _, st := range r.Stages {
+			if st.TargetRPS == rate {
+				for _, m := range st.Metrics {
+					if m.Name == name {
+						return m
+					}
+				}
+			}
+		}
+		t.Fatalf("no %v %s", rate, name)
+		return Metric{}
+	}
+	cases := []struct {
+		rate    float64
+		metric  string
+		verdict string
+	}{
+		{100, "p95", "within noise"},
+		{500, "p95", "B higher"},
+		{500, "cpu_ms_per_exchange", "B lower"},
+	}
+	for _, c := range cases {
+		if m := get(c.rate, c.metric); m.Verdict != c.verdict {
+			t.Errorf("%v %s: %+v", c.rate, c.metric, m)
+		}
+	}
+	m := get(500, "p95")
+	if m.A != 9.51 || m.B != 15 || m.Diff != 5.49 || m.Noise != 2 {
+		t.Errorf("500 p95 %+v", m)
+	}
+	var only []string
+	for _, st := range r.Stages {
+		if st.Only != "" {
+			only = append(only, stats.StageLabel(st.TargetRPS)+":"+st.Only)
+		}
+	}
+	if strings.Join(only, ",") != "250/s:A,1000/s:B" {
+		t.Errorf("one-sided stages %v", only)
+	}
+	for _, out := range []string{r.Text(), r.Markdown()} {
+		if !strings.Contains(out, "within noise") || !strings.Contains(out, "only in B") {
+			t.Errorf("render:\n%s", out)
+		}
+	}
+	if j, err := r.JSON(); err != nil || !strings.Contains(string(j), `"verdict": "B higher"`) {
+		t.Errorf("json %s %v", j, err)
+	}
+}
