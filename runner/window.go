@@ -112,3 +112,15 @@ func (w *windower) Flush(cutoff time.Time) {
 		w.emit(out[i])
 	}
 }
+
+// Windows buckets a finished run's rows into per-second windows at once, as
+// the live windower would have emitted them (used by imports).
+func Windows(run event.PlannedRun, rows []stats.Request) []event.Window {
+	var out []event.Window
+	w := newWindower(run, func(e event.Event) { out = append(out, e.(event.Window)) }, nil)
+	for i := range rows {
+		w.Add(&rows[i])
+	}
+	w.Flush(time.Time{})
+	return out
+}

@@ -19,11 +19,11 @@ type Metric struct {
 	Unit    string  `json:"unit"`
 	A       float64 `json:"a"`
 	B       float64 `json:"b"`
-	Diff    float64 `json:"diff"`           // B − A
-	DiffPct float64 `json:"diff_pct"`       // relative to A
-	Noise   float64 `json:"noise"`          // largest spread between rounds in A or B
-	Rounds  [2]int  `json:"rounds"`         // finished rounds in A and B
-	Verdict string  `json:"verdict"`        // within noise, B lower, B higher, noise unknown
+	Diff    float64 `json:"diff"`     // B − A
+	DiffPct float64 `json:"diff_pct"` // relative to A
+	Noise   float64 `json:"noise"`    // largest spread between rounds in A or B
+	Rounds  [2]int  `json:"rounds"`   // finished rounds in A and B
+	Verdict string  `json:"verdict"`  // within noise, B lower, B higher, noise unknown
 	Missing bool    `json:"missing,omitempty"`
 }
 
