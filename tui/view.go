@@ -245,18 +245,8 @@ func (m *Model) live(w, h int) string {
 			s.Value.Render(fmt.Sprintf("%7.0f m", e.series.Last())), s.Dim.Render(ansi.Truncate(e.name, 16, "…"))))
 	}
 	lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("gen.   "), charts.Sparkline(&m.generator, sparkW, 100, s.Gen),
-		s.Value.Render(fmt.Sprintf("%7.0f m", m.generator.Last())), s.Dim.Render("memory "+bytesIEC(mem))))
+		s.Value.Render(fmt.Sprintf("%7.0f m", m.generator.Last())), s.Dim.Render("memory "+stats.BytesIEC(mem))))
 	return strings.Join(lines, "\n")
-}
-
-func bytesIEC(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	}
-	return fmt.Sprintf("%d KiB", b>>10)
 }
 
 // results is the article's two tables in one, reported run per stage.

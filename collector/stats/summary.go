@@ -210,7 +210,7 @@ func (s *Summary) ResourceTable() Table {
 		}
 		c := r.EngineCPU
 		t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
-			fmt.Sprintf("%.2f cores", c.PeakCores), fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange), bytesIEC(r.EngineMemoryBytes)})
+			fmt.Sprintf("%.2f cores", c.PeakCores), fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange), BytesIEC(r.EngineMemoryBytes)})
 	}
 	return t
 }
@@ -232,7 +232,8 @@ func (s *Summary) SpreadLine() string {
 	return strings.Join(parts, " · ")
 }
 
-func bytesIEC(b int64) string {
+// BytesIEC formats a byte count as KiB, MiB or GiB.
+func BytesIEC(b int64) string {
 	switch {
 	case b >= 1<<30:
 		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
