@@ -2,9 +2,12 @@ package k6
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 // fixture opens a real k6 output from ../shared/fixtures/k6 (beside the repo).
@@ -174,4 +177,75 @@ func FuzzReadNDJSON(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		_, _ = ReadNDJSON(strings.NewReader(s), func(Point) error { return nil })
 	})
+}
+
+func TestScriptAndLines(t *testing.T) {
+	js, err := Script(ScriptParams{MaxVUs: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"constant-arrival-rate", "crypto.subtle.sign('RSASSA-PKCS1-v1_5'", "'status is 200'", "'has access_token'",
+		"'has issued_token_type'", "const VUS = 50;", "console.log(`tokex1,", "http_reqs{scenario:measured}"} {
+		if !strings.Contains(js, want) {
+			t.Errorf("script lacks %q", want)
+		}
+	}
+	for _, leak := range []string{"console.log(SECRET", "console.log(token", "${token}`)", "${SECRET}`)"} {
+		if strings.Contains(js, leak) {
+			t.Errorf("script logs secret material: %q", leak)
+		}
+	}
+	cases := []struct {
+		line string
+		ok   bool
+		bad  bool
+		want stats.Request
+	}{
+		{"tokex1,3,measured,42,1789978138123456,1000,5321,200,ok,", true, false,
+			stats.Request{Agent: 3, Phase: stats.Measured, Seq: 42, ScheduledUS: 1789978138123456, SendLagUS: 1000, DurationUS: 5321, Status: 200, Outcome: "ok"}},
+		{"2026-11-30T10:00:00.1Z stdout F tokex1,0,warmup,1,5,0,7,400,oauth_error,invalid_grant", true, false,
+			stats.Request{Phase: stats.Warmup, Seq: 1, ScheduledUS: 5, DurationUS: 7, Status: 400, Outcome: "oauth_error", Detail: "invalid_grant"}},
+		{"     http_reqs......................: 410    13.617531/s", false, false, stats.Request{}},
+		{"tokex1,3,measured,42,17899", true, true, stats.Request{}},
+		{"tokex1,3,later,42,1,1,1,200,ok,", true, true, stats.Request{}},
+	}
+	for _, c := range cases {
+		r, ok, err := ParseLine(c.line)
+		if ok != c.ok || (err != nil) != c.bad {
+			t.Errorf("%q: ok=%v err=%v", c.line, ok, err)
+			continue
+		}
+		if ok && !c.bad && r != c.want {
+			t.Errorf("%q: %+v", c.line, r)
+		}
+	}
+	s, _ := ParseSummary(strings.NewReader("  █ THRESHOLDS\n\n    http_reqs{scenario:measured}\n    ✓ 'count>=0' count=1500\n\n  █ TOTAL RESULTS\n    http_reqs......: 1800 10/s\n"))
+	if n, ok := s.ScenarioCount("http_reqs", "measured"); !ok || n != 1500 {
+		t.Errorf("scenario count %v %v", n, ok)
+	}
+}
+
+func FuzzParseLine(f *testing.F) {
+	f.Add("tokex1,3,measured,42,1789978138123456,1000,5321,200,ok,")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, ok, err := ParseLine(s)
+		if ok && err == nil && r.Outcome == "" {
+			t.Fatal("accepted a line without outcome")
+		}
+	})
+}
+
+// TestScriptIsValidJavaScript parses the generated script as an ES module
+// with node, which this machine image ships (k6 itself cannot run here).
+func TestScriptIsValidJavaScript(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node not installed")
+	}
+	js, _ := Script(ScriptParams{})
+	p := filepath.Join(t.TempDir(), "exchange.mjs")
+	_ = os.WriteFile(p, []byte(js), 0o644)
+	if out, err := exec.Command(node, "--check", p).CombinedOutput(); err != nil {
+		t.Fatalf("node --check: %v\n%s", err, out)
+	}
 }

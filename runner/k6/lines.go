@@ -1,0 +1,67 @@
+package k6
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// ParseLine reads one per-request line of the agent script. ok is false for
+// lines that are not tokex lines (k6's summary, warnings); err is set for a
+// tokex line that is malformed (cut by log rotation, say).
+func ParseLine(s string) (r stats.Request, ok bool, err error) {
+	i := strings.Index(s, LinePrefix)
+	if i < 0 {
+		return r, false, nil
+	}
+	f := strings.Split(strings.TrimRight(s[i+len(LinePrefix):], "\r\n"), ",")
+	if len(f) != 9 {
+		return r, true, errors.New("want 9 fields")
+	}
+	n := func(x string) int64 {
+		if err != nil {
+			return 0
+		}
+		var v int64
+		v, err = strconv.ParseInt(x, 10, 64)
+		return v
+	}
+	r.Agent = int(n(f[0]))
+	r.Phase = stats.Phase(f[1])
+	r.Seq = n(f[2])
+	r.ScheduledUS = n(f[3])
+	r.SendLagUS = n(f[4])
+	r.DurationUS = n(f[5])
+	r.Status = int(n(f[6]))
+	r.Outcome, r.Detail = f[7], f[8]
+	if err != nil {
+		return r, true, err
+	}
+	if r.Phase != stats.Warmup && r.Phase != stats.Measured {
+		return r, true, errors.New("unknown phase " + f[1])
+	}
+	switch r.Outcome {
+	case "ok", "oauth_error", "http_error", "bad_response", "timeout", "conn_error":
+	default:
+		return r, true, errors.New("unknown outcome " + r.Outcome)
+	}
+	return r, true, nil
+}
+
+// ScenarioCount reads a per-scenario count that the agent script makes k6
+// print through an always-true threshold, e.g. http_reqs{scenario:measured}.
+func (s *Summary) ScenarioCount(metric, scenario string) (float64, bool) {
+	want := metric + "{scenario:" + scenario + "}"
+	for _, t := range s.Thresholds {
+		if strings.ReplaceAll(t.Metric, " ", "") != want {
+			continue
+		}
+		if v, found := strings.CutPrefix(t.Actual, "count="); found {
+			c, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			return c, err == nil
+		}
+	}
+	return 0, false
+}
