@@ -23,6 +23,8 @@ type RunResult struct {
 	Started       time.Time
 	MeasuredStart time.Time
 	MeasuredEnd   time.Time
+	// Warnings change what the run's numbers mean (incomplete evidence, …).
+	Warnings []string
 }
 
 // Driver runs load somewhere: in-process (local) or in a cluster (kube).

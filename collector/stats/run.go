@@ -71,6 +71,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd,
 	}
 	r.MeasuredSeconds = m.MeasuredEnd.Sub(m.MeasuredStart).Seconds()
+	r.Warnings = append(r.Warnings, m.Warnings...)
 	dur := make([]int64, 0, len(reqs))
 	fromSched := make([]int64, 0, len(reqs))
 	lag := make([]int64, 0, len(reqs))

@@ -72,4 +72,5 @@ type RunMeta struct {
 	MeasuredEnd   time.Time
 	Status        RunStatus
 	Reason        string
+	Warnings      []string `json:",omitempty"`
 }

@@ -36,6 +36,32 @@ type Campaign struct {
 	Thresholds stats.Thresholds `yaml:"thresholds"`
 	Sampling   time.Duration    `yaml:"sample_interval"`
 	Out        string           `yaml:"out"`
+	Kube       Kube             `yaml:"kube"`
+}
+
+// Kube configures the Kubernetes driver: where the k6 agent Jobs run and
+// which Pods are the engines whose CPU is measured.
+type Kube struct {
+	Namespace string `yaml:"namespace"` // default: the kubeconfig context's namespace
+	Image     string `yaml:"image"`     // grafana/k6:2.2.0
+	Engines   struct {
+		Namespace string `yaml:"namespace"` // default: Kube.Namespace
+		Selector  string `yaml:"selector"`  // label selector of the engine Pods
+		Service   string `yaml:"service"`   // engine Service, for verify and smoke
+		Port      int    `yaml:"port"`      // its port (9031)
+	} `yaml:"engines"`
+	// Agent Pod shape, in Kubernetes' own JSON field names.
+	Resources    map[string]any    `yaml:"resources"`
+	NodeSelector map[string]string `yaml:"node_selector"`
+	Tolerations  []map[string]any  `yaml:"tolerations"`
+	Affinity     map[string]any    `yaml:"affinity"`
+	Annotations  map[string]string `yaml:"annotations"`
+	Labels       map[string]string `yaml:"labels"`
+	// InsecureSkipVerify lets k6 accept the engines' self-signed certificate.
+	InsecureSkipVerify bool          `yaml:"insecure_skip_verify"`
+	TTLAfterFinished   time.Duration `yaml:"ttl_after_finished"`
+	MetricsInterval    time.Duration `yaml:"metrics_interval"`
+	StartTimeout       time.Duration `yaml:"start_timeout"` // a Pod not Running by then fails the run
 }
 
 // Target is the authorization server under test.
@@ -124,6 +150,8 @@ func Article() Campaign {
 		Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99, MaxDropped: 0},
 		Sampling:   time.Second,
 		Out:        "tokex-evidence",
+		Kube: Kube{Image: "grafana/k6:2.2.0", TTLAfterFinished: 10 * time.Minute, MetricsInterval: 5 * time.Second,
+			StartTimeout: 30 * time.Second, Resources: map[string]any{"requests": map[string]any{"cpu": "100m"}}},
 	}
 }
 
@@ -175,9 +203,23 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	switch c.Driver {
 	case "local", "":
 	case "kube":
-		return doc.Errorf("driver", "the kube driver is not available in this build yet")
+		if c.Target.URL == "" {
+			return doc.Errorf("target.url", "the kube driver needs the engines' token endpoint as seen from inside the cluster")
+		}
+		if c.Kube.Image == "" {
+			return doc.Errorf("kube.image", "is required")
+		}
+		if c.Subject.Alg != subject.RS256 {
+			return doc.Errorf("subject.alg", "the k6 agents sign RS256 subject tokens, as in the article")
+		}
+		if c.Kube.MetricsInterval < time.Second {
+			return doc.Errorf("kube.metrics_interval", "must be at least 1s")
+		}
+		if c.Kube.StartTimeout < time.Second {
+			return doc.Errorf("kube.start_timeout", "must be at least 1s")
+		}
 	default:
-		return doc.Errorf("driver", "unknown driver %q (local)", c.Driver)
+		return doc.Errorf("driver", "unknown driver %q (local, kube)", c.Driver)
 	}
 	if c.Target.URL != "" {
 		u, err := url.Parse(c.Target.URL)

@@ -178,6 +178,11 @@ func (k *Key) PublicJWK() jose.JSONWebKey {
 	return jose.JSONWebKey{Key: k.Signer.Public(), KeyID: k.Kid, Algorithm: k.Alg, Use: "sig"}
 }
 
+// PrivateJWK is the key as a private JWK (for the k6 agents' WebCrypto).
+func (k *Key) PrivateJWK() jose.JSONWebKey {
+	return jose.JSONWebKey{Key: k.Signer, KeyID: k.Kid, Algorithm: k.Alg, Use: "sig"}
+}
+
 // JWKS renders a public JWK Set of keys.
 func JWKS(keys ...*Key) ([]byte, error) {
 	set := jose.JSONWebKeySet{}

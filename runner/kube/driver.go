@@ -1,0 +1,537 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/runner/k6"
+	"github.com/tokex-dev/tokex/runner/subject"
+)
+
+// Driver runs each run as an Indexed Job of k6 Pods.
+type Driver struct {
+	Cfg        config.Campaign
+	CampaignID string
+	Client     kubernetes.Interface
+	Metrics    metricsclient.Interface // nil: no metrics API client
+	Namespace  string
+	Context    string
+	Secret     string
+	Key        *subject.Key
+	// Poll is how often Pod states are read (default 1 s).
+	Poll time.Duration
+
+	objs     *Objects
+	inFlight atomic.Int64
+	stopMet  context.CancelFunc
+	metWG    sync.WaitGroup
+	created  bool
+}
+
+var _ runner.Driver = (*Driver)(nil)
+
+// Name implements runner.Driver.
+func (d *Driver) Name() string {
+	ctx := d.Context
+	if ctx == "" {
+		ctx = "in-cluster/default"
+	}
+	return fmt.Sprintf("kube (%s/%s)", ctx, d.Namespace)
+}
+
+// Target implements runner.Driver.
+func (d *Driver) Target() string { return d.Cfg.Target.URL }
+
+// InFlight implements runner.Driver: k6 does not report it per second.
+func (d *Driver) InFlight() int64 { return d.inFlight.Load() }
+
+func (d *Driver) log(out runner.Output, level, msg string) {
+	out.Emit(event.Log{At: time.Now(), Source: "kube", Level: level, Message: msg})
+}
+
+// Start creates the campaign's Secret and ConfigMap and starts polling
+// metrics.k8s.io (when the cluster serves it).
+func (d *Driver) Start(ctx context.Context, out runner.Output) error {
+	if d.Key == nil || d.Key.Alg != subject.RS256 {
+		return errors.New("the k6 agents need an RS256 subject key")
+	}
+	d.objs = &Objects{Cfg: d.Cfg, CampaignID: d.CampaignID, Namespace: d.Namespace, Secret: d.Secret, Key: d.Key}
+	if d.Poll == 0 {
+		d.Poll = time.Second
+	}
+	sec, err := d.objs.SecretObject()
+	if err != nil {
+		return err
+	}
+	cm, err := d.objs.ConfigMapObject()
+	if err != nil {
+		return err
+	}
+	d.created = true
+	if err := recreate(ctx, func() error {
+		_, err := d.Client.CoreV1().Secrets(d.Namespace).Create(ctx, sec, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		return d.Client.CoreV1().Secrets(d.Namespace).Delete(ctx, sec.Name, metav1.DeleteOptions{})
+	}); err != nil {
+		return fmt.Errorf("create secret %s/%s: %w", d.Namespace, sec.Name, err)
+	}
+	if err := recreate(ctx, func() error {
+		_, err := d.Client.CoreV1().ConfigMaps(d.Namespace).Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		return d.Client.CoreV1().ConfigMaps(d.Namespace).Delete(ctx, cm.Name, metav1.DeleteOptions{})
+	}); err != nil {
+		return fmt.Errorf("create configmap %s/%s: %w", d.Namespace, cm.Name, err)
+	}
+	served, err := MetricsServed(d.Client)
+	switch {
+	case err != nil:
+		d.log(out, "warn", "cannot discover the metrics API: "+err.Error())
+	case !served || d.Metrics == nil:
+		d.log(out, "warn", "metrics.k8s.io is not served by this cluster: engine CPU is not measured (install metrics-server)")
+	default:
+		mctx, cancel := context.WithCancel(context.Background())
+		d.stopMet = cancel
+		p := &metricsPoller{d: d, out: out, seen: map[string]time.Time{}}
+		d.metWG.Add(1)
+		go func() {
+			defer d.metWG.Done()
+			p.run(mctx)
+		}()
+	}
+	return nil
+}
+
+// recreate creates an object, replacing a leftover of an earlier attempt.
+func recreate(ctx context.Context, create, del func() error) error {
+	err := create()
+	if apierrors.IsAlreadyExists(err) {
+		if err := del(); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		for i := 0; i < 50; i++ {
+			if err = create(); !apierrors.IsAlreadyExists(err) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(100 * time.Millisecond):
+			}
+		}
+	}
+	return err
+}
+
+// podState is what the driver tracks per agent Pod.
+type podState struct {
+	name      string
+	index     int
+	following bool
+	cancel    context.CancelFunc
+	done      chan struct{}
+	summary   strings.Builder
+	counts    map[stats.Phase]int64
+	terminal  bool
+	exitCode  int32
+	mu        sync.Mutex
+}
+
+// Run implements runner.Driver.
+func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
+	job, err := d.objs.JobObject(p)
+	if err != nil {
+		return runner.RunResult{}, err
+	}
+	jobs := d.Client.BatchV1().Jobs(d.Namespace)
+	bg := metav1.DeletePropagationBackground
+	delJob := func() {
+		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err := jobs.Delete(dctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
+		if err != nil && !apierrors.IsNotFound(err) {
+			d.log(out, "warn", "delete job "+job.Name+": "+err.Error())
+		}
+	}
+	if err := recreate(ctx, func() error {
+		_, err := jobs.Create(ctx, job, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		return jobs.Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	}); err != nil {
+		return runner.RunResult{}, fmt.Errorf("create job %s: %w", job.Name, err)
+	}
+	defer delJob()
+	created := time.Now()
+	res := runner.RunResult{Started: created}
+
+	var (
+		mu        sync.Mutex
+		rows      int64
+		measured  bool
+		mStartUS  int64 = 1<<63 - 1
+		wStartUS  int64 = 1<<63 - 1
+		badLines  int
+	)
+	pods := map[string]*podState{}
+	period := float64(d.Cfg.Agents.Count) / p.TargetRPS * 1e6 // µs between one agent's arrivals
+	record := func(ps *podState, line string) {
+		r, ok, err := k6.ParseLine(line)
+		if !ok {
+			ps.mu.Lock()
+			ps.summary.WriteString(line)
+			ps.summary.WriteByte('\n')
+			ps.mu.Unlock()
+			return
+		}
+		if err != nil {
+			mu.Lock()
+			badLines++
+			mu.Unlock()
+			return
+		}
+		start := r.ScheduledUS - int64(float64(r.Seq)*period)
+		mu.Lock()
+		rows++
+		first := false
+		if r.Phase == stats.Measured {
+			first = !measured
+			measured = true
+			mStartUS = min(mStartUS, start)
+		} else {
+			wStartUS = min(wStartUS, start)
+		}
+		mu.Unlock()
+		ps.mu.Lock()
+		ps.counts[r.Phase]++
+		ps.mu.Unlock()
+		if first {
+			out.Emit(event.PhaseChanged{At: time.Now(), RunID: p.ID, Phase: stats.Measured})
+		}
+		out.Record(&r)
+	}
+
+	ctxRun, cancelRun := context.WithCancel(ctx)
+	defer cancelRun()
+	var followers sync.WaitGroup
+	defer followers.Wait()
+	tick := time.NewTicker(d.Poll)
+	defer tick.Stop()
+	selector := LabelRun + "=" + dnsName(p.ID) + "," + LabelInstance + "=" + dnsName(d.CampaignID)
+	var failure error
+	for {
+		list, err := d.Client.CoreV1().Pods(d.Namespace).List(ctxRun, metav1.ListOptions{LabelSelector: selector})
+		if err != nil && ctxRun.Err() == nil {
+			d.log(out, "warn", "list pods: "+err.Error())
+		}
+		allDone := list != nil && len(list.Items) == d.Cfg.Agents.Count
+		var running int64
+		if list != nil {
+			for i := range list.Items {
+				pod := &list.Items[i]
+				ps := pods[pod.Name]
+				if ps == nil {
+					ps = &podState{name: pod.Name, index: completionIndex(pod), counts: map[stats.Phase]int64{}, done: make(chan struct{})}
+					pods[pod.Name] = ps
+				}
+				if reason := podFailure(pod, time.Since(created), d.Cfg.Kube.StartTimeout); reason != "" && failure == nil {
+					failure = fmt.Errorf("agent pod %s: %s", pod.Name, reason)
+				}
+				started := containerStarted(pod)
+				term, code := containerTerminated(pod)
+				ps.mu.Lock()
+				ps.terminal, ps.exitCode = term, code
+				ps.mu.Unlock()
+				if started && !ps.following {
+					ps.following = true
+					fctx, cancel := context.WithCancel(ctxRun)
+					ps.cancel = cancel
+					f := &follower{client: d.Client, namespace: d.Namespace, pod: pod.Name, line: func(l string) { record(ps, l) },
+						reconnect: func(err error) {
+							msg := "log stream of " + ps.name + " ended early; resuming"
+							if err != nil {
+								msg += ": " + err.Error()
+							}
+							d.log(out, "warn", msg)
+						}}
+					followers.Add(1)
+					go func() {
+						defer followers.Done()
+						defer close(ps.done)
+						f.run(fctx, func() bool { ps.mu.Lock(); defer ps.mu.Unlock(); return ps.terminal })
+					}()
+					// Cancel the stream once the Pod ended and its log went quiet.
+					go func() {
+						for {
+							select {
+							case <-fctx.Done():
+								return
+							case <-ps.done:
+								return
+							case <-time.After(500 * time.Millisecond):
+							}
+							ps.mu.Lock()
+							quiet := ps.terminal && !f.lastRead.IsZero() && time.Since(f.lastRead) > 2*time.Second ||
+								ps.terminal && f.lastRead.IsZero() && time.Since(created) > 5*time.Second
+							ps.mu.Unlock()
+							if quiet {
+								cancel()
+								return
+							}
+						}
+					}()
+				}
+				if started && !term {
+					running++
+				}
+				if !term {
+					allDone = false
+				}
+			}
+		}
+		d.inFlight.Store(running) // k6 reports no in-flight count: running agents
+		if failure != nil || allDone || ctxRun.Err() != nil {
+			break
+		}
+		select {
+		case <-ctxRun.Done():
+		case <-tick.C:
+		}
+	}
+	// Wait for every follower to drain (bounded), then reconcile.
+	waitAll := make(chan struct{})
+	go func() { followers.Wait(); close(waitAll) }()
+	select {
+	case <-waitAll:
+	case <-time.After(30 * time.Second):
+		cancelRun()
+		<-waitAll
+	}
+	mu.Lock()
+	if measured {
+		res.MeasuredStart = time.UnixMicro(mStartUS)
+	} else if wStartUS != 1<<63-1 {
+		res.MeasuredStart = time.UnixMicro(wStartUS).Add(p.Warmup)
+	} else {
+		res.MeasuredStart = created.Add(p.Warmup)
+	}
+	if wStartUS != 1<<63-1 {
+		res.Started = time.UnixMicro(wStartUS)
+	} else {
+		res.Started = res.MeasuredStart.Add(-p.Warmup)
+	}
+	res.MeasuredEnd = res.MeasuredStart.Add(p.Duration)
+	if badLines > 0 {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("%d malformed agent log line(s) skipped", badLines))
+	}
+	mu.Unlock()
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	res.Warnings = append(res.Warnings, d.reconcile(pods, res, out)...)
+	if failure != nil {
+		return res, failure
+	}
+	for _, ps := range pods {
+		if ps.exitCode != 0 && ps.exitCode != 99 {
+			return res, fmt.Errorf("agent pod %s: k6 exited with code %d", ps.name, ps.exitCode)
+		}
+	}
+	return res, nil
+}
+
+// reconcile compares each agent's log lines with its k6 end-of-test summary
+// and adds the dropped iterations k6 only reports in total.
+func (d *Driver) reconcile(pods map[string]*podState, res runner.RunResult, out runner.Output) []string {
+	var warnings []string
+	names := make([]string, 0, len(pods))
+	for n := range pods {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ps := pods[n]
+		sum, err := k6.ParseSummary(strings.NewReader(ps.summary.String()))
+		if err != nil {
+			warnings = append(warnings, fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err))
+			continue
+		}
+		for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
+			want, ok := sum.ScenarioCount("http_reqs", string(ph))
+			if !ok {
+				continue
+			}
+			if got := ps.counts[ph]; float64(got) != want {
+				warnings = append(warnings, fmt.Sprintf("incomplete evidence: agent %d: k6 counted %.0f %s requests, its log holds %d", ps.index, want, ph, got))
+			}
+			if dropped, ok := sum.ScenarioCount("dropped_iterations", string(ph)); ok && dropped > 0 {
+				at := res.MeasuredStart
+				if ph == stats.Warmup {
+					at = res.Started
+				}
+				for i := 0; i < int(dropped); i++ {
+					out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: at.UnixMicro(), Outcome: "dropped"})
+				}
+				warnings = append(warnings, fmt.Sprintf("agent %d: k6 dropped %.0f %s iterations (k6 reports no times for them)", ps.index, dropped, ph))
+			}
+		}
+		for _, w := range sum.Warnings {
+			d.log(out, "warn", fmt.Sprintf("agent %d: k6: %s", ps.index, w))
+		}
+	}
+	return warnings
+}
+
+func completionIndex(pod *corev1.Pod) int {
+	var i int
+	_, _ = fmt.Sscanf(pod.Annotations["batch.kubernetes.io/job-completion-index"], "%d", &i)
+	return i
+}
+
+func containerStarted(pod *corev1.Pod) bool {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == container && (cs.State.Running != nil || cs.State.Terminated != nil) {
+			return true
+		}
+	}
+	return pod.Status.Phase == corev1.PodRunning || pod.Status.Phase == corev1.PodSucceeded || pod.Status.Phase == corev1.PodFailed
+}
+
+func containerTerminated(pod *corev1.Pod) (bool, int32) {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if cs.Name == container && cs.State.Terminated != nil {
+			return true, cs.State.Terminated.ExitCode
+		}
+	}
+	switch pod.Status.Phase {
+	case corev1.PodSucceeded:
+		return true, 0
+	case corev1.PodFailed:
+		return true, 1
+	}
+	return false, 0
+}
+
+// podFailure names why an agent Pod cannot run: unschedulable past the
+// start timeout, an image that cannot be pulled, a bad container config,
+// OOMKilled. Exit code 99 (k6 thresholds crossed) is a verdict, not a failure.
+func podFailure(pod *corev1.Pod, age, startTimeout time.Duration) string {
+	for _, cs := range pod.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil {
+			switch w.Reason {
+			case "ImagePullBackOff", "ErrImagePull", "InvalidImageName", "CreateContainerConfigError", "CreateContainerError", "CrashLoopBackOff", "ErrImageNeverPull":
+				return fmt.Sprintf("%s: %s", w.Reason, w.Message)
+			}
+		}
+		if t := cs.State.Terminated; t != nil && t.Reason == "OOMKilled" {
+			return "OOMKilled"
+		}
+	}
+	if pod.Status.Phase == corev1.PodPending && age > startTimeout {
+		for _, c := range pod.Status.Conditions {
+			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse {
+				return fmt.Sprintf("not scheduled after %s: %s", startTimeout, c.Message)
+			}
+		}
+		return fmt.Sprintf("still Pending after %s", startTimeout)
+	}
+	return ""
+}
+
+// Close deletes everything the campaign created.
+func (d *Driver) Close() error {
+	if d.stopMet != nil {
+		d.stopMet()
+		d.metWG.Wait()
+	}
+	if !d.created {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return Cleanup(ctx, d.Client, d.Namespace, d.objs.Selector())
+}
+
+// Cleanup deletes tokex's Jobs (with their Pods), Secrets and ConfigMaps
+// matching selector in namespace.
+func Cleanup(ctx context.Context, c kubernetes.Interface, namespace, selector string) error {
+	bg := metav1.DeletePropagationBackground
+	lo := metav1.ListOptions{LabelSelector: selector}
+	var errs []error
+	jobs, err := c.BatchV1().Jobs(namespace).List(ctx, lo)
+	if err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, j := range jobs.Items {
+			if err := c.BatchV1().Jobs(namespace).Delete(ctx, j.Name, metav1.DeleteOptions{PropagationPolicy: &bg}); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	// Pods of deleted Jobs go with them; orphans (a Job deleted elsewhere with
+	// orphan propagation) are removed too. List-then-delete works on every
+	// API server (and on client-go's fake) alike.
+	del := func(kind string, list func() ([]string, error), remove func(string) error) {
+		names, err := list()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("list %s: %w", kind, err))
+			return
+		}
+		for _, n := range names {
+			if err := remove(n); err != nil && !apierrors.IsNotFound(err) {
+				errs = append(errs, fmt.Errorf("delete %s %s: %w", kind, n, err))
+			}
+		}
+	}
+	del("pods", func() ([]string, error) {
+		l, err := c.CoreV1().Pods(namespace).List(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		var n []string
+		for _, x := range l.Items {
+			n = append(n, x.Name)
+		}
+		return n, nil
+	}, func(n string) error { return c.CoreV1().Pods(namespace).Delete(ctx, n, metav1.DeleteOptions{}) })
+	del("secrets", func() ([]string, error) {
+		l, err := c.CoreV1().Secrets(namespace).List(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		var n []string
+		for _, x := range l.Items {
+			n = append(n, x.Name)
+		}
+		return n, nil
+	}, func(n string) error { return c.CoreV1().Secrets(namespace).Delete(ctx, n, metav1.DeleteOptions{}) })
+	del("configmaps", func() ([]string, error) {
+		l, err := c.CoreV1().ConfigMaps(namespace).List(ctx, lo)
+		if err != nil {
+			return nil, err
+		}
+		var n []string
+		for _, x := range l.Items {
+			n = append(n, x.Name)
+		}
+		return n, nil
+	}, func(n string) error { return c.CoreV1().ConfigMaps(namespace).Delete(ctx, n, metav1.DeleteOptions{}) })
+	return errors.Join(errs...)
+}

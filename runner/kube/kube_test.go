@@ -1,0 +1,200 @@
+package kube
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/runner/subject"
+)
+
+func testObjects(t *testing.T) *Objects {
+	t.Helper()
+	key, err := subject.GenerateKey(subject.RS256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := config.Article()
+	c.Driver = "kube"
+	c.Target.URL = "https://pf-pingfederate-engine:9031/as/token.oauth2"
+	c.Kube.Tolerations = []map[string]any{{"key": "dedicated", "operator": "Equal", "value": "load", "effect": "NoSchedule", "tolerationSeconds": 30}}
+	c.Kube.NodeSelector = map[string]string{"type": "kwok"}
+	if err := c.Validate(nil); err != nil {
+		t.Fatal(err)
+	}
+	return &Objects{Cfg: c, CampaignID: "20261130-120000-Article_1", Namespace: "pf-perf", Secret: "s3cret-value", Key: key}
+}
+
+func TestJobObject(t *testing.T) {
+	o := testObjects(t)
+	p := event.PlannedRun{ID: "03-r1-500rps", Index: 3, Round: 1, TargetRPS: 500, Warmup: 30 * time.Second, Duration: 5 * time.Minute, Agents: 10}
+	j, err := o.JobObject(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := j.Spec
+	if *s.Completions != 10 || *s.Parallelism != 10 || *s.BackoffLimit != 0 || string(*s.CompletionMode) != "Indexed" || *s.TTLSecondsAfterFinished != 600 {
+		t.Errorf("job spec %+v", s)
+	}
+	pod := s.Template.Spec
+	if pod.RestartPolicy != corev1.RestartPolicyNever || pod.Containers[0].Image != "grafana/k6:2.2.0" || pod.NodeSelector["type"] != "kwok" {
+		t.Errorf("pod spec %+v", pod)
+	}
+	if len(pod.Tolerations) != 1 || *pod.Tolerations[0].TolerationSeconds != 30 {
+		t.Errorf("tolerations %+v", pod.Tolerations)
+	}
+	if pod.Containers[0].Resources.Requests.Cpu().String() != "100m" {
+		t.Errorf("resources %+v", pod.Containers[0].Resources)
+	}
+	for _, l := range []map[string]string{j.Labels, s.Template.Labels} {
+		if l[LabelName] != "tokex" || l[LabelInstance] != "20261130-120000-article-1" || l[LabelRun] != "03-r1-500rps" {
+			t.Errorf("labels %v", l)
+		}
+	}
+	env := map[string]corev1.EnvVar{}
+	for _, e := range pod.Containers[0].Env {
+		env[e.Name] = e
+	}
+	if env["RATE_MILLI"].Value != "50000" || env["WARMUP"].Value != "30s" || env["DURATION"].Value != "300s" {
+		t.Errorf("rate/durations: %v %v %v", env["RATE_MILLI"], env["WARMUP"], env["DURATION"])
+	}
+	if env["AGENT_INDEX"].ValueFrom == nil || !strings.Contains(env["AGENT_INDEX"].ValueFrom.FieldRef.FieldPath, "job-completion-index") {
+		t.Error("AGENT_INDEX does not come from the completion index")
+	}
+	if env["CLIENT_SECRET"].ValueFrom == nil || env["CLIENT_SECRET"].Value != "" || env["SUBJECT_JWK"].ValueFrom == nil {
+		t.Error("secrets are not referenced from the Secret")
+	}
+	b, _ := json.Marshal(j)
+	if strings.Contains(string(b), "s3cret-value") || strings.Contains(string(b), `"d":`) {
+		t.Error("the Job carries secret material")
+	}
+	if !strings.Contains(env["FORM"].Value, "resource=https%3A%2F%2Fmcp.example.internal%2Fmcp") {
+		t.Errorf("form %q", env["FORM"].Value)
+	}
+	// A wrong Kubernetes field name is an error, not silently ignored.
+	o.Cfg.Kube.Tolerations = []map[string]any{{"keyy": "x"}}
+	if _, err := o.JobObject(p); err == nil || !strings.Contains(err.Error(), "kube.tolerations") {
+		t.Errorf("err = %v", err)
+	}
+}
+
+func TestSecretAndConfigMap(t *testing.T) {
+	o := testObjects(t)
+	s, err := o.SecretObject()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jwk map[string]any
+	_ = json.Unmarshal([]byte(s.StringData["subject-jwk"]), &jwk)
+	if jwk["kty"] != "RSA" || jwk["d"] == nil || jwk["kid"] != o.Key.Kid || s.StringData["client-secret"] != "s3cret-value" {
+		t.Errorf("secret %v", jwk)
+	}
+	cm, err := o.ConfigMapObject()
+	if err != nil || !strings.Contains(cm.Data["exchange.js"], "constant-arrival-rate") {
+		t.Fatalf("configmap %v", err)
+	}
+	if len(o.Name()) > 52 || strings.ToLower(o.Name()) != o.Name() {
+		t.Errorf("name %q", o.Name())
+	}
+}
+
+func TestPodFailure(t *testing.T) {
+	waiting := func(reason string) *corev1.Pod {
+		return &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, ContainerStatuses: []corev1.ContainerStatus{{Name: "k6",
+			State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: reason, Message: "m"}}}}}}
+	}
+	unsched := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled,
+		Status: corev1.ConditionFalse, Reason: "Unschedulable", Message: "0/6 nodes are available"}}}}
+	oom := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "k6",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}}}}
+	thresholds := &corev1.Pod{Status: corev1.PodStatus{Phase: corev1.PodFailed, ContainerStatuses: []corev1.ContainerStatus{{Name: "k6",
+		State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "Error", ExitCode: 99}}}}}}
+	cases := []struct {
+		name string
+		pod  *corev1.Pod
+		age  time.Duration
+		want string
+	}{
+		{"image pull", waiting("ImagePullBackOff"), time.Second, "ImagePullBackOff"},
+		{"err image pull", waiting("ErrImagePull"), time.Second, "ErrImagePull"},
+		{"container creating is fine", waiting("ContainerCreating"), time.Second, ""},
+		{"unschedulable early", unsched, 5 * time.Second, ""},
+		{"unschedulable late", unsched, 31 * time.Second, "not scheduled after 30s: 0/6 nodes"},
+		{"oom", oom, time.Minute, "OOMKilled"},
+		{"exit 99 is a verdict", thresholds, time.Minute, ""},
+	}
+	for _, c := range cases {
+		got := podFailure(c.pod, c.age, 30*time.Second)
+		if (c.want == "") != (got == "") || !strings.Contains(got, c.want) {
+			t.Errorf("%s: %q", c.name, got)
+		}
+	}
+}
+
+func TestFollowerResumesWithoutLosingOrDoubling(t *testing.T) {
+	var got []string
+	f := &follower{line: func(l string) { got = append(got, l) }}
+	first := []string{"2026-11-30T10:00:00.1Z a", "2026-11-30T10:00:00.2Z b", "2026-11-30T10:00:00.2Z c"}
+	seen := 0
+	for _, l := range first {
+		f.consume(l, &seen)
+	}
+	// The stream drops; the resumed stream starts at the second boundary.
+	resumed := []string{"2026-11-30T10:00:00.0Z old", "2026-11-30T10:00:00.1Z a", "2026-11-30T10:00:00.2Z b", "2026-11-30T10:00:00.2Z c",
+		"2026-11-30T10:00:00.2Z d", "2026-11-30T10:00:01.5Z e"}
+	seen = 0
+	for _, l := range resumed {
+		f.consume(l, &seen)
+	}
+	if strings.Join(got, "") != "abcde" {
+		t.Errorf("lines %v", got)
+	}
+}
+
+func TestStartAndCloseLeaveNothing(t *testing.T) {
+	o := testObjects(t)
+	cs := fake.NewClientset()
+	d := &Driver{Cfg: o.Cfg, CampaignID: o.CampaignID, Client: cs, Namespace: "pf-perf", Secret: "x", Key: o.Key}
+	out := &sink{}
+	if err := d.Start(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.text(), "metrics.k8s.io is not served") {
+		t.Errorf("no warning about the missing metrics API: %s", out.text())
+	}
+	ctx := context.Background()
+	if _, err := cs.CoreV1().Secrets("pf-perf").Get(ctx, o.Name(), metav1.GetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// A leftover Job of this campaign.
+	j, _ := o.JobObject(event.PlannedRun{ID: "r", TargetRPS: 10, Duration: time.Second})
+	_, _ = cs.BatchV1().Jobs("pf-perf").Create(ctx, j, metav1.CreateOptions{})
+	if err := d.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sec, _ := cs.CoreV1().Secrets("pf-perf").List(ctx, metav1.ListOptions{})
+	cms, _ := cs.CoreV1().ConfigMaps("pf-perf").List(ctx, metav1.ListOptions{})
+	jobs, _ := cs.BatchV1().Jobs("pf-perf").List(ctx, metav1.ListOptions{})
+	if len(sec.Items)+len(cms.Items)+len(jobs.Items) != 0 {
+		t.Errorf("left behind: %d secrets, %d configmaps, %d jobs", len(sec.Items), len(cms.Items), len(jobs.Items))
+	}
+}
+
+type sink struct{ logs []string }
+
+func (s *sink) Emit(e event.Event) {
+	if l, ok := e.(event.Log); ok {
+		s.logs = append(s.logs, l.Message)
+	}
+}
+func (s *sink) Record(*stats.Request) {}
+func (s *sink) text() string        { return strings.Join(s.logs, "\n") }

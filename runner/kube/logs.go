@@ -1,0 +1,109 @@
+package kube
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+)
+
+// follower streams one Pod's log from start to end. A dropped stream is
+// re-opened from the last timestamp seen, skipping the lines already read
+// at that timestamp, so no line is lost or doubled. The stream is cancelled
+// by the caller once the Pod has terminated and gone quiet: a real kubelet
+// closes it, kwok and some runtimes do not.
+type follower struct {
+	client    kubernetes.Interface
+	namespace string
+	pod       string
+	line      func(string)
+	reconnect func(error)
+
+	lastTS   time.Time
+	atLastTS int // lines read with timestamp lastTS
+	lastRead time.Time
+}
+
+// run follows until ctx ends or the stream ends with the Pod terminated
+// (done reports that).
+func (f *follower) run(ctx context.Context, done func() bool) {
+	backoff := 200 * time.Millisecond
+	for ctx.Err() == nil {
+		err := f.stream(ctx)
+		if ctx.Err() != nil {
+			return
+		}
+		if done() {
+			// One more pass from the last timestamp catches lines written
+			// between the last read and termination.
+			_ = f.stream(ctx)
+			return
+		}
+		if f.reconnect != nil {
+			f.reconnect(err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Second)
+	}
+}
+
+func (f *follower) stream(ctx context.Context) error {
+	opts := &corev1.PodLogOptions{Container: container, Follow: true, Timestamps: true}
+	if !f.lastTS.IsZero() {
+		t := metav1.NewTime(f.lastTS)
+		opts.SinceTime = &t
+	}
+	rc, err := f.client.CoreV1().Pods(f.namespace).GetLogs(f.pod, opts).Stream(ctx)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	rd := bufio.NewReaderSize(rc, 64<<10)
+	seenAtTS := 0
+	for {
+		raw, err := rd.ReadString('\n')
+		if len(raw) > 0 && (err == nil || errors.Is(err, io.EOF)) {
+			f.consume(strings.TrimRight(raw, "\r\n"), &seenAtTS)
+		}
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return nil
+			}
+			return err
+		}
+	}
+}
+
+// consume handles one "<RFC3339Nano timestamp> <line>" of a timestamped log.
+func (f *follower) consume(raw string, seenAtTS *int) {
+	ts, line, ok := strings.Cut(raw, " ")
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if !ok || err != nil {
+		f.line(raw) // not timestamped (should not happen): keep it
+		return
+	}
+	f.lastRead = time.Now()
+	switch {
+	case t.Before(f.lastTS):
+		return // before the resume point: already read
+	case t.Equal(f.lastTS):
+		*seenAtTS++
+		if *seenAtTS <= f.atLastTS {
+			return // already read before the reconnect
+		}
+		f.atLastTS = *seenAtTS
+	default:
+		f.lastTS, f.atLastTS, *seenAtTS = t, 1, 1
+	}
+	f.line(line)
+}

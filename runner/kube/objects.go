@@ -1,0 +1,253 @@
+// Package kube is the Kubernetes driver: per campaign a Secret and a
+// ConfigMap with the k6 agent script, per run an Indexed Job of k6 Pods
+// next to the authorization server; their logs become the same events and
+// request rows as the local driver, and metrics.k8s.io gives engine CPU.
+package kube
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/runner/k6"
+	"github.com/tokex-dev/tokex/runner/subject"
+)
+
+// Labels tokex puts on everything it creates.
+const (
+	LabelName     = "app.kubernetes.io/name"
+	LabelInstance = "app.kubernetes.io/instance"
+	LabelRun      = "tokex.dev/run"
+	LabelManaged  = "app.kubernetes.io/managed-by"
+	NameValue     = "tokex"
+	scriptKey     = "exchange.js"
+	container     = "k6"
+)
+
+// Objects builds tokex's Kubernetes objects for one campaign.
+type Objects struct {
+	Cfg        config.Campaign
+	CampaignID string
+	Namespace  string
+	Secret     string      // client secret of the agents
+	Key        *subject.Key // RS256 subject-token signing key
+}
+
+// Name is the prefix of every object of the campaign (DNS-1123, ≤ 52 chars).
+func (o *Objects) Name() string { return dnsName("tokex-" + o.CampaignID) }
+
+func dnsName(s string) string {
+	s = strings.ToLower(s)
+	var b strings.Builder
+	for _, r := range s {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('-')
+		}
+	}
+	out := strings.Trim(b.String(), "-")
+	if len(out) > 52 {
+		out = strings.TrimRight(out[:52], "-")
+	}
+	return out
+}
+
+// CampaignLabels select every object of the campaign.
+func (o *Objects) CampaignLabels() map[string]string {
+	return map[string]string{LabelName: NameValue, LabelInstance: dnsName(o.CampaignID), LabelManaged: NameValue}
+}
+
+// Selector is CampaignLabels as a label selector string.
+func (o *Objects) Selector() string {
+	return LabelName + "=" + NameValue + "," + LabelInstance + "=" + dnsName(o.CampaignID)
+}
+
+// SecretObject holds the client secret and the subject key as a private JWK.
+func (o *Objects) SecretObject() (*corev1.Secret, error) {
+	jwk := o.Key.PrivateJWK()
+	b, err := json.Marshal(jwk)
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.Secret{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name(), Namespace: o.Namespace, Labels: o.CampaignLabels()},
+		Type:       corev1.SecretTypeOpaque,
+		StringData: map[string]string{"client-secret": o.Secret, "subject-jwk": string(b)},
+	}, nil
+}
+
+// ConfigMapObject holds the generated k6 script.
+func (o *Objects) ConfigMapObject() (*corev1.ConfigMap, error) {
+	js, err := k6.Script(k6.ScriptParams{MaxVUs: o.Cfg.Agents.MaxInFlight})
+	if err != nil {
+		return nil, err
+	}
+	return &corev1.ConfigMap{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.Name(), Namespace: o.Namespace, Labels: o.CampaignLabels()},
+		Data:       map[string]string{scriptKey: js},
+	}, nil
+}
+
+// form is the request's fixed part, form-encoded, for the script.
+func (o *Objects) form() string {
+	c := o.Cfg.Request
+	v := url.Values{}
+	v.Set("grant_type", exchange.GrantTypeTokenExchange)
+	v.Set("subject_token_type", c.SubjectTokenType)
+	if c.RequestedTokenType != "" {
+		v.Set("requested_token_type", c.RequestedTokenType)
+	}
+	for _, r := range c.Resources {
+		v.Add("resource", r)
+	}
+	for _, a := range c.Audiences {
+		v.Add("audience", a)
+	}
+	if c.Scope != "" {
+		v.Set("scope", c.Scope)
+	}
+	for k, val := range c.Extra {
+		v.Set(k, val)
+	}
+	return v.Encode()
+}
+
+// JobName is the run's Job name.
+func (o *Objects) JobName(p event.PlannedRun) string {
+	return dnsName(fmt.Sprintf("%s-%d", o.Name(), p.Index))
+}
+
+// RunLabels select the run's Job and Pods.
+func (o *Objects) RunLabels(p event.PlannedRun) map[string]string {
+	l := o.CampaignLabels()
+	l[LabelRun] = dnsName(p.ID)
+	return l
+}
+
+// JobObject is the run's Indexed Job: one k6 Pod per agent.
+func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
+	c := o.Cfg
+	k := c.Kube
+	agents := int32(c.Agents.Count)
+	perAgentMilli := int64(p.TargetRPS / float64(c.Agents.Count) * 1000)
+	if perAgentMilli < 1 {
+		return nil, fmt.Errorf("%s: %g exchanges/s over %d agents is below 0.001/s per agent", p.ID, p.TargetRPS, c.Agents.Count)
+	}
+	ttl := int32(k.TTLAfterFinished / time.Second)
+	indexed := batchv1.IndexedCompletion
+	zero := int32(0)
+	secretEnv := func(name, key string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: o.Name()}, Key: key}}}
+	}
+	env := []corev1.EnvVar{
+		{Name: "AGENT_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+		{Name: "RATE_MILLI", Value: strconv.FormatInt(perAgentMilli, 10)},
+		{Name: "WARMUP", Value: k6Duration(p.Warmup)},
+		{Name: "DURATION", Value: k6Duration(p.Duration)},
+		{Name: "TOKEN_URL", Value: c.Target.URL},
+		{Name: "FORM", Value: o.form()},
+		{Name: "CLIENT_PREFIX", Value: c.Agents.ClientIDPrefix},
+		{Name: "SUBJECT_ISSUER", Value: c.Subject.Issuer},
+		{Name: "SUBJECT_LIFETIME_S", Value: strconv.Itoa(int(c.Subject.Lifetime / time.Second))},
+		{Name: "USERS", Value: strconv.Itoa(c.Users.Count)},
+		{Name: "USER_PREFIX", Value: c.Users.Prefix},
+		{Name: "CAMPAIGN", Value: o.CampaignID},
+		{Name: "P95_MS", Value: strconv.FormatFloat(c.Thresholds.P95Ms, 'f', -1, 64)},
+		{Name: "SUCCESS_RATIO", Value: strconv.FormatFloat(c.Thresholds.SuccessRatio, 'f', -1, 64)},
+		{Name: "MAX_DROPPED", Value: strconv.FormatInt(c.Thresholds.MaxDropped, 10)},
+		secretEnv("CLIENT_SECRET", "client-secret"),
+		secretEnv("SUBJECT_JWK", "subject-jwk"),
+	}
+	if k.InsecureSkipVerify {
+		env = append(env, corev1.EnvVar{Name: "K6_INSECURE_SKIP_TLS_VERIFY", Value: "true"})
+	}
+	labels := o.RunLabels(p)
+	podLabels := map[string]string{}
+	for kk, v := range k.Labels {
+		podLabels[kk] = v
+	}
+	for kk, v := range labels {
+		podLabels[kk] = v
+	}
+	pod := corev1.PodSpec{
+		RestartPolicy: corev1.RestartPolicyNever,
+		Containers: []corev1.Container{{
+			Name:  container,
+			Image: k.Image,
+			Args:  []string{"run", "--quiet", "--no-color", "--log-format=raw", "/scripts/" + scriptKey},
+			Env:   env,
+			VolumeMounts: []corev1.VolumeMount{{Name: "script", MountPath: "/scripts", ReadOnly: true}},
+		}},
+		Volumes: []corev1.Volume{{Name: "script", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
+			LocalObjectReference: corev1.LocalObjectReference{Name: o.Name()}}}}},
+		NodeSelector: k.NodeSelector,
+	}
+	if len(k.Resources) > 0 {
+		if err := convert(k.Resources, &pod.Containers[0].Resources); err != nil {
+			return nil, fmt.Errorf("kube.resources: %w", err)
+		}
+	}
+	if len(k.Tolerations) > 0 {
+		if err := convert(k.Tolerations, &pod.Tolerations); err != nil {
+			return nil, fmt.Errorf("kube.tolerations: %w", err)
+		}
+	}
+	if len(k.Affinity) > 0 {
+		pod.Affinity = &corev1.Affinity{}
+		if err := convert(k.Affinity, pod.Affinity); err != nil {
+			return nil, fmt.Errorf("kube.affinity: %w", err)
+		}
+	}
+	return &batchv1.Job{
+		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
+		ObjectMeta: metav1.ObjectMeta{Name: o.JobName(p), Namespace: o.Namespace, Labels: labels},
+		Spec: batchv1.JobSpec{
+			CompletionMode:          &indexed,
+			Completions:             &agents,
+			Parallelism:             &agents,
+			BackoffLimit:            &zero,
+			TTLSecondsAfterFinished: &ttl,
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: k.Annotations},
+				Spec:       pod,
+			},
+		},
+	}, nil
+}
+
+// convert maps config values written with Kubernetes' JSON field names
+// onto the API types, so that a wrong field is an error, not ignored.
+func convert(in, out any) error {
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(out)
+}
+
+// k6Duration renders a duration the way k6 parses it ("330s").
+func k6Duration(d time.Duration) string {
+	ms := d.Milliseconds()
+	if ms%1000 == 0 {
+		return strconv.FormatInt(ms/1000, 10) + "s"
+	}
+	return strconv.FormatInt(ms, 10) + "ms"
+}
+
