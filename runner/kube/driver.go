@@ -183,12 +183,12 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	res := runner.RunResult{Started: created}
 
 	var (
-		mu        sync.Mutex
-		rows      int64
-		measured  bool
-		mStartUS  int64 = 1<<63 - 1
-		wStartUS  int64 = 1<<63 - 1
-		badLines  int
+		mu       sync.Mutex
+		rows     int64
+		measured bool
+		mStartUS int64 = 1<<63 - 1
+		wStartUS int64 = 1<<63 - 1
+		badLines int
 	)
 	pods := map[string]*podState{}
 	period := float64(d.Cfg.Agents.Count) / p.TargetRPS * 1e6 // µs between one agent's arrivals

@@ -197,4 +197,4 @@ func (s *sink) Emit(e event.Event) {
 	}
 }
 func (s *sink) Record(*stats.Request) {}
-func (s *sink) text() string        { return strings.Join(s.logs, "\n") }
+func (s *sink) text() string          { return strings.Join(s.logs, "\n") }

@@ -39,7 +39,7 @@ type Objects struct {
 	Cfg        config.Campaign
 	CampaignID string
 	Namespace  string
-	Secret     string      // client secret of the agents
+	Secret     string       // client secret of the agents
 	Key        *subject.Key // RS256 subject-token signing key
 }
 
@@ -187,10 +187,10 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 	pod := corev1.PodSpec{
 		RestartPolicy: corev1.RestartPolicyNever,
 		Containers: []corev1.Container{{
-			Name:  container,
-			Image: k.Image,
-			Args:  []string{"run", "--quiet", "--no-color", "--log-format=raw", "/scripts/" + scriptKey},
-			Env:   env,
+			Name:         container,
+			Image:        k.Image,
+			Args:         []string{"run", "--quiet", "--no-color", "--log-format=raw", "/scripts/" + scriptKey},
+			Env:          env,
 			VolumeMounts: []corev1.VolumeMount{{Name: "script", MountPath: "/scripts", ReadOnly: true}},
 		}},
 		Volumes: []corev1.Volume{{Name: "script", VolumeSource: corev1.VolumeSource{ConfigMap: &corev1.ConfigMapVolumeSource{
@@ -250,4 +250,3 @@ func k6Duration(d time.Duration) string {
 	}
 	return strconv.FormatInt(ms, 10) + "ms"
 }
-
