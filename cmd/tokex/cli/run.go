@@ -30,6 +30,7 @@ import (
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/confload"
 	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/runner/kube"
 	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/runner/statedir"
 	"github.com/tokex-dev/tokex/runner/subject"
@@ -57,6 +58,8 @@ type runOptions struct {
 	caFile       string
 	insecure     bool
 	serverExe    string
+	driver       string
+	kube         *kubeConn
 
 	cfg    config.Campaign
 	doc    *confload.Doc
@@ -67,7 +70,7 @@ type runOptions struct {
 }
 
 func newRunCmd() *cobra.Command {
-	o := &runOptions{}
+	o := &runOptions{kube: newKubeConn()}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a token-exchange campaign (the embedded default needs no cluster)",
@@ -109,6 +112,8 @@ run, 130 interrupted.`,
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
 	f.StringVar(&o.serverExe, "server-exe", "", "tokex binary to start as the embedded server (default: this one)")
 	_ = f.MarkHidden("server-exe")
+	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
+	o.kube.addFlags(f)
 	return cmd
 }
 
@@ -140,6 +145,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	if fl.Changed("target") {
 		c.Target.URL = o.target
+	}
+	if o.driver != "" {
+		c.Driver = o.driver
 	}
 	if fl.Changed("stages") {
 		c.Stages = nil
@@ -201,7 +209,7 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		o.secret = c.Agents.ClientSecret
 	}
 	if o.secret == "" {
-		if c.Embedded() {
+		if c.Embedded() && c.Driver != "kube" {
 			o.secret = randomSecret()
 		} else if o.secret, err = statedir.ClientSecret(); err != nil {
 			return fmt.Errorf("client secret: %w", err)
@@ -210,7 +218,7 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	switch {
 	case c.Subject.KeyFile != "":
 		o.key, err = subject.LoadPEM(c.Subject.KeyFile)
-	case c.Embedded():
+	case c.Embedded() && c.Driver != "kube":
 		o.key, err = subject.GenerateKey(c.Subject.Alg) // the child trusts it for this campaign only
 	default:
 		o.key, err = loadSubjectKey("", c.Subject.Alg)
@@ -284,7 +292,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			host, _ := os.Hostname()
 			w, err = evidence.Create(dir, y, evidence.Manifest{
 				Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CPUs: runtime.NumCPU(), CampaignID: o.id,
-				Name: c.Name, Driver: "local", Started: time.Now(),
+				Name: c.Name, Driver: c.Driver, Started: time.Now(),
 			})
 		}
 	}
@@ -295,7 +303,16 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	bus.Subscribe(w.Consume)
 	useTUI := !o.noTUI && isTerminal(stdout)
 
-	drv := &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}
+	var drv runner.Driver
+	if c.Driver == "kube" {
+		if err := o.kube.connect(c.Kube.Namespace); err != nil {
+			return &exitError{code: ExitCannotRun, err: err}
+		}
+		drv = &kube.Driver{Cfg: c, CampaignID: o.id, Client: o.kube.Client, Metrics: o.kube.Metrics, Namespace: o.kube.Namespace,
+			Context: o.kube.Context, Secret: o.secret, Key: o.key}
+	} else {
+		drv = &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}
+	}
 	camp := &runner.Campaign{Cfg: c, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done}
 
 	// The generator's heap is small and churns per request; at the default
