@@ -2,10 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"context"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/tokex-dev/tokex/runner/authserver"
+	"github.com/tokex-dev/tokex/runner/statedir"
+	"github.com/tokex-dev/tokex/runner/subject"
 )
 
 // TestMain lets the test binary stand in for tokex as the embedded server.
@@ -94,5 +100,37 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	code, _, errs := run(t, "serve", "--config", p)
 	if code != ExitCannotRun || !strings.Contains(errs, "serve.yaml:2: signing.alg") {
 		t.Fatalf("%d %s", code, errs)
+	}
+}
+
+func TestSmokeAgainstReferenceServer(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("TOKEX_HOME", home)
+	t.Setenv("TOKEX_CLIENT_SECRET", "smoke-secret-123456")
+	path, _ := statedir.SubjectKeyPath()
+	key, err := subject.LoadOrCreate(path, subject.RS256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks, _ := subject.JWKS(key)
+	srv, err := authserver.New(context.Background(), authserver.Default(), authserver.Options{ClientSecret: "smoke-secret-123456", SubjectJWKS: jwks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(srv.Handler())
+	defer ts.Close()
+	srv.SetBaseURL(ts.URL)
+	var out, errb bytes.Buffer
+	code := Main([]string{"smoke", "--url", ts.URL + "/as/token.oauth2"}, &out, &errb)
+	if code != 0 || !strings.Contains(out.String(), "smoke test passed") || !strings.Contains(out.String(), "✓ act.sub is the client perf-agent-0") {
+		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if strings.Contains(out.String(), "smoke-secret-123456") {
+		t.Error("the secret was printed")
+	}
+	out.Reset()
+	if code := Main([]string{"smoke", "--url", ts.URL + "/as/token.oauth2", "--lifetime", "10m"}, &out, &errb); code != ExitThresholds ||
+		!strings.Contains(out.String(), "✗ exp − iat is 10m0s (got 5m0s)") {
+		t.Fatalf("exit %d\n%s", code, out.String())
 	}
 }

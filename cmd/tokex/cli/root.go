@@ -46,7 +46,7 @@ func NewRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(), newInitCmd(), newMintCmd(), newReplayCmd(), newReportCmd(), newCompareCmd(), newImportCmd(), newManifestsCmd(), newCleanupCmd(), newVerifyCmd())
+	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(), newInitCmd(), newMintCmd(), newReplayCmd(), newReportCmd(), newCompareCmd(), newImportCmd(), newManifestsCmd(), newCleanupCmd(), newVerifyCmd(), newSmokeCmd())
 	return root
 }
 

@@ -143,7 +143,7 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if o.resume != "" && (fl.Changed("stages") || fl.Changed("rounds") || fl.Changed("duration") || fl.Changed("warmup") || fl.Changed("agents") || fl.Changed("target")) {
 		return errors.New("--resume continues the campaign as it was planned; do not change its plan")
 	}
-	if fl.Changed("target") {
+	if o.target != "" {
 		c.Target.URL = o.target
 	}
 	if o.driver != "" {

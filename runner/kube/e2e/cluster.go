@@ -368,7 +368,9 @@ func (c *Cluster) Apply(ctx context.Context, data []byte, _ map[string]string) e
 
 var resources = map[string]string{
 	"CustomResourceDefinition": "customresourcedefinitions", "Service": "services", "APIService": "apiservices",
-	"Logs": "logs", "Exec": "execs", "Deployment": "deployments",
+	"Logs": "logs", "Exec": "execs", "Deployment": "deployments", "ServiceAccount": "serviceaccounts",
+	"Role": "roles", "RoleBinding": "rolebindings", "ClusterRole": "clusterroles", "ClusterRoleBinding": "clusterrolebindings",
+	"Namespace": "namespaces",
 }
 
 // ApplyFile is Apply of a file.

@@ -270,6 +270,32 @@ func TestKubeEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("verify with deploy/rbac.yaml only", func(t *testing.T) {
+		// deploy/rbac.yaml, moved to this namespace, must be enough for verify.
+		root, _ := filepath.Abs("../../..")
+		rbac, err := os.ReadFile(filepath.Join(root, "deploy", "rbac.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Apply(ctx, bytes.ReplaceAll(rbac, []byte("namespace: pf-perf"), []byte("namespace: default")), nil); err != nil {
+			t.Fatal(err)
+		}
+		kc, _ := os.ReadFile(c.Kubeconfig)
+		imp := filepath.Join(t.TempDir(), "kubeconfig")
+		_ = os.WriteFile(imp, bytes.Replace(kc, []byte("  user: {"), []byte("  user: {as: 'system:serviceaccount:default:tokex', "), 1), 0o600)
+		var out, errb bytes.Buffer
+		code := cli.Main([]string{"verify", "--config", cfgFile, "--kubeconfig", imp}, &out, &errb)
+		if code != 0 || !strings.Contains(out.String(), "verdict: READY") {
+			t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+		}
+		// Without the binding the verdict is NOT READY.
+		_ = c.Client.RbacV1().RoleBindings("default").Delete(ctx, "tokex", metav1.DeleteOptions{})
+		out.Reset()
+		if code := cli.Main([]string{"verify", "--config", cfgFile, "--kubeconfig", imp}, &out, &errb); code != 1 || !strings.Contains(out.String(), "✗ may create jobs.batch") {
+			t.Fatalf("without RBAC: exit %d\n%s", code, out.String())
+		}
+	})
+
 	// Engine PodMetrics take 20–40 s to appear after the Pods run.
 	mc := metricsclient.NewForConfigOrDie(c.Config)
 	if err := poll(ctx, 90*time.Second, func() (bool, error) {
