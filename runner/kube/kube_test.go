@@ -3,13 +3,19 @@ package kube
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/rest"
 
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -198,3 +204,99 @@ func (s *sink) Emit(e event.Event) {
 }
 func (s *sink) Record(*stats.Request) {}
 func (s *sink) text() string          { return strings.Join(s.logs, "\n") }
+
+func TestParseResourceMetrics(t *testing.T) {
+	text := `# HELP container_cpu_usage_seconds_total [STABLE] Cumulative cpu time consumed by the container in core-seconds
+# TYPE container_cpu_usage_seconds_total counter
+container_cpu_usage_seconds_total{container="engine",namespace="pf-perf",pod="pf-engine-0"} 120.5 1789978138000
+container_cpu_usage_seconds_total{container="sidecar",namespace="pf-perf",pod="pf-engine-0"} 1.5 1789978138000
+# HELP pod_memory_working_set_bytes [STABLE] Current working set of the pod in bytes
+# TYPE pod_memory_working_set_bytes gauge
+pod_memory_working_set_bytes{namespace="pf-perf",pod="pf-engine-0"} 1.5e+09 1789978138000
+# TYPE node_cpu_usage_seconds_total counter
+node_cpu_usage_seconds_total 9000.1 1789978138000
+`
+	m, err := parseResourceMetrics(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := m["pf-perf/pf-engine-0"]
+	if pc.cpuSeconds != 122 || pc.memory != 1500000000 || pc.at.UnixMilli() != 1789978138000 || len(m) != 1 {
+		t.Errorf("%+v (%d pods)", pc, len(m))
+	}
+	if _, err := parseResourceMetrics("garbage{{{"); err == nil {
+		t.Error("accepted garbage")
+	}
+}
+
+// TestEngineCPUFromKubeletCounters serves the three API paths the exact
+// engine-CPU path reads (engine Pods, their Node, the kubelet's
+// /metrics/resource through the nodes proxy) from a stand-in API server.
+func TestEngineCPUFromKubeletCounters(t *testing.T) {
+	var reads atomic.Int32
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/v1/namespaces/pf-perf/pods", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		pods := corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
+		for i := 0; i < 2; i++ {
+			pods.Items = append(pods.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pf-engine-%d", i), Namespace: "pf-perf"},
+				Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", i)}})
+		}
+		_ = json.NewEncoder(w).Encode(pods)
+	})
+	mux.HandleFunc("/api/v1/nodes/", func(w http.ResponseWriter, r *http.Request) {
+		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/")
+		node := parts[0]
+		if len(parts) == 1 {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(corev1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: node}})
+			return
+		}
+		if strings.Join(parts[1:], "/") != "proxy/metrics/resource" {
+			http.NotFound(w, r)
+			return
+		}
+		n := reads.Add(1)
+		i := node[len(node)-1:]
+		// 1.3 cores per engine: +13 CPU-seconds per 10 s.
+		fmt.Fprintf(w, "# TYPE pod_cpu_usage_seconds_total counter\npod_cpu_usage_seconds_total{namespace=\"pf-perf\",pod=\"pf-engine-%s\"} %f %d\n"+
+			"# TYPE pod_memory_working_set_bytes gauge\npod_memory_working_set_bytes{namespace=\"pf-perf\",pod=\"pf-engine-%s\"} 1.4e9 %d\n",
+			i, 100+13*float64((n+1)/2), 1789978130000+10000*int64((n+1)/2), i, 1789978130000+10000*int64((n+1)/2))
+	})
+	ts := httptest.NewServer(mux)
+	defer ts.Close()
+	cs, err := kubernetes.NewForConfig(&rest.Config{Host: ts.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := testObjects(t)
+	o.Cfg.Kube.Engines.Selector = "app=pf-engine"
+	out := &sink{}
+	var res []event.Resource
+	p := &metricsPoller{d: &Driver{Cfg: o.Cfg, Client: cs, objs: o}, out: &resourceSink{sink: out, res: &res}, seen: map[string]time.Time{}, prev: map[string]podCPU{}}
+	for i := 0; i < 3; i++ {
+		if !p.engineKubelet(context.Background(), "pf-perf") {
+			t.Fatalf("poll %d: not exact: %v", i, out.logs)
+		}
+	}
+	if len(res) != 4 {
+		t.Fatalf("%d samples: %+v", len(res), res)
+	}
+	for _, r := range res {
+		if r.Role != "engine" || r.CPUMillicores < 1299 || r.CPUMillicores > 1301 || r.CPUSecondsTotal == 0 || r.MemoryBytes != 1.4e9 {
+			t.Errorf("sample %+v", r)
+		}
+	}
+}
+
+type resourceSink struct {
+	*sink
+	res *[]event.Resource
+}
+
+func (r *resourceSink) Emit(e event.Event) {
+	if x, ok := e.(event.Resource); ok {
+		*r.res = append(*r.res, x)
+	}
+	r.sink.Emit(e)
+}

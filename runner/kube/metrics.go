@@ -41,6 +41,9 @@ type metricsPoller struct {
 	out  runner.Output
 	seen map[string]time.Time // object -> timestamp of the last sample emitted
 	warn bool
+	// Exact engine CPU from the kubelets' cumulative counters, when readable.
+	prev        map[string]podCPU
+	kubeletWarn bool
 }
 
 func (p *metricsPoller) run(ctx context.Context) {
@@ -78,8 +81,24 @@ func (p *metricsPoller) poll(ctx context.Context) {
 		{"engine", engNS, d.Cfg.Kube.Engines.Selector},
 		{"agent", d.Namespace, d.objs.Selector()},
 	}
+	if p.prev == nil {
+		p.prev = map[string]podCPU{}
+	}
+	exact := p.engineKubelet(ctx, engNS)
 	for _, g := range groups {
 		if g.role == "engine" && g.selector == "" {
+			continue
+		}
+		if g.role == "engine" && exact {
+			// Exact counters were read: metrics-server's rates would double count.
+			pods, err := d.Client.CoreV1().Pods(g.ns).List(ctx, metav1.ListOptions{LabelSelector: g.selector})
+			if err == nil {
+				for _, pod := range pods.Items {
+					if pod.Spec.NodeName != "" {
+						nodes[pod.Spec.NodeName] = true
+					}
+				}
+			}
 			continue
 		}
 		pms, err := mc.PodMetricses(g.ns).List(ctx, metav1.ListOptions{LabelSelector: g.selector})
@@ -114,4 +133,56 @@ func (p *metricsPoller) poll(ctx context.Context) {
 		}
 		p.emit("node", nm.Name, nm.Timestamp, nm.Window, nm.Usage.Cpu().MilliValue(), nm.Usage.Memory().Value())
 	}
+}
+
+// engineKubelet reads cumulative CPU of every engine Pod from its node's
+// kubelet. It emits samples (rate from the previous reading, plus the
+// counter) and reports true only when every engine was readable.
+func (p *metricsPoller) engineKubelet(ctx context.Context, ns string) bool {
+	d := p.d
+	sel := d.Cfg.Kube.Engines.Selector
+	if sel == "" {
+		return false
+	}
+	pods, err := d.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil || len(pods.Items) == 0 {
+		return false
+	}
+	byNode := map[string]map[string]podCPU{}
+	for _, pod := range pods.Items {
+		if pod.Spec.NodeName == "" {
+			return false
+		}
+		if _, ok := byNode[pod.Spec.NodeName]; !ok {
+			m, err := kubeletResourceMetrics(ctx, d.Client, pod.Spec.NodeName)
+			if err != nil {
+				if !p.kubeletWarn && ctx.Err() == nil {
+					p.kubeletWarn = true
+					p.out.Emit(event.Log{At: time.Now(), Source: "kube", Level: "warn", Message: "kubelet /metrics/resource not readable through the nodes proxy (" +
+						err.Error() + "): engine CPU from metrics-server rates"})
+				}
+				return false
+			}
+			byNode[pod.Spec.NodeName] = m
+		}
+		if _, ok := byNode[pod.Spec.NodeName][pod.Namespace+"/"+pod.Name]; !ok {
+			return false
+		}
+	}
+	for _, pod := range pods.Items {
+		cur := byNode[pod.Spec.NodeName][pod.Namespace+"/"+pod.Name]
+		if cur.at.IsZero() {
+			cur.at = time.Now()
+		}
+		key := pod.Namespace + "/" + pod.Name
+		prev, ok := p.prev[key]
+		p.prev[key] = cur
+		if !ok || !cur.at.After(prev.at) {
+			continue // the first reading is the baseline; a repeat adds nothing
+		}
+		rate := (cur.cpuSeconds - prev.cpuSeconds) / cur.at.Sub(prev.at).Seconds() * 1000
+		p.out.Emit(event.Resource{At: cur.at, Role: "engine", Name: pod.Name, CPUMillicores: rate, MemoryBytes: cur.memory,
+			CPUSecondsTotal: cur.cpuSeconds, Source: "kubelet /metrics/resource"})
+	}
+	return true
 }

@@ -334,8 +334,16 @@ func TestKubeEndToEnd(t *testing.T) {
 				t.Errorf("warning: %s", w)
 			}
 		}
-		if r.EngineCPU == nil || r.EngineCPU.AvgCores < 2.0 || r.EngineCPU.AvgCores > 3.2 {
-			t.Errorf("engine CPU %+v (two engines at 1300m)", r.EngineCPU)
+		// The API server refuses to proxy to a loopback node address ("address
+		// not allowed"), so here the exact kubelet counters are unreadable and
+		// tokex must fall back to metrics-server rates, saying so.
+		if !strings.Contains(stdout.String(), "engine CPU from metrics-server rates") {
+			t.Errorf("the fallback to metrics-server is not stated:\n%s", stdout.String())
+		}
+		if r.EngineCPU == nil || r.EngineCPU.Method != "rate" || r.EngineCPU.AvgCores < 2.3 || r.EngineCPU.AvgCores > 2.9 {
+			t.Errorf("engine CPU %+v (two engines at 1300m)\n%s", r.EngineCPU, stdout.String())
+		} else if per := 2600.0 / 20; r.EngineCPU.CPUMsPerExchange < per*0.85 || r.EngineCPU.CPUMsPerExchange > per*1.15 {
+			t.Errorf("CPU-ms per exchange %.1f, want about %.0f", r.EngineCPU.CPUMsPerExchange, per)
 		}
 		if !strings.Contains(stdout.String(), "Latency by stage") {
 			t.Errorf("no table:\n%s", stdout.String())
