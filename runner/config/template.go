@@ -73,4 +73,26 @@ thresholds:
 
 sample_interval: 1s                # engine and generator CPU/memory
 out: tokex-evidence
+
+# The Kubernetes driver (driver: kube): k6 agent Pods next to the engines.
+# target.url is then the engines' token endpoint as seen from inside the cluster.
+kube:
+  # namespace: pf-perf             # default: the kubeconfig context's
+  image: grafana/k6:2.2.0
+  # engines:                       # the Pods whose CPU is measured, and their Service
+  #   namespace: pf-perf
+  #   selector: app.kubernetes.io/name=pingfederate-engine
+  #   service: pf-pingfederate-engine
+  #   port: 9031
+  resources:                       # agent Pods, in Kubernetes' own field names
+    requests: {cpu: 100m}
+  # node_selector: {pool: load}
+  # tolerations: [{key: dedicated, operator: Equal, value: load, effect: NoSchedule}]
+  # affinity: {}
+  # annotations: {}
+  # labels: {}
+  # insecure_skip_verify: false    # k6 accepts the engines' self-signed certificate
+  ttl_after_finished: 10m
+  metrics_interval: 5s
+  start_timeout: 30s               # an agent Pod not running by then fails the run
 `
