@@ -161,8 +161,13 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 // Stopping reports whether the user asked to stop the campaign.
 func (m *Model) Stopping() bool { return m.stopping }
 
-// Apply folds one event into the state.
+// Apply folds one event into the state. Nothing after CampaignFinished is
+// part of the campaign (the evidence stops there too), so the final screen
+// of a live campaign and of its replay are the same.
 func (m *Model) Apply(e event.Event) {
+	if m.finished != nil {
+		return
+	}
 	if t := event.Time(e); t.After(m.now) {
 		m.now = t
 	}

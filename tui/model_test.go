@@ -133,6 +133,13 @@ func TestModelFollowsTheCampaign(t *testing.T) {
 	if m.finished == nil || m.summary.ThresholdsPassed || m.byID["03-r1-500rps"].state != "done" {
 		t.Errorf("final state: finished %v summary %+v", m.finished, m.summary)
 	}
+	// Samples that arrive after the campaign ended are not part of it.
+	m.SetSize(120, 40)
+	before := m.View()
+	feed(m, []event.Event{event.Resource{At: m.now.Add(10 * time.Second), Role: "engine", Name: "tokex-serve", CPUMillicores: 5}})
+	if m.View() != before {
+		t.Error("an event after CampaignFinished changed the final screen")
+	}
 }
 
 func TestQuitAsksWhileLiveAndStops(t *testing.T) {

@@ -344,7 +344,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	}()
 
 	var sum *stats.Summary
-	var runErr error
+	var runErr, closeErrTUI error
 	if useTUI {
 		m := tui.New(tui.Options{Live: true, OnStop: stop})
 		prog := tui.NewProgram(m, tea.WithOutput(stdout))
@@ -352,6 +352,9 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		finished := make(chan struct{})
 		go func() {
 			sum, runErr = camp.Run(ctx)
+			// Stop the embedded server and the samplers now, not when the
+			// user leaves the final screen.
+			closeErrTUI = drv.Close()
 			close(finished)
 		}()
 		if err := prog.Run(); err != nil {
@@ -377,7 +380,12 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		bus.Subscribe(headless.New(stdout).Consume)
 		sum, runErr = camp.Run(ctx)
 	}
-	closeErr := drv.Close()
+	var closeErr error
+	if useTUI {
+		closeErr = closeErrTUI
+	} else {
+		closeErr = drv.Close()
+	}
 	if file, err := report.Write(dir, ""); err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: report:", err)
 	} else {
