@@ -8,7 +8,7 @@
 #   TOKEX_E2E_CACHE (default ~/.cache/tokex-kube-e2e)   prints the bin dir last
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cache=${TOKEX_E2E_CACHE:-$HOME/.cache/tokex-kube-e2e}
+cache=${TOKEX_E2E_CACHE:-${HOME:-/root}/.cache/tokex-kube-e2e}
 key=$(cat "$here"/modules/*/go.mod "$here"/modules/*/*.go "$0" | sha256sum | cut -c1-12)
 bin=$cache/bin-$key
 tools=(kube-apiserver kube-controller-manager kube-scheduler etcd kwok metrics-server)
