@@ -134,3 +134,22 @@ func TestSmokeAgainstReferenceServer(t *testing.T) {
 		t.Fatalf("exit %d\n%s", code, out.String())
 	}
 }
+
+func TestJWKSIsStableAndPublic(t *testing.T) {
+	t.Setenv("TOKEX_HOME", t.TempDir())
+	var a, b, errb bytes.Buffer
+	if Main([]string{"jwks"}, &a, &errb) != 0 || Main([]string{"jwks"}, &b, &errb) != 0 {
+		t.Fatal(errb.String())
+	}
+	if a.String() != b.String() {
+		t.Error("the default subject key changed between calls")
+	}
+	for _, private := range []string{`"d":`, `"p":`, `"q":`} {
+		if strings.Contains(a.String(), private) {
+			t.Errorf("the JWKS holds private key material %s", private)
+		}
+	}
+	if !strings.Contains(a.String(), `"alg":"RS256"`) {
+		t.Errorf("jwks: %s", a.String())
+	}
+}

@@ -1,16 +1,21 @@
 package cli
 
 import (
+	"crypto/tls"
 	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tokex-dev/tokex/runner/statedir"
 	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/runner/tlscert"
 )
 
 func newJWKSCmd() *cobra.Command {
-	var keyFile, alg string
+	var keyFile, alg, serve, certFile, keyPEM string
 	cmd := &cobra.Command{
 		Use:   "jwks",
 		Short: "Print the public JWKS of the subject-token signing key",
@@ -28,10 +33,16 @@ once and reused, so a server that trusts it keeps working).`,
 			if err != nil {
 				return err
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), string(b))
-			return nil
+			if serve == "" {
+				fmt.Fprintln(cmd.OutOrStdout(), string(b))
+				return nil
+			}
+			return serveJWKS(cmd, serve, b, certFile, keyPEM)
 		},
 	}
+	cmd.Flags().StringVar(&serve, "serve", "", "serve the JWKS over HTTPS on HOST:PORT, like the article's perf-jwks-server")
+	cmd.Flags().StringVar(&certFile, "tls-cert", "", "certificate for --serve (default: a generated self-signed one)")
+	cmd.Flags().StringVar(&keyPEM, "tls-key", "", "private key for --tls-cert")
 	cmd.Flags().StringVar(&keyFile, "subject-key", "", "subject-token signing key (PEM)")
 	cmd.Flags().StringVar(&alg, "subject-alg", subject.RS256, "algorithm of a newly created default key")
 	return cmd
@@ -47,4 +58,31 @@ func loadSubjectKey(keyFile, alg string) (*subject.Key, error) {
 		return nil, err
 	}
 	return subject.LoadOrCreate(path, alg)
+}
+
+// serveJWKS hosts the key set until SIGINT/SIGTERM.
+func serveJWKS(cmd *cobra.Command, addr string, jwks []byte, certFile, keyFile string) error {
+	var pair tls.Certificate
+	var err error
+	if certFile != "" {
+		pair, err = tls.LoadX509KeyPair(certFile, keyFile)
+	} else {
+		var p *tlscert.Pair
+		if p, err = tlscert.Loopback(); err == nil {
+			pair = p.Cert
+		}
+	}
+	if err != nil {
+		return &exitError{code: ExitCannotRun, err: err}
+	}
+	s, err := subject.ServeJWKS(addr, jwks, &pair)
+	if err != nil {
+		return &exitError{code: ExitCannotRun, err: err}
+	}
+	defer s.Close()
+	fmt.Fprintf(cmd.OutOrStdout(), "serving the subject-token JWKS at %s\n", s.URL)
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	return nil
 }
