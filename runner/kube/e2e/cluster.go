@@ -55,6 +55,8 @@ type Options struct {
 	Config string // scripts/kube-e2e/config
 	Nodes  int
 	Log    func(format string, args ...any)
+	// PortForward is where kwok sends port-forwards to Pod port 9031.
+	PortForward int
 }
 
 func freePort() (int, error) {
@@ -189,6 +191,11 @@ current-context: e2e
 		return nil, err
 	}
 	kwokPath := filepath.Join(dir, "kwok.yaml")
+	pf := o.PortForward
+	if pf == 0 {
+		pf = 9
+	}
+	kwokCfg = bytes.ReplaceAll(kwokCfg, []byte("${PF_PORT}"), []byte(fmt.Sprint(pf)))
 	if err := os.WriteFile(kwokPath, bytes.ReplaceAll(kwokCfg, []byte("${RUN_DIR}"), []byte(dir)), 0o644); err != nil {
 		return nil, err
 	}

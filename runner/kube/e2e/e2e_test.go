@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,15 +22,17 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/authserver"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/event"
 	"github.com/tokex-dev/tokex/runner/kube"
+	"github.com/tokex-dev/tokex/runner/statedir"
 	"github.com/tokex-dev/tokex/runner/subject"
 )
 
 // The suite needs the binaries of scripts/kube-e2e/build.sh, named by
 // TOKEX_E2E_BIN (scripts/test sets it). Without it the suite is skipped.
-func cluster(t *testing.T) *Cluster {
+func cluster(t *testing.T, portForward int) *Cluster {
 	t.Helper()
 	bin := os.Getenv("TOKEX_E2E_BIN")
 	if bin == "" {
@@ -39,7 +42,7 @@ func cluster(t *testing.T) *Cluster {
 	dir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	c, err := Start(ctx, dir, Options{Bin: bin, Config: filepath.Join(root, "scripts", "kube-e2e", "config"), Nodes: 2, Log: t.Logf})
+	c, err := Start(ctx, dir, Options{Bin: bin, Config: filepath.Join(root, "scripts", "kube-e2e", "config"), Nodes: 2, Log: t.Logf, PortForward: portForward})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,13 +252,19 @@ func leftovers(ctx context.Context, c *Cluster) (int, string) {
 }
 
 func TestKubeEndToEnd(t *testing.T) {
-	c := cluster(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
-	defer cancel()
-	engines(t, ctx, c)
+	if os.Getenv("TOKEX_E2E_BIN") == "" {
+		t.Skip("TOKEX_E2E_BIN is not set: run scripts/test, which builds the control plane")
+	}
 	home := t.TempDir()
 	t.Setenv("TOKEX_HOME", home)
 	t.Setenv("TOKEX_CLIENT_SECRET", "e2e-secret-Xy")
+	// The "engines" behind port-forwards: a tokex reference server over TLS
+	// that trusts tokex's stored subject key, as PingFederate would.
+	engine := referenceServer(t)
+	c := cluster(t, engine)
+	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	defer cancel()
+	engines(t, ctx, c)
 
 	cfg := campaign(2, 20, 3*time.Second, 12*time.Second)
 	y, _ := cfg.Redacted()
@@ -293,6 +302,17 @@ func TestKubeEndToEnd(t *testing.T) {
 		out.Reset()
 		if code := cli.Main([]string{"verify", "--config", cfgFile, "--kubeconfig", imp}, &out, &errb); code != 1 || !strings.Contains(out.String(), "✗ may create jobs.batch") {
 			t.Fatalf("without RBAC: exit %d\n%s", code, out.String())
+		}
+	})
+
+	t.Run("smoke through a port-forward", func(t *testing.T) {
+		var out, errb bytes.Buffer
+		code := cli.Main([]string{"smoke", "--config", cfgFile, "--kubeconfig", c.Kubeconfig, "--insecure"}, &out, &errb)
+		if code != 0 || !strings.Contains(out.String(), "port-forward 127.0.0.1:") || !strings.Contains(out.String(), "smoke test passed") {
+			t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+		}
+		if strings.Contains(out.String(), "e2e-secret-Xy") {
+			t.Error("smoke printed the secret")
 		}
 	})
 
@@ -432,4 +452,31 @@ func runKube(t *testing.T, ctx context.Context, c *Cluster, cfg config.Campaign,
 		r.Reason = runErr.Error()
 	}
 	return r
+}
+
+// referenceServer starts tokex's reference server (self-signed TLS) on a
+// free loopback port and returns the port.
+func referenceServer(t *testing.T) int {
+	t.Helper()
+	path, _ := statedir.SubjectKeyPath()
+	key, err := subject.LoadOrCreate(path, subject.RS256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks, _ := subject.JWKS(key)
+	cfg := authserver.Default()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.TLS = authserver.TLSConfig{Enabled: true, SelfSigned: true}
+	srv, err := authserver.New(context.Background(), cfg, authserver.Options{ClientSecret: os.Getenv("TOKEX_CLIENT_SECRET"), SubjectJWKS: jwks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := srv.Listen()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { _ = srv.Serve(ctx, ln) }()
+	t.Cleanup(cancel)
+	return ln.Addr().(*net.TCPAddr).Port
 }
