@@ -153,3 +153,24 @@ func TestJWKSIsStableAndPublic(t *testing.T) {
 		t.Errorf("jwks: %s", a.String())
 	}
 }
+
+func TestManifestsRedactSecrets(t *testing.T) {
+	t.Setenv("TOKEX_CLIENT_SECRET", "manifest-secret-777")
+	code, out, errs := run(t, "manifests", "--target", "https://pf-pingfederate-engine:9031/as/token.oauth2", "--stages", "100,250",
+		"--rounds", "1", "-n", "pf-perf")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	if strings.Contains(out, "manifest-secret-777") || strings.Contains(out, `"d":`) {
+		t.Error("manifests leak secret material")
+	}
+	for _, want := range []string{"kind: Secret", "client-secret: '[redacted]'", "kind: ConfigMap", "exchange.js: |", "kind: Job",
+		"completionMode: Indexed", "namespace: pf-perf", "tokex.dev/run: 01-r1-100rps", "tokex.dev/run: 02-r1-250rps"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("manifests lack %q", want)
+		}
+	}
+	if n := strings.Count(out, "kind: Job"); n != 3 {
+		t.Errorf("%d Jobs, want 3 (sanity + 2 stages)", n)
+	}
+}
