@@ -69,6 +69,10 @@ func (t Template) Compile() Body {
 	return Body{prefix: v.Encode(), auth: auth}
 }
 
+// Fixed is the form-encoded fixed part (everything but the subject token
+// and client credentials), e.g. for the k6 agent script.
+func (b Body) Fixed() string { return b.prefix }
+
 // Auth is the client authentication method the body was compiled for.
 func (b Body) Auth() AuthMethod { return b.auth }
 

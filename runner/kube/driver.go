@@ -12,7 +12,9 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
@@ -488,50 +490,38 @@ func Cleanup(ctx context.Context, c kubernetes.Interface, namespace, selector st
 	// Pods of deleted Jobs go with them; orphans (a Job deleted elsewhere with
 	// orphan propagation) are removed too. List-then-delete works on every
 	// API server (and on client-go's fake) alike.
-	del := func(kind string, list func() ([]string, error), remove func(string) error) {
-		names, err := list()
+	errs = append(errs, deleteAll[*corev1.PodList](ctx, "pods", lo, c.CoreV1().Pods(namespace))...)
+	errs = append(errs, deleteAll[*corev1.SecretList](ctx, "secrets", lo, c.CoreV1().Secrets(namespace))...)
+	errs = append(errs, deleteAll[*corev1.ConfigMapList](ctx, "configmaps", lo, c.CoreV1().ConfigMaps(namespace))...)
+	return errors.Join(errs...)
+}
+
+// listDeleter is what deleteAll needs of a typed client (Pods, Secrets, …).
+type listDeleter[L runtime.Object] interface {
+	List(context.Context, metav1.ListOptions) (L, error)
+	Delete(context.Context, string, metav1.DeleteOptions) error
+}
+
+// deleteAll lists the objects matching lo and deletes them one by one, which
+// works on every API server and on client-go's fake alike.
+func deleteAll[L runtime.Object](ctx context.Context, kind string, lo metav1.ListOptions, c listDeleter[L]) []error {
+	l, err := c.List(ctx, lo)
+	if err != nil {
+		return []error{fmt.Errorf("list %s: %w", kind, err)}
+	}
+	items, err := meta.ExtractList(l)
+	if err != nil {
+		return []error{err}
+	}
+	var errs []error
+	for _, it := range items {
+		a, err := meta.Accessor(it)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("list %s: %w", kind, err))
-			return
+			continue
 		}
-		for _, n := range names {
-			if err := remove(n); err != nil && !apierrors.IsNotFound(err) {
-				errs = append(errs, fmt.Errorf("delete %s %s: %w", kind, n, err))
-			}
+		if err := c.Delete(ctx, a.GetName(), metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("delete %s %s: %w", kind, a.GetName(), err))
 		}
 	}
-	del("pods", func() ([]string, error) {
-		l, err := c.CoreV1().Pods(namespace).List(ctx, lo)
-		if err != nil {
-			return nil, err
-		}
-		var n []string
-		for _, x := range l.Items {
-			n = append(n, x.Name)
-		}
-		return n, nil
-	}, func(n string) error { return c.CoreV1().Pods(namespace).Delete(ctx, n, metav1.DeleteOptions{}) })
-	del("secrets", func() ([]string, error) {
-		l, err := c.CoreV1().Secrets(namespace).List(ctx, lo)
-		if err != nil {
-			return nil, err
-		}
-		var n []string
-		for _, x := range l.Items {
-			n = append(n, x.Name)
-		}
-		return n, nil
-	}, func(n string) error { return c.CoreV1().Secrets(namespace).Delete(ctx, n, metav1.DeleteOptions{}) })
-	del("configmaps", func() ([]string, error) {
-		l, err := c.CoreV1().ConfigMaps(namespace).List(ctx, lo)
-		if err != nil {
-			return nil, err
-		}
-		var n []string
-		for _, x := range l.Items {
-			n = append(n, x.Name)
-		}
-		return n, nil
-	}, func(n string) error { return c.CoreV1().ConfigMaps(namespace).Delete(ctx, n, metav1.DeleteOptions{}) })
-	return errors.Join(errs...)
+	return errs
 }

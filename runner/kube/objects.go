@@ -7,7 +7,6 @@ package kube
 import (
 	"encoding/json"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -104,25 +103,8 @@ func (o *Objects) ConfigMapObject() (*corev1.ConfigMap, error) {
 // form is the request's fixed part, form-encoded, for the script.
 func (o *Objects) form() string {
 	c := o.Cfg.Request
-	v := url.Values{}
-	v.Set("grant_type", exchange.GrantTypeTokenExchange)
-	v.Set("subject_token_type", c.SubjectTokenType)
-	if c.RequestedTokenType != "" {
-		v.Set("requested_token_type", c.RequestedTokenType)
-	}
-	for _, r := range c.Resources {
-		v.Add("resource", r)
-	}
-	for _, a := range c.Audiences {
-		v.Add("audience", a)
-	}
-	if c.Scope != "" {
-		v.Set("scope", c.Scope)
-	}
-	for k, val := range c.Extra {
-		v.Set(k, val)
-	}
-	return v.Encode()
+	return exchange.Template{SubjectTokenType: c.SubjectTokenType, RequestedTokenType: c.RequestedTokenType,
+		Resources: c.Resources, Audiences: c.Audiences, Scope: c.Scope, Extra: c.Extra}.Compile().Fixed()
 }
 
 // JobName is the run's Job name.

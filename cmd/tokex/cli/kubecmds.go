@@ -69,18 +69,18 @@ config and override flags as 'tokex run --driver kube' and contacts no cluster.`
 // campaignFlags are the config and override flags shared by run-like commands.
 func (o *runOptions) campaignFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
-	f.StringVarP(&o.config, "config", "c", "", "campaign YAML")
-	f.StringVar(&o.profile, "profile", "", "quick|article")
-	f.StringVar(&o.target, "target", "", "token endpoint URL as seen from inside the cluster")
-	f.StringVar(&o.stages, "stages", "", "comma-separated exchanges/s")
+	f.StringVarP(&o.config, "config", "c", "", "campaign YAML (tokex init writes one)")
+	f.StringVar(&o.profile, "profile", "", "quick|article (default: quick, or article with --config)")
+	f.StringVar(&o.target, "target", "", "token endpoint URL (for --driver kube: as seen from inside the cluster)")
+	f.StringVar(&o.stages, "stages", "", "comma-separated exchanges/s, e.g. 100,250,500")
 	f.IntVar(&o.rounds, "rounds", 0, "rounds of the whole ladder")
 	f.DurationVar(&o.duration, "duration", 0, "measured duration of each run")
-	f.DurationVar(&o.warmup, "warmup", -1, "warmup of each run")
-	f.IntVar(&o.agents, "agents", 0, "load agents")
-	f.IntVar(&o.users, "users", 0, "synthetic users")
+	f.DurationVar(&o.warmup, "warmup", 0, "warmup before each run's measured phase")
+	f.IntVar(&o.agents, "agents", 0, "load agents (clients perf-agent-0..N-1)")
+	f.IntVar(&o.users, "users", 0, "synthetic users (perf-user-001..N)")
 	f.StringVar(&o.subjectKey, "subject-key", "", "subject-token signing key (PEM)")
 	f.StringVar(&o.clientSecret, "client-secret", "", "client secret of the agents (or TOKEX_CLIENT_SECRET)")
-	f.BoolVar(&o.noSanity, "no-sanity", false, "skip the sanity run")
+	f.BoolVar(&o.noSanity, "no-sanity", false, "skip the discarded sanity run")
 	o.kube.addFlags(f)
 }
 

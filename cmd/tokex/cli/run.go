@@ -92,28 +92,16 @@ run, 130 interrupted.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVarP(&o.config, "config", "c", "", "campaign YAML (tokex init writes one)")
-	f.StringVar(&o.profile, "profile", "", "quick|article (default: quick, or article with --config)")
+	o.campaignFlags(cmd)
 	f.StringVarP(&o.out, "out", "o", "", "evidence parent folder (default ./tokex-evidence)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "plain progress lines (automatic when stdout is not a terminal)")
-	f.StringVar(&o.target, "target", "", "token endpoint URL of another authorization server")
-	f.StringVar(&o.stages, "stages", "", "comma-separated exchanges/s, e.g. 100,250,500")
-	f.IntVar(&o.rounds, "rounds", 0, "rounds of the whole ladder")
-	f.DurationVar(&o.duration, "duration", 0, "measured duration of each run")
-	f.DurationVar(&o.warmup, "warmup", -1, "warmup before each run's measured phase")
-	f.IntVar(&o.agents, "agents", 0, "load agents (clients perf-agent-0..N-1)")
-	f.IntVar(&o.users, "users", 0, "synthetic users (perf-user-001..N)")
 	f.StringVar(&o.subjectAlg, "subject-alg", "", "subject-token algorithm RS256|ES256|EdDSA")
-	f.StringVar(&o.subjectKey, "subject-key", "", "subject-token signing key (PEM)")
-	f.StringVar(&o.clientSecret, "client-secret", "", "client secret of the agents (or TOKEX_CLIENT_SECRET)")
-	f.BoolVar(&o.noSanity, "no-sanity", false, "skip the discarded sanity run")
 	f.StringVar(&o.resume, "resume", "", "continue the interrupted campaign in this evidence folder")
 	f.StringVar(&o.caFile, "ca-file", "", "CA certificate (PEM) trusted for an https --target")
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
 	f.StringVar(&o.serverExe, "server-exe", "", "tokex binary to start as the embedded server (default: this one)")
 	_ = f.MarkHidden("server-exe")
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
-	o.kube.addFlags(f)
 	return cmd
 }
 
