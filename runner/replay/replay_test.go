@@ -1,0 +1,44 @@
+package replay
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+func TestPlaySpacingAndSpeed(t *testing.T) {
+	t0 := time.Now()
+	src := &Source{Events: []evidence.Sequenced{
+		{Seq: 1, Event: event.Log{At: t0, Message: "a"}},
+		{Seq: 2, Event: event.Log{At: t0.Add(200 * time.Millisecond), Message: "b"}},
+		{Seq: 3, Event: event.Log{At: t0.Add(100 * time.Millisecond), Message: "c"}}, // out of order: no wait
+		{Seq: 4, Event: event.Log{At: t0.Add(400 * time.Millisecond), Message: "d"}},
+	}}
+	cases := []struct {
+		speed    float64
+		min, max time.Duration
+	}{
+		{0, 0, 50 * time.Millisecond},
+		{1, 380 * time.Millisecond, 2 * time.Second},
+		{4, 90 * time.Millisecond, time.Second},
+	}
+	for _, c := range cases {
+		var got []string
+		start := time.Now()
+		if err := src.Play(context.Background(), c.speed, func(e event.Event) { got = append(got, e.(event.Log).Message) }); err != nil {
+			t.Fatal(err)
+		}
+		d := time.Since(start)
+		if len(got) != 4 || got[2] != "c" || d < c.min || d > c.max {
+			t.Errorf("speed %v: %v in %s", c.speed, got, d)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := src.Play(ctx, 1, func(event.Event) {}); err == nil {
+		t.Error("a cancelled replay did not stop")
+	}
+}

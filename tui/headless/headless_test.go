@@ -1,0 +1,48 @@
+package headless
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/event"
+)
+
+func TestPrinterLinesAndTable(t *testing.T) {
+	var b bytes.Buffer
+	p := New(&b)
+	p.Every = 2
+	t0 := time.Unix(1_800_000_000, 0)
+	run := event.PlannedRun{ID: "01-r1-100rps", Index: 1, Round: 1, TargetRPS: 100, Warmup: time.Second, Duration: 2 * time.Second, Agents: 2}
+	p.Consume(event.CampaignStarted{At: t0, ID: "c", Name: "n", Driver: "local", Target: "https://t", Runs: []event.PlannedRun{{ID: "00-sanity", Sanity: true}, run}})
+	p.Consume(event.RunStarted{At: t0, Run: run})
+	p.Consume(event.Resource{At: t0, Role: "engine", Name: "e", CPUMillicores: 250})
+	for i := 1; i <= 4; i++ {
+		p.Consume(event.Window{At: t0.Add(time.Duration(i) * time.Second), RunID: run.ID, Phase: stats.Measured, Completed: 100, OK: 99, Errors: 1,
+			Latency: event.Digest{P95: 7.5, P99: 9.7}})
+	}
+	p.Consume(event.Log{At: t0, Source: "server", Level: "info", Message: "quiet"})
+	p.Consume(event.Log{At: t0, Source: "tokex", Level: "warn", Message: "loud"})
+	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 100, Status: stats.StatusDone, Requests: 200, OK: 198, SuccessRatio: 0.99, AchievedRatio: 1,
+		LatencyMs: stats.Latency{P95: 7.5}, EngineCPU: &stats.CPU{AvgCores: 0.25, CPUMsPerExchange: 2.5}, ThresholdsPassed: true}
+	p.Consume(event.RunFinished{At: t0, RunID: run.ID, Status: stats.StatusDone, Stats: st})
+	s := &stats.Summary{Status: "done", Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	stats.BuildSummary(s, []*stats.Run{st}, true)
+	p.Consume(event.CampaignFinished{At: t0, Status: "done", Summary: s})
+	out := b.String()
+	for _, want := range []string{"tokex campaign c (n) · driver local · 2 runs", "[2/2] 01-r1-100rps round 1: 100/s",
+		"ok  99.00%  p95    7.50 ms", "engine  250 m", "warn: [tokex] loud", "done ✓: 200 exchanges", "Latency by stage",
+		"Per-run p95: 100/s: 7.50 ms", "PASSED"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "quiet") {
+		t.Error("info log lines are printed")
+	}
+	if n := strings.Count(out, "p95    7.50 ms"); n != 2 {
+		t.Errorf("%d progress lines for 4 windows every 2", n)
+	}
+}
