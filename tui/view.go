@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -366,11 +367,7 @@ func (m *Model) agentPane(w, h int) []string {
 	for id := range m.agents {
 		ids = append(ids, id)
 	}
-	for i := 1; i < len(ids); i++ {
-		for j := i; j > 0 && ids[j] < ids[j-1]; j-- {
-			ids[j], ids[j-1] = ids[j-1], ids[j]
-		}
-	}
+	slices.Sort(ids)
 	for _, id := range ids {
 		if len(out) >= h {
 			out = append(out[:h-1], s.Dim.Render(fmt.Sprintf("… %d more", len(ids)-(h-3))))

@@ -199,6 +199,7 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 	var cpuSeconds float64
 	exact := true
 	for _, ss := range names {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
 		a, okA := interpolate(ss, start)
 		b, okB := interpolate(ss, end)
 		if !okA || !okB {
@@ -218,9 +219,8 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 }
 
 // interpolate reads a cumulative CPU counter at t (µs) between the samples
-// around it.
+// around it; ss is sorted by time.
 func interpolate(ss []ResourceSample, t int64) (float64, bool) {
-	sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
 	i := sort.Search(len(ss), func(i int) bool { return ss[i].AtUS >= t })
 	switch {
 	case i < len(ss) && ss[i].AtUS == t:
