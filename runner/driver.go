@@ -7,8 +7,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // Output is where a driver sends what a run produces: events go to every

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // Plan is the campaign's ladder: the sanity run (discarded by protocol),

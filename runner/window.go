@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // windower turns request rows into per-second Window events (by completion

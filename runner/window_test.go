@@ -4,9 +4,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 func TestWindowerBucketsBySecondAndPhase(t *testing.T) {

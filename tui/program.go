@@ -5,7 +5,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
-	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/collector/event"
 )
 
 // Program runs a dashboard and feeds it the event stream without ever

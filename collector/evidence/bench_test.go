@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // writeSyntheticCampaign writes an article-sized campaign (sanity + 3 stages

@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 func TestRequestRowRoundTrip(t *testing.T) {

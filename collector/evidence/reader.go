@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // Folder is an evidence folder opened for reading.

@@ -14,8 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // File names inside an evidence folder.

@@ -4,7 +4,7 @@ import (
 	"context"
 	"time"
 
-	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/collector/event"
 )
 
 // Target is one source sampled under a role (engine, generator).

@@ -11,9 +11,9 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // writeCampaign writes a small finished campaign: sanity plus two stages,

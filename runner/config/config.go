@@ -13,9 +13,9 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/confload"
-	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // Campaign is campaign.yaml.

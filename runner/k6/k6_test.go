@@ -10,7 +10,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
-// fixture opens a real k6 output from ../shared/fixtures/k6 (beside the repo).
+// fixture opens a real k6 output from the repository's testdata/k6 (see its SOURCES.md).
 func fixture(t testing.TB, name string) *os.File {
 	t.Helper()
 	dir, _ := os.Getwd()
@@ -19,9 +19,9 @@ func fixture(t testing.TB, name string) *os.File {
 			break
 		}
 	}
-	f, err := os.Open(filepath.Join(dir, "..", "shared", "fixtures", "k6", name))
+	f, err := os.Open(filepath.Join(dir, "testdata", "k6", name))
 	if err != nil {
-		t.Fatalf("fixture: %v (the k6 fixtures live in ../shared/fixtures/k6)", err)
+		t.Fatalf("fixture: %v (the k6 fixtures live in testdata/k6)", err)
 	}
 	t.Cleanup(func() { f.Close() })
 	return f

@@ -16,10 +16,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner"
-	"github.com/tokex-dev/tokex/runner/event"
 	"github.com/tokex-dev/tokex/runner/k6"
 )
 

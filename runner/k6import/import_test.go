@@ -20,7 +20,7 @@ func fixturePath(t *testing.T, name string) string {
 			break
 		}
 	}
-	p := filepath.Join(dir, "..", "shared", "fixtures", "k6", name)
+	p := filepath.Join(dir, "testdata", "k6", name)
 	if _, err := os.Stat(p); err != nil {
 		t.Fatalf("fixture %s: %v", name, err)
 	}

@@ -9,8 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/runner"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // MetricsGroupVersion is the resource metrics API.

@@ -15,11 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/runner/event"
-	"github.com/tokex-dev/tokex/runner/exchange"
 	"github.com/tokex-dev/tokex/runner/k6"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // Labels tokex puts on everything it creates.

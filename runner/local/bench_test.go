@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
-	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // stubTransport answers every request with a canned success, so the

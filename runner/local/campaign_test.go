@@ -15,14 +15,14 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/cmd/tokex/cli"
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/runner/event"
 	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/runner/replay"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/subject"
 	"github.com/tokex-dev/tokex/tui"
 )
 

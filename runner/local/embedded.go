@@ -17,9 +17,9 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/tokex-dev/tokex/runner/authserver"
-	"github.com/tokex-dev/tokex/runner/subject"
-	"github.com/tokex-dev/tokex/runner/tlscert"
+	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/tlscert"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // EmbeddedOptions describe the reference server tokex starts for itself.

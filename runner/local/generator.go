@@ -16,9 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
-	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // Agent is one load agent: its own client id, connection pool and minter,

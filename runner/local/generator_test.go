@@ -14,10 +14,10 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
-	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 type recorder struct {

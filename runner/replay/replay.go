@@ -8,8 +8,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // Source is an evidence folder's recorded stream.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 func TestPlaySpacingAndSpeed(t *testing.T) {

@@ -10,8 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 // Printer writes progress lines; every Nth measured window prints a line.

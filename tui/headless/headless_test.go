@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/runner/event"
 )
 
 func TestPrinterLinesAndTable(t *testing.T) {

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokex-dev/tokex/runner/authserver"
-	"github.com/tokex-dev/tokex/runner/statedir"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/statedir"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // TestMain lets the test binary stand in for tokex as the embedded server.

@@ -9,9 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tokex-dev/tokex/runner/statedir"
-	"github.com/tokex-dev/tokex/runner/subject"
-	"github.com/tokex-dev/tokex/runner/tlscert"
+	"github.com/tokex-dev/tokex/internal/statedir"
+	"github.com/tokex-dev/tokex/internal/tlscert"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 func newJWKSCmd() *cobra.Command {

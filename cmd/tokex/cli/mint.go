@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // newMintCmd prints pre-signed subject tokens for external load tools

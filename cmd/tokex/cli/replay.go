@@ -10,7 +10,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
 
-	"github.com/tokex-dev/tokex/runner/event"
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/runner/replay"
 	"github.com/tokex-dev/tokex/tui"
 	"github.com/tokex-dev/tokex/tui/headless"

@@ -10,10 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tokex-dev/tokex/runner/authserver"
-	"github.com/tokex-dev/tokex/runner/confload"
-	"github.com/tokex-dev/tokex/runner/statedir"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/statedir"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 type serveOptions struct {

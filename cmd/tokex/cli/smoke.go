@@ -16,10 +16,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner/kube"
-	"github.com/tokex-dev/tokex/runner/subject"
-	"github.com/tokex-dev/tokex/runner/tlscert"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 func newSmokeCmd() *cobra.Command {

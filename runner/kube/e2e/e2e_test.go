@@ -18,16 +18,16 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
+	"github.com/tokex-dev/tokex/authserver"
 	"github.com/tokex-dev/tokex/cmd/tokex/cli"
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/runner"
-	"github.com/tokex-dev/tokex/runner/authserver"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/runner/event"
 	"github.com/tokex-dev/tokex/runner/kube"
-	"github.com/tokex-dev/tokex/runner/statedir"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // The suite needs the binaries of scripts/kube-e2e/build.sh, named by

@@ -14,7 +14,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // oauthError is a refusal; desc is a fixed phrase that never quotes input.

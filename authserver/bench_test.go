@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // BenchmarkExchange is one full exchange through the HTTP handler: form

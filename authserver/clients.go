@@ -7,7 +7,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/tokex-dev/tokex/runner/exchange"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 type client struct {

@@ -16,7 +16,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
 
-	"github.com/tokex-dev/tokex/runner/tlscert"
+	"github.com/tokex-dev/tokex/internal/tlscert"
 )
 
 // actor is the RFC 8693 §4.1 act claim; prior actors nest inside.

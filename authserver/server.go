@@ -14,9 +14,9 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
-	"github.com/tokex-dev/tokex/runner/tlscert"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/tlscert"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // Options are the inputs that do not belong in a YAML file.

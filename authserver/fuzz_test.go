@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // FuzzTokenEndpoint throws arbitrary bodies and Authorization headers at the

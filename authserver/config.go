@@ -10,9 +10,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/tokex-dev/tokex/runner/confload"
-	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // Config is the server's YAML configuration. Zero values take the defaults

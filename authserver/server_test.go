@@ -17,8 +17,8 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/tokex-dev/tokex/runner/exchange"
-	"github.com/tokex-dev/tokex/runner/subject"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 const testSecret = "s3cr3t+/=&:é"

@@ -1,0 +1,118 @@
+package layout
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/tokex-dev/tokex/"
+
+// allowed lists, per top-level folder, the top-level folders its packages may
+// import (besides their own). README.md draws the same graph; cmd may import
+// anything. Test files follow the same rules, except end-to-end suites.
+var allowed = map[string][]string{
+	"internal":   {},
+	"exchange":   {"internal"},
+	"subject":    {"internal"},
+	"authserver": {"exchange", "subject", "internal"},
+	"charts":     {},
+	"collector":  {"charts", "exchange", "internal"},
+	"runner":     {"collector", "authserver", "exchange", "subject", "internal"},
+	"tui":        {"collector", "charts", "internal"},
+}
+
+// known are violations still being removed; the list only shrinks.
+var known = map[string]bool{
+	"runner/local/campaign_test.go cmd": true,
+	"runner/local/campaign_test.go tui": true,
+}
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("repository root not found: %v", err)
+	}
+	return dir
+}
+
+func top(rel string) string {
+	first, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+	return first
+}
+
+func TestImportsPointOneWay(t *testing.T) {
+	base := root(t)
+	seen := 0
+	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != base && (strings.HasPrefix(n, ".") || n == "testdata") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != base {
+				return filepath.SkipDir // another module (the e2e control plane's tools)
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(base, path)
+		from := top(rel)
+		if from == "cmd" || strings.HasSuffix(filepath.Dir(rel), "/e2e") && strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		rules, ok := allowed[from]
+		if !ok {
+			t.Errorf("%s: top-level folder %q has no import rule (add it here and to README.md)", rel, from)
+			return nil
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		seen++
+		for _, imp := range f.Imports {
+			p, _ := strconv.Unquote(imp.Path.Value)
+			if !strings.HasPrefix(p, module) {
+				continue
+			}
+			to := top(strings.TrimPrefix(p, module))
+			if to != from && !slices.Contains(rules, to) && !known[rel+" "+to] {
+				t.Errorf("%s imports %s: %s/ may import only %v", rel, p, from, rules)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen < 50 {
+		t.Fatalf("checked only %d files: is the walk rooted at the repository?", seen)
+	}
+}
+
+// TestRuleCatchesWrongImport keeps the check honest: a file that breaks a
+// rule must be reported.
+func TestRuleCatchesWrongImport(t *testing.T) {
+	for _, c := range []struct{ from, to string }{
+		{"collector", "runner"}, {"authserver", "runner"}, {"tui", "runner"}, {"exchange", "collector"},
+	} {
+		if slices.Contains(allowed[c.from], c.to) {
+			t.Errorf("%s may import %s: the layering says it must not", c.from, c.to)
+		}
+	}
+}
