@@ -121,7 +121,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	}
 	stats.BuildSummary(s, runs, complete)
 	if reason != "" {
-		s.Warnings = append(s.Warnings, "campaign "+status+": "+reason)
+		s.Warnings = append(s.Warnings, stats.Warn(stats.WarnCampaignEnded, "", "campaign "+status+": "+reason))
 	}
 	c.Evidence.SetStatus(status, reason)
 	c.Bus.Emit(event.CampaignFinished{At: s.Finished, Status: status, Reason: reason, Summary: s})

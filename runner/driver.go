@@ -24,7 +24,7 @@ type RunResult struct {
 	MeasuredStart time.Time
 	MeasuredEnd   time.Time
 	// Warnings change what the run's numbers mean (incomplete evidence, …).
-	Warnings []string
+	Warnings []stats.Warning
 }
 
 // Driver runs load somewhere: in-process (local) or in a cluster (kube).

@@ -194,9 +194,13 @@ func warnings(s *stats.Summary, m *evidence.Manifest) []string {
 			out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, strings.Join(failed, "; ")))
 		}
 		for _, w := range r.Warnings {
-			if !strings.Contains(w, "dropped") {
-				out = append(out, r.ID+": "+w)
+			if w.Code == stats.WarnDropped {
+				continue // said above, with what it means
 			}
+			if w.Run == "" {
+				w.Run = r.ID
+			}
+			out = append(out, w.String())
 		}
 	}
 	return out

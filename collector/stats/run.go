@@ -57,7 +57,7 @@ type Run struct {
 	MeasuredStart     time.Time         `json:"measured_start"`
 	MeasuredEnd       time.Time         `json:"measured_end"`
 	MeasuredSeconds   float64           `json:"measured_seconds"`
-	Warnings          []string          `json:"warnings,omitempty"`
+	Warnings          []Warning         `json:"warnings,omitempty"`
 }
 
 // ComputeRun derives a run's statistics from its request rows and resource
@@ -71,7 +71,10 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd,
 	}
 	r.MeasuredSeconds = m.MeasuredEnd.Sub(m.MeasuredStart).Seconds()
-	r.Warnings = append(r.Warnings, m.Warnings...)
+	for _, w := range m.Warnings {
+		w.Run = m.ID
+		r.Warnings = append(r.Warnings, w)
+	}
 	dur := make([]int64, 0, len(reqs))
 	fromSched := make([]int64, 0, len(reqs))
 	lag := make([]int64, 0, len(reqs))
@@ -127,13 +130,13 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 	}
 	r.checkThresholds(th)
 	if r.Status == StatusDone && r.Requests == 0 {
-		r.Warnings = append(r.Warnings, "no request completed in the measured phase")
+		r.Warnings = append(r.Warnings, Warn(WarnNoRequests, m.ID, "no request completed in the measured phase"))
 	}
 	if r.Dropped > 0 {
-		r.Warnings = append(r.Warnings, fmt.Sprintf("%d arrivals dropped: the in-flight cap was full", r.Dropped))
+		r.Warnings = append(r.Warnings, Warn(WarnDropped, m.ID, fmt.Sprintf("%d arrivals dropped: the in-flight cap was full", r.Dropped)))
 	}
 	if r.EngineCPU == nil {
-		r.Warnings = append(r.Warnings, "no engine CPU samples: CPU per exchange unknown")
+		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, m.ID, "no engine CPU samples: CPU per exchange unknown"))
 	}
 	return r
 }

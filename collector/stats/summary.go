@@ -8,7 +8,7 @@ import (
 )
 
 // SchemaVersion of summary.json and stats.json; bump on incompatible change.
-const SchemaVersion = 1
+const SchemaVersion = 2 // 2: warnings are {code, run, detail}
 
 // LatencyDefinition is stated in every summary so nobody has to guess.
 const LatencyDefinition = "latency_ms: from the moment the request is sent to the full response, " +
@@ -59,7 +59,7 @@ type Summary struct {
 	Totals            Totals     `json:"totals"`
 	Stages            []*Stage   `json:"stages"`
 	Sanity            *Run       `json:"sanity,omitempty"` // discarded by protocol
-	Warnings          []string   `json:"warnings,omitempty"`
+	Warnings          []Warning  `json:"warnings,omitempty"`
 }
 
 // BuildSummary groups runs into stages, picks each stage's median run and
@@ -91,9 +91,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 			s.Totals.Dropped += r.Dropped
 		}
 		passed = passed && r.ThresholdsPassed
-		for _, w := range r.Warnings {
-			s.Warnings = append(s.Warnings, r.ID+": "+w)
-		}
+		s.Warnings = append(s.Warnings, r.Warnings...)
 	}
 	sort.Slice(s.Stages, func(i, j int) bool { return s.Stages[i].TargetRPS < s.Stages[j].TargetRPS })
 	for _, st := range s.Stages {
@@ -322,7 +320,7 @@ func (s *Summary) Markdown() string {
 	if len(s.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n\n")
 		for _, w := range s.Warnings {
-			b.WriteString("- " + w + "\n")
+			b.WriteString("- " + w.String() + "\n")
 		}
 	}
 	b.WriteString("\n---\n" + LatencyDefinition + "\n")

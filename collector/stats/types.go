@@ -72,5 +72,5 @@ type RunMeta struct {
 	MeasuredEnd   time.Time
 	Status        RunStatus
 	Reason        string
-	Warnings      []string `json:",omitempty"`
+	Warnings      []Warning `json:",omitempty"` // Run is filled in by ComputeRun
 }

@@ -39,7 +39,7 @@ type Options struct {
 type Result struct {
 	Dir      string
 	Summary  *stats.Summary
-	Warnings []string
+	Warnings []stats.Warning
 }
 
 type runInput struct {
@@ -76,7 +76,7 @@ func Import(opt Options) (*Result, error) {
 			return nil, fmt.Errorf("%s: %w", opt.Resources, err)
 		}
 		if bad > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: %d malformed line(s) skipped", opt.Resources, bad))
+			res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", fmt.Sprintf("%s: %d malformed line(s) skipped", opt.Resources, bad)))
 		}
 	}
 
@@ -87,14 +87,14 @@ func Import(opt Options) (*Result, error) {
 			return nil, err
 		}
 		if len(p.rows) == 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("%s: no http_req_duration points; skipped", in.name))
+			res.Warnings = append(res.Warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("%s: no http_req_duration points; skipped", in.name)))
 			continue
 		}
 		p.plan, p.meta = plan(p.rows, i, opt.Rate)
 		p.plan.ID = fmt.Sprintf("%02d-%s", i, sanitize(in.name))
 		p.meta.ID = p.plan.ID
 		if opt.Rate == 0 {
-			p.warnings = append(p.warnings, fmt.Sprintf("target rate %s inferred from arrivals (pass --rate to set it)", stats.StageLabel(p.plan.TargetRPS)))
+			p.warn(stats.WarnNote, fmt.Sprintf("target rate %s inferred from arrivals (pass --rate to set it)", stats.StageLabel(p.plan.TargetRPS)))
 		}
 		all = append(all, p)
 	}
@@ -152,8 +152,8 @@ func Import(opt Options) (*Result, error) {
 		for i := range p.rows {
 			w.Record(&p.rows[i])
 		}
-		for _, msg := range p.warnings {
-			w.Consume(event.Log{At: p.meta.MeasuredEnd, Source: "import", Level: "warn", Message: p.plan.ID + ": " + msg})
+		for _, pw := range p.warnings {
+			w.Consume(event.Log{At: p.meta.MeasuredEnd, Source: "import", Level: "warn", Message: pw.String()})
 		}
 		st, err := w.EndRun(p.meta, opt.Thresholds)
 		if err != nil {
@@ -162,9 +162,7 @@ func Import(opt Options) (*Result, error) {
 		st.Warnings = append(st.Warnings, p.warnings...)
 		w.Consume(event.RunFinished{At: p.meta.MeasuredEnd, RunID: p.plan.ID, Status: st.Status, Stats: st})
 		stRuns = append(stRuns, st)
-		for _, msg := range p.warnings {
-			res.Warnings = append(res.Warnings, p.plan.ID+": "+msg)
-		}
+		res.Warnings = append(res.Warnings, p.warnings...)
 	}
 	last := all[len(all)-1].meta.MeasuredEnd
 	s := &stats.Summary{CampaignID: id, Name: name, Tool: "tokex " + opt.Tool, Driver: "k6 import", Target: opt.Dir,
@@ -184,12 +182,17 @@ type parsed struct {
 	rows     []stats.Request
 	plan     event.PlannedRun
 	meta     stats.RunMeta
-	warnings []string
+	warnings []stats.Warning
 }
 
 // read parses a run's files and reconciles them with the k6 summaries: a
 // summary whose counts disagree with the points is incomplete evidence,
 // reported with both figures.
+// warn files a caveat on this run.
+func (p *parsed) warn(code stats.WarningCode, detail string) {
+	p.warnings = append(p.warnings, stats.Warn(code, p.plan.ID, detail))
+}
+
 func (p *parsed) read(tagK, tagV string) error {
 	isWarm := func(tags map[string]string) bool {
 		return tags[tagK] == tagV || strings.Contains(strings.ToLower(tags["scenario"]), "warmup")
@@ -233,7 +236,7 @@ func (p *parsed) read(tagK, tagV string) error {
 			return fmt.Errorf("%s: %w", path, err)
 		}
 		if st.Malformed > 0 {
-			p.warnings = append(p.warnings, fmt.Sprintf("%s: %d malformed line(s) skipped (first at line %d)", filepath.Base(path), st.Malformed, st.FirstBad))
+			p.warn(stats.WarnMalformedInput, fmt.Sprintf("%s: %d malformed line(s) skipped (first at line %d)", filepath.Base(path), st.Malformed, st.FirstBad))
 		}
 	}
 	// Reconcile with end-of-test summaries (logs or exports), matched by
@@ -246,15 +249,15 @@ func (p *parsed) read(tagK, tagV string) error {
 		}
 		sum, err := readSummary(sp)
 		if err != nil {
-			p.warnings = append(p.warnings, fmt.Sprintf("%s: %v", filepath.Base(sp), err))
+			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("%s: %v", filepath.Base(sp), err))
 			continue
 		}
 		if n, ok := sum.Counter("http_reqs"); ok && n != perFile[i].reqs {
-			p.warnings = append(p.warnings, fmt.Sprintf("incomplete evidence: %s: the k6 summary counts %.0f requests, the points hold %.0f",
+			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("incomplete evidence: %s: the k6 summary counts %.0f requests, the points hold %.0f",
 				filepath.Base(path), n, perFile[i].reqs))
 		}
 		if n, _ := sum.Counter("dropped_iterations"); n != perFile[i].dropped {
-			p.warnings = append(p.warnings, fmt.Sprintf("incomplete evidence: %s: the k6 summary counts %.0f dropped iterations, the points hold %.0f",
+			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("incomplete evidence: %s: the k6 summary counts %.0f dropped iterations, the points hold %.0f",
 				filepath.Base(path), n, perFile[i].dropped))
 		}
 	}

@@ -61,7 +61,11 @@ func TestImportRealK6Results(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	all := strings.Join(res.Warnings, "\n")
+	var ws []string
+	for _, w := range res.Warnings {
+		ws = append(ws, w.String())
+	}
+	all := strings.Join(ws, "\n")
 	for _, want := range []string{
 		"incomplete evidence: agent-0.ndjson: the k6 summary counts 215 requests, the points hold 117",
 		"1 malformed line(s) skipped",

@@ -341,7 +341,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	}
 	res.MeasuredEnd = res.MeasuredStart.Add(p.Duration)
 	if badLines > 0 {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("%d malformed agent log line(s) skipped", badLines))
+		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", fmt.Sprintf("%d malformed agent log line(s) skipped", badLines)))
 	}
 	mu.Unlock()
 	if ctx.Err() != nil {
@@ -361,8 +361,8 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 
 // reconcile compares each agent's log lines with its k6 end-of-test summary
 // and adds the dropped iterations k6 only reports in total.
-func (d *Driver) reconcile(pods map[string]*podState, res runner.RunResult, out runner.Output) []string {
-	var warnings []string
+func (d *Driver) reconcile(pods map[string]*podState, res runner.RunResult, out runner.Output) []stats.Warning {
+	var warnings []stats.Warning
 	names := make([]string, 0, len(pods))
 	for n := range pods {
 		names = append(names, n)
@@ -372,7 +372,7 @@ func (d *Driver) reconcile(pods map[string]*podState, res runner.RunResult, out 
 		ps := pods[n]
 		sum, err := k6.ParseSummary(strings.NewReader(ps.summary.String()))
 		if err != nil {
-			warnings = append(warnings, fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err))
+			warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err)))
 			continue
 		}
 		for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
@@ -381,7 +381,7 @@ func (d *Driver) reconcile(pods map[string]*podState, res runner.RunResult, out 
 				continue
 			}
 			if got := ps.counts[ph]; float64(got) != want {
-				warnings = append(warnings, fmt.Sprintf("incomplete evidence: agent %d: k6 counted %.0f %s requests, its log holds %d", ps.index, want, ph, got))
+				warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d: k6 counted %.0f %s requests, its log holds %d", ps.index, want, ph, got)))
 			}
 			if dropped, ok := sum.ScenarioCount("dropped_iterations", string(ph)); ok && dropped > 0 {
 				at := res.MeasuredStart
@@ -391,7 +391,7 @@ func (d *Driver) reconcile(pods map[string]*podState, res runner.RunResult, out 
 				for i := 0; i < int(dropped); i++ {
 					out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: at.UnixMicro(), Outcome: "dropped"})
 				}
-				warnings = append(warnings, fmt.Sprintf("agent %d: k6 dropped %.0f %s iterations (k6 reports no times for them)", ps.index, dropped, ph))
+				warnings = append(warnings, stats.Warn(stats.WarnDropped, "", fmt.Sprintf("agent %d: k6 dropped %.0f %s iterations (k6 reports no times for them)", ps.index, dropped, ph)))
 			}
 		}
 		for _, w := range sum.Warnings {

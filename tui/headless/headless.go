@@ -136,7 +136,10 @@ func Report(s *stats.Summary) string {
 	b.WriteString(s.ResourceTable().Text())
 	if len(s.Warnings) > 0 {
 		b.WriteString("\nWarnings:\n")
-		ws := append([]string(nil), s.Warnings...)
+		ws := make([]string, len(s.Warnings))
+		for i, w := range s.Warnings {
+			ws[i] = w.String()
+		}
 		sort.Strings(ws)
 		for _, w := range ws {
 			b.WriteString("  - " + w + "\n")

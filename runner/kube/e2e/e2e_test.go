@@ -350,7 +350,7 @@ func TestKubeEndToEnd(t *testing.T) {
 			t.Errorf("requests %d warmup %d ok %d dropped %d", r.Requests, r.WarmupRequests, r.OK, r.Dropped)
 		}
 		for _, w := range r.Warnings {
-			if strings.Contains(w, "incomplete evidence") {
+			if w.Code == stats.WarnIncompleteEvidence {
 				t.Errorf("warning: %s", w)
 			}
 		}
