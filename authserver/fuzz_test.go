@@ -40,6 +40,8 @@ func FuzzTokenEndpoint(f *testing.F) {
 func FuzzVerify(f *testing.F) {
 	fx := newFixture(f, subject.RS256, nil)
 	f.Add(fx.token(f, "perf-agent-0"))
+	f.Add(fx.signRaw(f, fx.header(), `{"iss":"https://pf-perf-subject","sub":"a","Sub":"b","aud":"perf-agent-0","exp":9999999999}`))
+	f.Add(fx.signRaw(f, `{"alg":"none","alg":"RS256","crit":["x"],"x":1}`, `{"sub":"a","sub":"b"}`))
 	f.Add("eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.")
 	f.Add("a.b.c")
 	f.Add("....")

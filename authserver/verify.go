@@ -19,18 +19,6 @@ import (
 	"github.com/tokex-dev/tokex/internal/tlscert"
 )
 
-// actor is the RFC 8693 §4.1 act claim; prior actors nest inside.
-type actor struct {
-	Sub string `json:"sub"`
-	Act *actor `json:"act,omitempty"`
-}
-
-// inbound are the claims tokex reads from subject and actor tokens.
-type inbound struct {
-	jwt.RegisteredClaims
-	Act *actor `json:"act,omitempty"`
-}
-
 // verifier validates inbound JWTs against the subject JWKS.
 type verifier struct {
 	kf       keyfunc.Keyfunc
@@ -49,6 +37,7 @@ func newVerifier(ctx context.Context, sc SubjectConfig, given []byte, log *slog.
 		jwt.WithLeeway(sc.Leeway),
 		jwt.WithExpirationRequired(),
 		jwt.WithIssuedAt(),
+		jwt.WithStrictDecoding(),
 	)
 	return &verifier{kf: kf, parser: p, audience: sc.Audience}, nil
 }
@@ -113,8 +102,14 @@ func (e *tokenError) Error() string { return e.desc }
 
 // verify parses and validates one inbound token for the authenticated client.
 func (v *verifier) verify(raw, what, clientID string) (*inbound, error) {
+	if err := checkHeader(raw); err != nil {
+		return nil, &tokenError{what + " header " + err.Error()}
+	}
 	var c inbound
 	_, err := v.parser.ParseWithClaims(raw, &c, v.kf.Keyfunc)
+	if ce, ok := asClaimError(err); ok {
+		return nil, &tokenError{what + " " + ce.desc}
+	}
 	if err != nil {
 		return nil, &tokenError{what + " " + describe(err)}
 	}

@@ -1,0 +1,382 @@
+package authserver
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/golang-jwt/jwt/v5"
+)
+
+// JWT claim names are case-sensitive (RFC 7519 §4), but encoding/json matches
+// struct fields case-insensitively, folds "ſ" to "s" and keeps the last of
+// duplicate members. So tokex reads claims by exact name from a map, refuses
+// duplicate member names at any depth, and refuses any member whose name is
+// a registered name in another case, which a case-insensitive consumer
+// (ours before, or one downstream) could read as the registered one.
+
+// registeredClaims are claim names of RFC 7519 §4.1, RFC 8693 §4, RFC 9068
+// §2.2 and OpenID Connect that an inbound token may only spell exactly.
+var registeredClaims = foldSet("iss", "sub", "aud", "exp", "nbf", "iat", "jti",
+	"act", "may_act", "client_id", "scope", "cnf", "azp", "auth_time", "acr", "amr",
+	"nonce", "sid", "groups", "roles", "entitlements")
+
+// registeredHeaders are the JOSE header parameters of RFC 7515 §4.1, RFC
+// 7516 §4.1 and RFC 7797.
+var registeredHeaders = foldSet("alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t", "x5t#S256",
+	"typ", "cty", "crit", "b64", "zip", "enc")
+
+// maxJSONDepth bounds the nesting of a token's header and payload (and so
+// the depth of an act chain).
+const maxJSONDepth = 32
+
+// claimError is why a token's JSON was refused; desc is a fixed phrase that
+// never quotes the token.
+type claimError struct{ desc string }
+
+func (e *claimError) Error() string { return e.desc }
+
+var (
+	errDuplicateName = &claimError{"carries a member name twice"}
+	errCaseVariant   = &claimError{"spells a registered claim or header name in another case"}
+	errTooDeep       = &claimError{"nests JSON deeper than 32 levels"}
+	errNotObject     = &claimError{"is malformed (not a JSON object)"}
+	errBadJSON       = &claimError{"is malformed (invalid JSON)"}
+	errCritMalformed = &claimError{"is malformed (crit header)"}
+	errCritPresent   = &claimError{"uses a critical header extension tokex does not understand (crit)"}
+)
+
+// nameSet holds registered names, exactly and by fold key.
+type nameSet struct {
+	exact map[string]bool
+	fold  map[string]string // foldKey(name) -> name
+}
+
+func foldSet(names ...string) nameSet {
+	s := nameSet{exact: map[string]bool{}, fold: map[string]string{}}
+	for _, n := range names {
+		s.exact[n] = true
+		s.fold[foldKey(n)] = n
+	}
+	return s
+}
+
+// foldKey maps s so that two strings have the same key exactly when
+// strings.EqualFold reports them equal: each rune becomes the smallest rune
+// of its simple case-folding orbit ("s", "S" and "ſ" all become "S"; "k",
+// "K" and the Kelvin sign "K" become "K").
+func foldKey(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, r := range s {
+		m := r
+		for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+			m = min(m, f)
+		}
+		b = utf8.AppendRune(b, m)
+	}
+	return string(b)
+}
+
+// checkName refuses a member name that equals a registered name only under
+// case folding.
+func checkName(name string, registered nameSet) error {
+	if registered.exact[name] {
+		return nil
+	}
+	if _, ok := registered.fold[foldKey(name)]; ok {
+		return errCaseVariant
+	}
+	return nil
+}
+
+// checkMembers walks data, which must be one JSON object: member names must
+// be unique in every object, and those of the top-level object and of the
+// objects under nestedClaims (the act chain) must not be case variants of a
+// registered name.
+func checkMembers(data []byte, registered nameSet, nestedClaims map[string]bool) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if tok, err := dec.Token(); err != nil {
+		return errBadJSON
+	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return errNotObject
+	}
+	if err := walkObject(dec, 1, true, registered, nestedClaims); err != nil {
+		return err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return errBadJSON
+	}
+	return nil
+}
+
+// walkObject consumes an object's members after its '{' and its '}'.
+func walkObject(dec *json.Decoder, depth int, claims bool, registered nameSet, nested map[string]bool) error {
+	var seen map[string]struct{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return errBadJSON
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return errBadJSON
+		}
+		if seen == nil {
+			seen = make(map[string]struct{}, 8)
+		}
+		if _, dup := seen[name]; dup {
+			return errDuplicateName
+		}
+		seen[name] = struct{}{}
+		if claims {
+			if err := checkName(name, registered); err != nil {
+				return err
+			}
+		}
+		if err := walkValue(dec, depth, claims && nested[name], registered, nested); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return errBadJSON
+	}
+	return nil
+}
+
+// walkValue consumes one value; claims says whether an object here is a
+// claims object (an act).
+func walkValue(dec *json.Decoder, depth int, claims bool, registered nameSet, nested map[string]bool) error {
+	tok, err := dec.Token()
+	if err != nil {
+		return errBadJSON
+	}
+	d, ok := tok.(json.Delim)
+	if !ok {
+		return nil
+	}
+	if depth >= maxJSONDepth {
+		return errTooDeep
+	}
+	if d == '{' {
+		return walkObject(dec, depth+1, claims, registered, nested)
+	}
+	for dec.More() {
+		if err := walkValue(dec, depth+1, false, registered, nested); err != nil {
+			return err
+		}
+	}
+	if _, err := dec.Token(); err != nil {
+		return errBadJSON
+	}
+	return nil
+}
+
+// actChain are the members whose objects hold claims of a prior actor.
+var actChain = map[string]bool{"act": true, "may_act": true}
+
+// checkHeader checks the JOSE header of a compact JWS before golang-jwt
+// reads it into a map: no duplicate or case-variant parameter, and no crit
+// (RFC 7515 §4.1.11: tokex understands no extension, so any crit is refused;
+// an empty or ill-formed list is malformed).
+func checkHeader(raw string) error {
+	seg, _, ok := strings.Cut(raw, ".")
+	if !ok {
+		return nil // golang-jwt reports the malformed token
+	}
+	b, err := base64.RawURLEncoding.Strict().DecodeString(seg)
+	if err != nil {
+		return nil // likewise
+	}
+	if err := checkMembers(b, registeredHeaders, nil); err != nil {
+		return err
+	}
+	var h map[string]json.RawMessage
+	if err := json.Unmarshal(b, &h); err != nil {
+		return errBadJSON
+	}
+	crit, ok := h["crit"]
+	if !ok {
+		return nil
+	}
+	var names []string
+	if json.Unmarshal(crit, &names) != nil || len(names) == 0 {
+		return errCritMalformed
+	}
+	for i, n := range names {
+		// RFC 7515 §4.1.11: names the JWS/JWA specifications define may not
+		// be listed (RFC 7797's b64 is an extension and may).
+		if _, reg := registeredHeaders.fold[foldKey(n)]; (reg && n != "b64") || h[n] == nil {
+			return errCritMalformed
+		}
+		for _, m := range names[:i] {
+			if m == n {
+				return errCritMalformed
+			}
+		}
+	}
+	return errCritPresent
+}
+
+// actor is the RFC 8693 §4.1 act claim; prior actors nest inside.
+type actor struct {
+	Sub string `json:"sub"`
+	Act *actor `json:"act,omitempty"`
+}
+
+// inbound are the claims tokex reads from subject and actor tokens, each by
+// its exact name. It implements jwt.Claims for golang-jwt's validator.
+type inbound struct {
+	Issuer    string
+	Subject   string
+	Audience  jwt.ClaimStrings
+	Expiry    *jwt.NumericDate
+	NotBefore *jwt.NumericDate
+	IssuedAt  *jwt.NumericDate
+	ID        string
+	Act       *actor
+}
+
+func (c *inbound) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expiry, nil }
+func (c *inbound) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
+func (c *inbound) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore, nil }
+func (c *inbound) GetIssuer() (string, error)                   { return c.Issuer, nil }
+func (c *inbound) GetSubject() (string, error)                  { return c.Subject, nil }
+func (c *inbound) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
+
+// UnmarshalJSON is called by golang-jwt on the decoded payload.
+func (c *inbound) UnmarshalJSON(b []byte) error {
+	if err := checkMembers(b, registeredClaims, actChain); err != nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return errBadJSON
+	}
+	var err error
+	str := func(name string) string {
+		v, present := m[name]
+		if !present || err != nil {
+			return ""
+		}
+		var s string
+		if json.Unmarshal(v, &s) != nil || v[0] != '"' {
+			err = &claimError{"claim " + name + " is not a string"}
+		}
+		return s
+	}
+	date := func(name string) *jwt.NumericDate {
+		v, present := m[name]
+		if !present || err != nil {
+			return nil
+		}
+		d, ok := numericDate(v)
+		if !ok {
+			err = &claimError{"claim " + name + " is not a NumericDate (a JSON number of seconds)"}
+		}
+		return d
+	}
+	c.Issuer, c.Subject, c.ID = str("iss"), str("sub"), str("jti")
+	_, _ = str("client_id"), str("scope")
+	c.Expiry, c.NotBefore, c.IssuedAt = date("exp"), date("nbf"), date("iat")
+	if err != nil {
+		return err
+	}
+	if v, ok := m["aud"]; ok {
+		if c.Audience, err = audience(v); err != nil {
+			return err
+		}
+	}
+	if v, ok := m["act"]; ok {
+		if c.Act, err = parseActor(v); err != nil {
+			return err
+		}
+	}
+	if v, ok := m["may_act"]; ok && (len(v) == 0 || v[0] != '{') {
+		return &claimError{"claim may_act is not an object"}
+	}
+	return nil
+}
+
+// maxNumericDate is 9999-12-31T23:59:59Z.
+const maxNumericDate = 253402300799
+
+// numericDate reads a JSON number of seconds since the epoch (RFC 7519 §2);
+// a string, even a numeric one, is not a NumericDate.
+func numericDate(v json.RawMessage) (*jwt.NumericDate, bool) {
+	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
+		return nil, false
+	}
+	f, err := strconv.ParseFloat(string(v), 64)
+	if err != nil || math.IsNaN(f) || f < 0 || f > maxNumericDate {
+		return nil, false
+	}
+	sec, frac := math.Modf(f)
+	return jwt.NewNumericDate(time.Unix(int64(sec), int64(frac*1e9))), true
+}
+
+// audience reads aud: one string or an array of strings.
+func audience(v json.RawMessage) (jwt.ClaimStrings, error) {
+	bad := &claimError{"claim aud is not a string or an array of strings"}
+	if len(v) > 0 && v[0] == '"' {
+		var s string
+		if json.Unmarshal(v, &s) != nil {
+			return nil, bad
+		}
+		return jwt.ClaimStrings{s}, nil
+	}
+	var raw []json.RawMessage
+	if len(v) == 0 || v[0] != '[' || json.Unmarshal(v, &raw) != nil {
+		return nil, bad
+	}
+	out := make(jwt.ClaimStrings, 0, len(raw))
+	for _, e := range raw {
+		var s string
+		if len(e) == 0 || e[0] != '"' || json.Unmarshal(e, &s) != nil {
+			return nil, bad
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// parseActor reads an act object by exact names: sub (required) and the
+// prior actor in act. Depth is bounded by checkMembers.
+func parseActor(v json.RawMessage) (*actor, error) {
+	bad := &claimError{"claim act is not an object with a sub"}
+	if len(v) == 0 || v[0] != '{' {
+		return nil, bad
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(v, &m) != nil {
+		return nil, bad
+	}
+	var a actor
+	sub, ok := m["sub"]
+	if !ok || len(sub) == 0 || sub[0] != '"' || json.Unmarshal(sub, &a.Sub) != nil || a.Sub == "" {
+		return nil, bad
+	}
+	if prior, ok := m["act"]; ok {
+		p, err := parseActor(prior)
+		if err != nil {
+			return nil, err
+		}
+		a.Act = p
+	}
+	return &a, nil
+}
+
+// asClaimError finds a claimError in a golang-jwt error chain.
+func asClaimError(err error) (*claimError, bool) {
+	var ce *claimError
+	ok := errors.As(err, &ce)
+	return ce, ok
+}

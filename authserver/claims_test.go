@@ -1,0 +1,271 @@
+package authserver
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/subject"
+)
+
+// signRaw signs a header and payload given as literal JSON, so that tests can
+// write what encoding/json would never produce: duplicate or case-variant
+// member names.
+func (f *fixture) signRaw(t testing.TB, header, payload string) string {
+	t.Helper()
+	in := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString([]byte(payload))
+	sig, err := f.key.Method().Sign(in, f.key.Signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+func (f *fixture) header() string {
+	return fmt.Sprintf(`{"alg":%q,"typ":"JWT","kid":%q}`, f.key.Alg, f.key.Kid)
+}
+
+// issuedClaims decodes the payload of an issued token.
+func issuedClaims(t *testing.T, body []byte) map[string]any {
+	t.Helper()
+	var r exchange.Response
+	if err := json.Unmarshal(body, &r); err != nil {
+		t.Fatal(err)
+	}
+	claims := jwt.MapClaims{}
+	if _, _, err := jwt.NewParser().ParseUnverified(r.AccessToken, claims); err != nil {
+		t.Fatal(err)
+	}
+	return claims
+}
+
+// TestClaimNamesAreExact is issue 9 item 1: encoding/json matched claim
+// names case-insensitively (even "ſ" for "s") and kept the last duplicate, so
+// a validly signed token could carry a second aud, exp, iss, sub or act that
+// won. Every such token must be refused, as subject and as actor token.
+func TestClaimNamesAreExact(t *testing.T) {
+	f := newFixture(t, subject.ES256, nil)
+	now := time.Now().Unix()
+	base := fmt.Sprintf(`"iss":%q,"iat":%d,"jti":"j1"`, DefaultIssuerIn, now)
+	exp := fmt.Sprintf(`"exp":%d`, now+300)
+	cases := []struct {
+		name    string
+		payload string
+	}{
+		{"aud twice, other case", `{` + base + `,` + exp + `,"sub":"u","aud":"perf-agent-9","AUD":"perf-agent-3"}`},
+		{"EXP extends an expired token", fmt.Sprintf(`{`+base+`,"sub":"u","aud":"perf-agent-3","exp":%d,"EXP":%d}`, now-3600, now+300)},
+		{"Iss replaces an untrusted issuer", fmt.Sprintf(`{"iss":"https://evil","Iss":%q,"iat":%d,`+exp+`,"sub":"u","aud":"perf-agent-3"}`, DefaultIssuerIn, now)},
+		{"Sub replaces the subject", `{` + base + `,` + exp + `,"sub":"alice","Sub":"root","aud":"perf-agent-3"}`},
+		{"long s replaces the subject", `{` + base + `,` + exp + `,"sub":"alice","ſub":"root","aud":"perf-agent-3"}`},
+		{"escaped name", `{` + base + `,` + exp + `,"sub":"alice","\u0053UB":"root","aud":"perf-agent-3"}`},
+		{"ACT spoofs the prior actor", `{` + base + `,` + exp + `,"sub":"u","aud":"perf-agent-3","act":{"sub":"svc"},"ACT":{"sub":"admin"}}`},
+		{"exact duplicate sub", `{` + base + `,` + exp + `,"sub":"alice","sub":"root","aud":"perf-agent-3"}`},
+		{"exact duplicate aud", `{` + base + `,` + exp + `,"sub":"u","aud":"perf-agent-9","aud":"perf-agent-3"}`},
+		{"duplicate inside act", `{` + base + `,` + exp + `,"sub":"u","aud":"perf-agent-3","act":{"sub":"svc","sub":"admin"}}`},
+		{"case variant inside act", `{` + base + `,` + exp + `,"sub":"u","aud":"perf-agent-3","act":{"sub":"svc","SUB":"admin"}}`},
+		{"duplicate in a custom claim", `{` + base + `,` + exp + `,"sub":"u","aud":"perf-agent-3","ext":{"a":1,"a":2}}`},
+		{"lone case variant of a registered claim", `{` + base + `,` + exp + `,"sub":"u","aud":"perf-agent-3","Scope":"admin"}`},
+		{"acr twice", `{` + base + `,` + exp + `,"sub":"u","aud":"perf-agent-3","acr":"1","ACR":"2"}`},
+	}
+	for _, tc := range cases {
+		if !json.Valid([]byte(tc.payload)) {
+			t.Fatalf("%s: test payload is not JSON", tc.name)
+		}
+		tok := f.signRaw(t, f.header(), tc.payload)
+		t.Run("subject/"+tc.name, func(t *testing.T) {
+			rec := f.do("POST", form(tok).Encode(), basic("perf-agent-3"))
+			if rec.Code != 400 || !strings.Contains(rec.Body.String(), exchange.ErrInvalidGrant) {
+				t.Fatalf("got %d %s", rec.Code, rec.Body)
+			}
+			assertNoLeak(t, rec.Body.String(), form(tok).Encode())
+		})
+		t.Run("actor/"+tc.name, func(t *testing.T) {
+			v := form(f.token(t, "perf-agent-3"))
+			v.Set("actor_token", tok)
+			v.Set("actor_token_type", exchange.TokenTypeJWT)
+			rec := f.do("POST", v.Encode(), basic("perf-agent-3"))
+			if rec.Code != 400 || !strings.Contains(rec.Body.String(), "actor token") {
+				t.Fatalf("got %d %s", rec.Code, rec.Body)
+			}
+		})
+	}
+
+	// The controls: the same shapes without the second spelling pass, and
+	// the issued token carries the exact-name values.
+	ok := f.signRaw(t, f.header(), `{`+base+`,`+exp+`,"sub":"alice","aud":["perf-agent-3","x"],"act":{"sub":"svc","act":{"sub":"up"}},"ext":{"a":1,"A":2},"Subject":"not-a-claim","\u212a":1}`)
+	rec := f.do("POST", form(ok).Encode(), basic("perf-agent-3"))
+	if rec.Code != 200 {
+		t.Fatalf("control: %d %s", rec.Code, rec.Body)
+	}
+	c := issuedClaims(t, rec.Body.Bytes())
+	if c["sub"] != "alice" {
+		t.Errorf("issued sub = %v", c["sub"])
+	}
+	act, _ := c["act"].(map[string]any)
+	prior, _ := act["act"].(map[string]any)
+	if act["sub"] != "perf-agent-3" || prior["sub"] != "svc" {
+		t.Errorf("issued act = %v", c["act"])
+	}
+}
+
+// TestHeaderParametersAreExact: the JOSE header is read into a map by
+// golang-jwt, where the last duplicate wins; a duplicate alg or kid, or a
+// case variant, is refused before that.
+func TestHeaderParametersAreExact(t *testing.T) {
+	f := newFixture(t, subject.ES256, nil)
+	now := time.Now().Unix()
+	payload := fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","iat":%d,"exp":%d}`, DefaultIssuerIn, now, now+300)
+	cases := []struct{ name, header string }{
+		{"duplicate alg", fmt.Sprintf(`{"alg":"none","alg":%q,"kid":%q}`, f.key.Alg, f.key.Kid)},
+		{"duplicate kid", fmt.Sprintf(`{"alg":%q,"kid":"other","kid":%q}`, f.key.Alg, f.key.Kid)},
+		{"case variant of kid", fmt.Sprintf(`{"alg":%q,"kid":%q,"KID":"other"}`, f.key.Alg, f.key.Kid)},
+		{"Kelvin sign kid", fmt.Sprintf(`{"alg":%q,"kid":%q,"\u212aid":"other"}`, f.key.Alg, f.key.Kid)},
+		{"duplicate inside jwk", fmt.Sprintf(`{"alg":%q,"kid":%q,"jwk":{"kty":"EC","kty":"RSA"}}`, f.key.Alg, f.key.Kid)},
+		{"header is an array", `[1]`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			tok := f.signRaw(t, tc.header, payload)
+			rec := f.do("POST", form(tok).Encode(), basic("perf-agent-0"))
+			if rec.Code != 400 || !strings.Contains(rec.Body.String(), exchange.ErrInvalidGrant) {
+				t.Fatalf("got %d %s", rec.Code, rec.Body)
+			}
+		})
+	}
+	if rec := f.do("POST", form(f.signRaw(t, f.header(), payload)).Encode(), basic("perf-agent-0")); rec.Code != 200 {
+		t.Fatalf("control: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestFoldKeyMatchesEqualFold(t *testing.T) {
+	words := []string{"sub", "SUB", "ſub", "Sub", "sUb", "k", "K", "\u212a", "kid", "\u212aid", "aud", "AUD", "aüd", "AÜD",
+		"ß", "ẞ", "ss", "σ", "ς", "Σ", "i", "I", "İ", "ı", "x5t#S256", "X5T#s256", "", "exp", "ехр" /* Cyrillic */}
+	for _, a := range words {
+		for _, b := range words {
+			if got, want := foldKey(a) == foldKey(b), strings.EqualFold(a, b); got != want {
+				t.Errorf("foldKey(%q)==foldKey(%q) is %v, EqualFold %v", a, b, got, want)
+			}
+		}
+	}
+}
+
+func TestClaimTypes(t *testing.T) {
+	cases := []struct {
+		name    string
+		payload string
+		ok      bool
+	}{
+		{"numeric dates", `{"exp":1700000000,"iat":1699999000.5,"nbf":0}`, true},
+		{"exp as numeric string", `{"exp":"1700000000"}`, false},
+		{"exp negative", `{"exp":-1}`, false},
+		{"exp beyond year 9999", `{"exp":1e300}`, false},
+		{"exp null", `{"exp":null}`, false},
+		{"sub a number", `{"sub":1}`, false},
+		{"sub null", `{"sub":null}`, false},
+		{"aud array", `{"aud":["a","b"]}`, true},
+		{"aud array with a number", `{"aud":["a",1]}`, false},
+		{"aud object", `{"aud":{"a":1}}`, false},
+		{"act without sub", `{"act":{"iss":"x"}}`, false},
+		{"act a string", `{"act":"x"}`, false},
+		{"act nested", `{"act":{"sub":"a","act":{"sub":"b"}}}`, true},
+		{"may_act a string", `{"may_act":"x"}`, false},
+		{"scope a list", `{"scope":["a"]}`, false},
+		{"too deep", `{"x":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}`, false},
+		{"act chain too deep", strings.Repeat(`{"sub":"a","act":`, 40) + `{"sub":"z"}` + strings.Repeat(`}`, 40), false},
+		{"trailing data", `{"sub":"a"} {}`, false},
+		{"not an object", `["sub"]`, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var c inbound
+			err := json.Unmarshal([]byte(tc.payload), &c)
+			if (err == nil) != tc.ok {
+				t.Fatalf("err = %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// FuzzClaims checks the exact claims reader against an independent model:
+// whatever it accepts has unique member names, no case variant of a
+// registered name, and the values encoding/json finds under the exact names.
+func FuzzClaims(f *testing.F) {
+	for _, s := range []string{
+		`{"iss":"i","sub":"s","aud":["a"],"exp":1700000000,"iat":1,"nbf":2,"jti":"j","act":{"sub":"x","act":{"sub":"y"}}}`,
+		`{"sub":"a","SUB":"b"}`, `{"sub":"a","ſub":"b"}`, `{"sub":"a","sub":"b"}`, `{"aud":"a","AUD":"b"}`,
+		`{"exp":"1700000000"}`, `{"act":{"sub":"a","Sub":"b"}}`, `{"\u212a":1}`, `{"x":{"y":1,"y":2}}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var c inbound
+		if c.UnmarshalJSON(data) != nil {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("accepted what encoding/json refuses: %v", err)
+		}
+		for k := range m {
+			for _, reg := range registeredClaims.fold {
+				if k != reg && strings.EqualFold(k, reg) {
+					t.Fatalf("accepted %q next to registered %q", k, reg)
+				}
+			}
+		}
+		var exact struct {
+			Sub any `json:"sub"`
+			Iss any `json:"iss"`
+		}
+		_ = json.Unmarshal(data, &exact) // folds, but there is nothing left to fold
+		if s, _ := exact.Sub.(string); s != c.Subject {
+			t.Fatalf("sub %q, want %q", c.Subject, s)
+		}
+		if s, _ := exact.Iss.(string); s != c.Issuer {
+			t.Fatalf("iss %q, want %q", c.Issuer, s)
+		}
+		if c.Act != nil && c.Act.Sub == "" {
+			t.Fatal("act without sub accepted")
+		}
+	})
+}
+
+// TestCritHeader is issue 9 item 4: RFC 7515 §4.1.11 says a recipient must
+// refuse a JWS whose crit lists an extension it does not understand; tokex
+// understands none. An empty list, a registered name, a name absent from
+// the header or a non-list is malformed.
+func TestCritHeader(t *testing.T) {
+	f := newFixture(t, subject.RS256, nil)
+	now := time.Now().Unix()
+	payload := fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","iat":%d,"exp":%d}`, DefaultIssuerIn, now, now+300)
+	hdr := func(extra string) string {
+		return fmt.Sprintf(`{"alg":%q,"kid":%q%s}`, f.key.Alg, f.key.Kid, extra)
+	}
+	cases := []struct {
+		name, header, desc string
+	}{
+		{"unknown extension", hdr(`,"crit":["urn:x:must-check"],"urn:x:must-check":true`), "does not understand"},
+		{"b64 extension (RFC 7797)", hdr(`,"crit":["b64"],"b64":false`), "does not understand"},
+		{"empty list", hdr(`,"crit":[]`), "malformed"},
+		{"registered claim name", hdr(`,"crit":["exp"]`), "malformed"},
+		{"name not in header", hdr(`,"crit":["x"]`), "malformed"},
+		{"repeated name", hdr(`,"crit":["x","x"],"x":1`), "malformed"},
+		{"not a list", hdr(`,"crit":"x","x":1`), "malformed"},
+		{"null", hdr(`,"crit":null`), "malformed"},
+		{"case variant", hdr(`,"CRIT":["x"],"x":1`), "another case"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := f.do("POST", form(f.signRaw(t, tc.header, payload)).Encode(), basic("perf-agent-0"))
+			if rec.Code != 400 || !strings.Contains(rec.Body.String(), exchange.ErrInvalidGrant) || !strings.Contains(rec.Body.String(), tc.desc) {
+				t.Fatalf("got %d %s, want 400 invalid_grant %q", rec.Code, rec.Body, tc.desc)
+			}
+		})
+	}
+}
