@@ -128,7 +128,6 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
 		r.GeneratorCPU = g
 	}
-	r.checkThresholds(th)
 	if r.Status == StatusDone && r.Requests == 0 {
 		r.Warnings = append(r.Warnings, Warn(WarnNoRequests, m.ID, "no request completed in the measured phase"))
 	}
@@ -138,6 +137,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 	if r.EngineCPU == nil {
 		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, m.ID, "no engine CPU samples: CPU per exchange unknown"))
 	}
+	r.checkThresholds(th)
 	return r
 }
 
@@ -147,6 +147,15 @@ func (r *Run) checkThresholds(th Thresholds) {
 		{Name: "success_ratio >=", Limit: th.SuccessRatio, Actual: r.SuccessRatio, Passed: r.Requests > 0 && r.SuccessRatio >= th.SuccessRatio},
 		{Name: "dropped <=", Limit: float64(th.MaxDropped), Actual: float64(r.Dropped), Passed: r.Dropped <= th.MaxDropped},
 	}
+	// A warning that says the figures are the generator's or the host's
+	// fails the run unless the campaign allows it.
+	var bad float64
+	for _, w := range r.Warnings {
+		if w.Code.Invalidating() && !th.Allows(w.Code) {
+			bad++
+		}
+	}
+	r.Thresholds = append(r.Thresholds, ThresholdResult{Name: "disallowed warnings <=", Limit: 0, Actual: bad, Passed: bad == 0})
 	r.ThresholdsPassed = r.Status == StatusDone
 	for _, t := range r.Thresholds {
 		r.ThresholdsPassed = r.ThresholdsPassed && t.Passed

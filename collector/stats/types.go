@@ -2,7 +2,10 @@
 // per-run statistics, median-run selection and the campaign summary.
 package stats
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Phase of a request: warmup requests are excluded from every figure.
 type Phase string
@@ -57,7 +60,13 @@ type Thresholds struct {
 	P95Ms        float64 `json:"p95_ms" yaml:"p95_ms"`               // p95 (send time) must be below
 	SuccessRatio float64 `json:"success_ratio" yaml:"success_ratio"` // at least
 	MaxDropped   int64   `json:"max_dropped" yaml:"max_dropped"`     // at most
+	// AllowWarnings lists invalidating warning codes that do not fail the
+	// verdict (the warning is still reported).
+	AllowWarnings []WarningCode `json:"allow_warnings,omitempty" yaml:"allow_warnings,omitempty"`
 }
+
+// Allows reports whether the thresholds let warning code c pass.
+func (t Thresholds) Allows(c WarningCode) bool { return slices.Contains(t.AllowWarnings, c) }
 
 // RunMeta is what a run's statistics need besides its rows.
 type RunMeta struct {

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 )
 
@@ -9,8 +10,9 @@ import (
 // match them in summary.json.
 type WarningCode string
 
-// The codes tokex raises. Codes marked Invalidating make a run fail its
-// verdict: the figure it would print is not the server's.
+// The codes tokex raises. Invalidating codes (see Invalidating) make a run
+// fail its verdict unless allowed: the figures it would print are the load
+// generator's or the host's, not the server's.
 const (
 	WarnNote               WarningCode = "note"                // free text (evidence of schema 1, imports)
 	WarnNoRequests         WarningCode = "no_requests"         // no request completed in the measured phase
@@ -19,7 +21,25 @@ const (
 	WarnIncompleteEvidence WarningCode = "incomplete_evidence" // rows disagree with another count
 	WarnMalformedInput     WarningCode = "malformed_input"     // lines skipped while reading
 	WarnCampaignEnded      WarningCode = "campaign_unfinished" // aborted or failed campaign
+	// The load generator did not keep its schedule: send lag above its
+	// bound, so latency includes the generator's own delay.
+	WarnGeneratorLate WarningCode = "generator_late"
+	// The load generator (tokex's, or a k6 agent named in the detail) ran
+	// out of CPU: at its limit, or waiting for a CPU.
+	WarnGeneratorStarved WarningCode = "generator_starved"
+	// The host running the load was out of CPU (busy, steal) or memory.
+	WarnHostSaturated WarningCode = "host_saturated"
+	// Pre-flight estimate: the stage needs more CPU than this machine has
+	// for generator and server together. A forecast, not a measurement.
+	WarnCapacityExceeded WarningCode = "capacity_exceeded"
 )
+
+// InvalidatingCodes are the codes that fail a run's verdict unless the
+// campaign allows them (thresholds.allow_warnings).
+var InvalidatingCodes = []WarningCode{WarnGeneratorLate, WarnGeneratorStarved, WarnHostSaturated}
+
+// Invalidating reports whether c fails a run's verdict unless allowed.
+func (c WarningCode) Invalidating() bool { return slices.Contains(InvalidatingCodes, c) }
 
 // Warning is one caveat: what it is (Code), which run (empty: campaign-wide)
 // and what a person needs to know (Detail).

@@ -3,6 +3,7 @@ package stats
 import (
 	"encoding/json"
 	"testing"
+	"time"
 )
 
 func TestWarningJSON(t *testing.T) {
@@ -31,5 +32,45 @@ func TestWarningJSON(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(`42`), new(Warning)); err == nil {
 		t.Error("a number is not a warning")
+	}
+}
+
+func TestInvalidatingWarningFailsUnlessAllowed(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second)}
+	var reqs []Request
+	for i := 0; i < 10; i++ {
+		reqs = append(reqs, Request{Seq: int64(i), Phase: Measured, ScheduledUS: start.UnixMicro() + int64(i)*100_000, SendLagUS: 50, DurationUS: 1000, Status: 200, Outcome: "ok"})
+	}
+	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}
+	cases := []struct {
+		name   string
+		warn   WarningCode
+		allow  []WarningCode
+		passed bool
+	}{
+		{"no warning", "", nil, true},
+		{"informative warning", WarnCapacityExceeded, nil, true},
+		{"generator late", WarnGeneratorLate, nil, false},
+		{"generator starved", WarnGeneratorStarved, []WarningCode{WarnGeneratorLate}, false},
+		{"host saturated, allowed", WarnHostSaturated, []WarningCode{WarnHostSaturated}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			mm := m
+			if c.warn != "" {
+				mm.Warnings = []Warning{Warn(c.warn, "", "from the driver")}
+			}
+			tt := th
+			tt.AllowWarnings = c.allow
+			r := ComputeRun(mm, reqs, nil, tt)
+			if r.ThresholdsPassed != c.passed {
+				t.Errorf("passed = %v, want %v (%+v)", r.ThresholdsPassed, c.passed, r.Thresholds)
+			}
+			last := r.Thresholds[len(r.Thresholds)-1]
+			if last.Name != "disallowed warnings <=" || last.Passed != c.passed {
+				t.Errorf("warnings check = %+v", last)
+			}
+		})
 	}
 }

@@ -298,10 +298,24 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if th.MaxDropped < 0 {
 		return doc.Errorf("thresholds.max_dropped", "must not be negative")
 	}
+	for i, w := range th.AllowWarnings {
+		if !w.Invalidating() {
+			return doc.Errorf(fmt.Sprintf("thresholds.allow_warnings[%d]", i), "%q is not a warning that fails the verdict (%s)", w, InvalidatingList())
+		}
+	}
 	if c.Sampling < 100*time.Millisecond {
 		return doc.Errorf("sample_interval", "must be at least 100ms")
 	}
 	return nil
+}
+
+// InvalidatingList names the warning codes allow_warnings accepts.
+func InvalidatingList() string {
+	var names []string
+	for _, c := range stats.InvalidatingCodes {
+		names = append(names, string(c))
+	}
+	return strings.Join(names, ", ")
 }
 
 // ClientID of agent i.

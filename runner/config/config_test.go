@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 func write(t *testing.T, body string) string {
@@ -45,6 +47,8 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"target url", "target:\n  url: ftp://x\n", []string{"campaign.yaml:2", "target.url"}},
 		{"auth method", "request:\n  auth_method: private_key_jwt\n", []string{"campaign.yaml:2", "request.auth_method"}},
 		{"yaml syntax", "stages: [100\n", []string{"campaign.yaml"}},
+		{"allowed warning", "thresholds:\n  allow_warnings:\n    - generator_late\n    - dropped_arrivals\n",
+			[]string{"campaign.yaml:4", "thresholds.allow_warnings[1]", `"dropped_arrivals" is not a warning that fails the verdict`}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,5 +109,18 @@ func TestProfiles(t *testing.T) {
 	}
 	if _, err := FromProfile("nope"); err == nil {
 		t.Error("unknown profile accepted")
+	}
+}
+
+func TestAllowWarningsLoads(t *testing.T) {
+	c, doc, err := Load(write(t, "thresholds:\n  allow_warnings: [generator_late, host_saturated]\n"), "article")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(doc); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Thresholds.AllowWarnings; len(got) != 2 || got[0] != stats.WarnGeneratorLate || !c.Thresholds.Allows(stats.WarnHostSaturated) {
+		t.Errorf("allow_warnings: %v", got)
 	}
 }

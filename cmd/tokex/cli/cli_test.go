@@ -47,6 +47,7 @@ func TestRunExitCodes(t *testing.T) {
 		{"threshold fails", append([]string{"run", "--config", strict, "--out", filepath.Join(dir, "b")}, short...), ExitThresholds, "FAILED"},
 		{"config error", []string{"run", "--config", bad}, ExitCannotRun, "bad.yaml:3: stages[1]"},
 		{"bad flag value", []string{"run", "--stages", "10,x"}, ExitCannotRun, `--stages: "x" is not a number`},
+		{"bad allowed warning", []string{"run", "--allow-warning", "generator_late,dropped_arrivals"}, ExitCannotRun, `--allow-warning: "dropped_arrivals" is not a warning that fails the verdict`},
 		{"unreachable target", append([]string{"run", "--target", "http://127.0.0.1:1/token", "--out", filepath.Join(dir, "c"), "--subject-alg", "RS256"}, "--stages", "5", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--no-tui"), ExitCannotRun, "sanity run failed"},
 		{"unwritable out", append([]string{"run", "--out", "/proc/tokex"}, short...), ExitCannotRun, "evidence folder"},
 		{"resume non-evidence", []string{"run", "--resume", dir}, ExitCannotRun, "not a tokex evidence folder"},

@@ -59,6 +59,7 @@ type runOptions struct {
 	insecure     bool
 	serverExe    string
 	driver       string
+	allowWarn    []string
 	kube         *kubeConn
 
 	cfg    config.Campaign
@@ -102,6 +103,7 @@ run, 130 interrupted.`,
 	f.StringVar(&o.serverExe, "server-exe", "", "tokex binary to start as the embedded server (default: this one)")
 	_ = f.MarkHidden("server-exe")
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
+	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
 	return cmd
 }
 
@@ -183,6 +185,16 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	if fl.Changed("insecure") {
 		c.Target.InsecureSkipVerify = o.insecure
+	}
+	if fl.Changed("allow-warning") {
+		c.Thresholds.AllowWarnings = nil
+		for _, w := range o.allowWarn {
+			code := stats.WarningCode(strings.TrimSpace(w))
+			if !code.Invalidating() {
+				return fmt.Errorf("--allow-warning: %q is not a warning that fails the verdict (%s)", w, config.InvalidatingList())
+			}
+			c.Thresholds.AllowWarnings = append(c.Thresholds.AllowWarnings, code)
+		}
 	}
 	if err := c.Validate(o.doc); err != nil {
 		return err
