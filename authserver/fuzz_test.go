@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"context"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func FuzzVerify(f *testing.F) {
 	f.Add("a.b.c")
 	f.Add("....")
 	f.Fuzz(func(t *testing.T, raw string) {
-		c, err := fx.srv.verify.verify(raw, "subject token", "perf-agent-0")
+		c, err := fx.srv.verify.verify(context.Background(), raw, "subject token", "perf-agent-0")
 		if err == nil && c.Subject == "" {
 			t.Fatal("accepted a token without sub")
 		}

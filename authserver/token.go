@@ -164,7 +164,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*exchange.Res
 		scope = strings.Join(strings.Fields(scope), " ")
 	}
 
-	sub, err := s.verify.verify(st, "subject token", cl.id)
+	sub, err := s.verify.verify(r.Context(), st, "subject token", cl.id)
 	if err != nil {
 		return nil, fail(400, exchange.ErrInvalidGrant, err.Error())
 	}
@@ -174,7 +174,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*exchange.Res
 		if att != exchange.TokenTypeAccessToken && att != exchange.TokenTypeJWT {
 			return nil, fail(400, exchange.ErrInvalidRequest, "actor_token_type is missing or unsupported")
 		}
-		act, err := s.verify.verify(at, "actor token", cl.id)
+		act, err := s.verify.verify(r.Context(), at, "actor token", cl.id)
 		if err != nil {
 			return nil, fail(400, exchange.ErrInvalidGrant, err.Error())
 		}

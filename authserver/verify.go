@@ -2,32 +2,22 @@ package authserver
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
-	"fmt"
 	"log/slog"
-	"net/http"
-	"os"
 	"slices"
-	"time"
 
-	"github.com/MicahParks/jwkset"
-	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
-	"golang.org/x/time/rate"
-
-	"github.com/tokex-dev/tokex/internal/tlscert"
 )
 
 // verifier validates inbound JWTs against the subject JWKS.
 type verifier struct {
-	kf       keyfunc.Keyfunc
+	keys     *keySet
 	parser   *jwt.Parser
 	audience string
 }
 
 func newVerifier(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Logger) (*verifier, error) {
-	kf, err := newKeyfunc(ctx, sc, given, log)
+	keys, err := newKeySet(ctx, sc, given, log)
 	if err != nil {
 		return nil, err
 	}
@@ -39,60 +29,7 @@ func newVerifier(ctx context.Context, sc SubjectConfig, given []byte, log *slog.
 		jwt.WithIssuedAt(),
 		jwt.WithStrictDecoding(),
 	)
-	return &verifier{kf: kf, parser: p, audience: sc.Audience}, nil
-}
-
-func newKeyfunc(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Logger) (keyfunc.Keyfunc, error) {
-	if sc.JWKSFile == "" && sc.JWKSURL == "" && given != nil {
-		return keyfunc.NewJWKSetJSON(given)
-	}
-	if sc.JWKSFile != "" {
-		raw, err := os.ReadFile(sc.JWKSFile)
-		if err != nil {
-			return nil, fmt.Errorf("subject.jwks_file: %w", err)
-		}
-		kf, err := keyfunc.NewJWKSetJSON(raw)
-		if err != nil {
-			return nil, fmt.Errorf("subject.jwks_file %s: %w", sc.JWKSFile, err)
-		}
-		return kf, nil
-	}
-	if sc.JWKSURL == "" {
-		return nil, errors.New("subject: set jwks_url or jwks_file")
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if sc.CAFile != "" {
-		pem, err := os.ReadFile(sc.CAFile)
-		if err != nil {
-			return nil, fmt.Errorf("subject.ca_file: %w", err)
-		}
-		tr.TLSClientConfig = &tls.Config{RootCAs: tlscert.Pool(pem), MinVersion: tls.VersionTLS12}
-	}
-	store, err := jwkset.NewStorageFromHTTP(sc.JWKSURL, jwkset.HTTPClientStorageOptions{
-		Client:          &http.Client{Transport: tr, Timeout: 10 * time.Second},
-		Ctx:             ctx,
-		HTTPTimeout:     10 * time.Second,
-		RefreshInterval: sc.Refresh,
-		// Start even when the JWKS host is not up yet; unknown kids refresh.
-		NoErrorReturnFirstHTTPReq: true,
-		RefreshErrorHandler: func(ctx context.Context, err error) {
-			log.Warn("subject JWKS refresh failed", "url", sc.JWKSURL, "error", err)
-		},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("subject.jwks_url: %w", err)
-	}
-	client, err := jwkset.NewHTTPClient(jwkset.HTTPClientOptions{
-		Given:    jwkset.NewMemoryStorage(),
-		HTTPURLs: map[string]jwkset.Storage{sc.JWKSURL: store},
-		// Fail fast instead of queueing requests behind the limiter.
-		RateLimitWaitMax:  time.Millisecond,
-		RefreshUnknownKID: rate.NewLimiter(rate.Every(sc.UnknownKidInterval), 1),
-	})
-	if err != nil {
-		return nil, err
-	}
-	return keyfunc.New(keyfunc.Options{Ctx: ctx, Storage: client})
+	return &verifier{keys: keys, parser: p, audience: sc.Audience}, nil
 }
 
 // tokenError is why an inbound token was refused; the text is safe to send.
@@ -101,12 +38,12 @@ type tokenError struct{ desc string }
 func (e *tokenError) Error() string { return e.desc }
 
 // verify parses and validates one inbound token for the authenticated client.
-func (v *verifier) verify(raw, what, clientID string) (*inbound, error) {
+func (v *verifier) verify(ctx context.Context, raw, what, clientID string) (*inbound, error) {
 	if err := checkHeader(raw); err != nil {
 		return nil, &tokenError{what + " header " + err.Error()}
 	}
 	var c inbound
-	_, err := v.parser.ParseWithClaims(raw, &c, v.kf.Keyfunc)
+	_, err := v.parser.ParseWithClaims(raw, &c, v.keys.keyfunc(ctx))
 	if ce, ok := asClaimError(err); ok {
 		return nil, &tokenError{what + " " + ce.desc}
 	}

@@ -1,0 +1,340 @@
+package authserver
+
+import (
+	"context"
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/MicahParks/jwkset"
+	"github.com/golang-jwt/jwt/v5"
+	"golang.org/x/time/rate"
+
+	"github.com/tokex-dev/tokex/internal/tlscert"
+	"github.com/tokex-dev/tokex/subject"
+)
+
+// MaxJWKSBytes caps the subject JWKS, from a file or fetched: an endless
+// response must not grow the server's memory.
+const MaxJWKSBytes = 1 << 20
+
+// jwksFetchTimeout bounds one fetch of the subject JWKS.
+const jwksFetchTimeout = 10 * time.Second
+
+// keySet is the subject JWKS: the keys by kid, replaced whole by a refresh.
+// A remote set is refreshed periodically and, at most once per
+// unknown_kid_interval, when a token names a kid it does not hold.
+type keySet struct {
+	keys atomic.Pointer[keyMap]
+
+	url     string // empty: a file or given set, never refreshed
+	client  *http.Client
+	ctx     context.Context // the server's lifetime; bounds refreshes
+	limiter *rate.Limiter
+	log     *slog.Logger
+
+	mu       sync.Mutex
+	inflight chan struct{} // closed when the running refresh ends
+}
+
+type keyMap struct {
+	byKid map[string]*verificationKey
+	all   []*verificationKey
+}
+
+type verificationKey struct {
+	kid string
+	alg string // the JWK's alg, "" when it names none
+	key crypto.PublicKey
+}
+
+// fits reports whether the key may verify a signature made with alg.
+func (k *verificationKey) fits(alg string) bool {
+	if k.alg != "" && k.alg != alg {
+		return false
+	}
+	switch p := k.key.(type) {
+	case *rsa.PublicKey:
+		return alg == subject.RS256
+	case *ecdsa.PublicKey:
+		return alg == subject.ES256 && p.Curve == elliptic.P256()
+	case ed25519.PublicKey:
+		return alg == subject.EdDSA
+	}
+	return false
+}
+
+func newKeySet(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Logger) (*keySet, error) {
+	s := &keySet{ctx: ctx, log: log}
+	switch {
+	case sc.JWKSFile != "":
+		raw, err := readCapped(sc.JWKSFile)
+		if err != nil {
+			return nil, fmt.Errorf("subject.jwks_file: %w", err)
+		}
+		km, err := parseJWKS(raw, log)
+		if err != nil {
+			return nil, fmt.Errorf("subject.jwks_file %s: %w", sc.JWKSFile, err)
+		}
+		s.keys.Store(km)
+		return s, nil
+	case sc.JWKSURL == "" && given != nil:
+		km, err := parseJWKS(given, log)
+		if err != nil {
+			return nil, err
+		}
+		s.keys.Store(km)
+		return s, nil
+	case sc.JWKSURL == "":
+		return nil, errors.New("subject: set jwks_url or jwks_file")
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	if sc.CAFile != "" {
+		pem, err := readCapped(sc.CAFile)
+		if err != nil {
+			return nil, fmt.Errorf("subject.ca_file: %w", err)
+		}
+		tr.TLSClientConfig = &tls.Config{RootCAs: tlscert.Pool(pem), MinVersion: tls.VersionTLS12}
+	}
+	s.url = sc.JWKSURL
+	s.client = &http.Client{Transport: tr, Timeout: jwksFetchTimeout,
+		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
+			return fmt.Errorf("subject JWKS: redirect to %s refused; configure the final URL", req.URL.Redacted())
+		}}
+	s.limiter = rate.NewLimiter(rate.Every(sc.UnknownKidInterval), 1)
+	s.keys.Store(&keyMap{byKid: map[string]*verificationKey{}})
+	// Start even when the JWKS host is not up yet: an unknown kid refreshes.
+	if err := s.refresh(); err != nil {
+		log.Warn("subject JWKS fetch failed; retried on the first token and periodically", "url", s.url, "error", err)
+	}
+	go s.periodic(sc.Refresh)
+	return s, nil
+}
+
+// readCapped reads a file of at most MaxJWKSBytes.
+func readCapped(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readAllCapped(f, path)
+}
+
+func readAllCapped(r io.Reader, what string) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, MaxJWKSBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > MaxJWKSBytes {
+		return nil, fmt.Errorf("%s is larger than 1 MiB (the limit for a JWKS)", what)
+	}
+	return b, nil
+}
+
+func (s *keySet) periodic(every time.Duration) {
+	if every <= 0 {
+		return
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+			if err := s.refresh(); err != nil {
+				s.log.Warn("subject JWKS refresh failed; keeping the previous keys", "url", s.url, "error", err)
+			}
+		}
+	}
+}
+
+// refresh fetches the set under its own timeout and replaces the keys; on
+// any failure the previous keys stay.
+func (s *keySet) refresh() error {
+	ctx, cancel := context.WithTimeout(s.ctx, jwksFetchTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.url, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Accept", "application/jwk-set+json, application/json")
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("HTTP status %d", resp.StatusCode)
+	}
+	if resp.ContentLength > MaxJWKSBytes {
+		return errors.New("the response is larger than 1 MiB (the limit for a JWKS)")
+	}
+	raw, err := readAllCapped(resp.Body, "the response")
+	if err != nil {
+		return err
+	}
+	km, err := parseJWKS(raw, s.log)
+	if err != nil {
+		return err
+	}
+	s.keys.Store(km)
+	return nil
+}
+
+// refreshUnknown refreshes for a token with an unknown kid: at most once per
+// unknown_kid_interval; a request arriving while a refresh runs waits for
+// it, one the limiter turns away fails fast. The refresh itself runs under
+// its own timeout, so neither the limiter nor the request bounds it.
+func (s *keySet) refreshUnknown(ctx context.Context) {
+	if s.url == "" {
+		return
+	}
+	s.mu.Lock()
+	ch := s.inflight
+	if ch == nil {
+		if !s.limiter.Allow() {
+			s.mu.Unlock()
+			return
+		}
+		ch = make(chan struct{})
+		s.inflight = ch
+		go func() {
+			if err := s.refresh(); err != nil {
+				s.log.Warn("subject JWKS refresh for an unknown kid failed", "url", s.url, "error", err)
+			}
+			s.mu.Lock()
+			s.inflight = nil
+			s.mu.Unlock()
+			close(ch)
+		}()
+	}
+	s.mu.Unlock()
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	}
+}
+
+var (
+	errKidNotString = &claimError{"header kid is not a string"}
+	errKidAmbiguous = &claimError{"has no kid and the JWKS holds more than one key for its alg"}
+	errUnknownKey   = &claimError{"is signed with an unknown key"}
+	errKeyMismatch  = &claimError{"names a key that does not fit its alg"}
+)
+
+// keyfunc finds the one key that may verify a token. A token without kid is
+// verified only when exactly one key fits its alg: never tried against
+// every key.
+func (s *keySet) keyfunc(ctx context.Context) jwt.Keyfunc {
+	return func(t *jwt.Token) (any, error) {
+		alg, _ := t.Header["alg"].(string)
+		kv, hasKid := t.Header["kid"]
+		if !hasKid {
+			var found *verificationKey
+			for _, k := range s.keys.Load().all {
+				if k.fits(alg) {
+					if found != nil {
+						return nil, errKidAmbiguous
+					}
+					found = k
+				}
+			}
+			if found == nil {
+				return nil, errUnknownKey
+			}
+			return found.key, nil
+		}
+		kid, ok := kv.(string)
+		if !ok {
+			return nil, errKidNotString
+		}
+		k := s.keys.Load().byKid[kid]
+		if k == nil {
+			s.refreshUnknown(ctx)
+			if k = s.keys.Load().byKid[kid]; k == nil {
+				return nil, errUnknownKey
+			}
+		}
+		if !k.fits(alg) {
+			return nil, errKeyMismatch
+		}
+		return k.key, nil
+	}
+}
+
+// parseJWKS reads a JWK set. Keys that cannot verify a JWS tokex accepts
+// (private or symmetric material, use other than sig, RSA under 2048 bits,
+// curves other than P-256 and Ed25519) are skipped; a kid held by two keys
+// is ambiguous and dropped. Each skip is logged.
+func parseJWKS(raw []byte, log *slog.Logger) (*keyMap, error) {
+	var set jwkset.JWKSMarshal
+	if err := json.Unmarshal(raw, &set); err != nil {
+		return nil, fmt.Errorf("not a JWK set: %w", err)
+	}
+	km := &keyMap{byKid: map[string]*verificationKey{}}
+	dup := map[string]bool{}
+	for i, m := range set.Keys {
+		skip := func(why string) { log.Warn("subject JWKS: key skipped", "index", i, "kid", m.KID, "reason", why) }
+		if m.USE != "" && m.USE != jwkset.UseSig {
+			skip("use is not sig")
+			continue
+		}
+		jwk, err := jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{}, jwkset.JWKValidateOptions{})
+		if err != nil {
+			skip(err.Error())
+			continue
+		}
+		var pub crypto.PublicKey
+		switch k := jwk.Key().(type) {
+		case *rsa.PublicKey:
+			if k.N.BitLen() < 2048 {
+				skip("RSA key shorter than 2048 bits")
+				continue
+			}
+			pub = k
+		case *ecdsa.PublicKey:
+			pub = k
+		case ed25519.PublicKey:
+			pub = k
+		default:
+			skip(fmt.Sprintf("unsupported key type %T", k))
+			continue
+		}
+		vk := &verificationKey{kid: m.KID, alg: m.ALG.String(), key: pub}
+		if vk.kid != "" {
+			if _, taken := km.byKid[vk.kid]; taken || dup[vk.kid] {
+				dup[vk.kid] = true
+				delete(km.byKid, vk.kid)
+				skip("kid held by two keys")
+				continue
+			}
+			km.byKid[vk.kid] = vk
+		}
+		km.all = append(km.all, vk)
+	}
+	if len(dup) > 0 {
+		all := km.all[:0]
+		for _, k := range km.all {
+			if !dup[k.kid] {
+				all = append(all, k)
+			}
+		}
+		km.all = all
+	}
+	return km, nil
+}
