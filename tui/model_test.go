@@ -2,6 +2,7 @@ package tui
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,5 +259,38 @@ func BenchmarkView(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		_ = m.View()
+	}
+}
+
+// A stage whose middle round hit a dead target (0 % success, fastest p95):
+// the results table reports the worse passing run, marks the failed one
+// and says the stage failed, also at 80 columns.
+func TestResultsTableMarksFailedRun(t *testing.T) {
+	plan := []event.PlannedRun{}
+	for r := 1; r <= 3; r++ {
+		plan = append(plan, event.PlannedRun{ID: fmt.Sprintf("%02d-r%d-500rps", r, r), Index: r, Round: r, TargetRPS: 500, Duration: time.Second, Agents: 10})
+	}
+	m := New(Options{Live: true})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m.Apply(event.CampaignStarted{At: t0, ID: "c", Runs: plan, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}})
+	for i, p95 := range []float64{9.5, 4.9, 9.8} {
+		st := &stats.Run{ID: plan[i].ID, Round: i + 1, TargetRPS: 500, Status: stats.StatusDone, Requests: 150008, OK: 150008, SuccessRatio: 1,
+			LatencyMs: stats.Latency{P50: 5, P95: p95, P99: 12}, EngineCPU: &stats.CPU{AvgCores: 2.5, CPUMsPerExchange: 5.01}, ThresholdsPassed: true}
+		if i == 1 {
+			st.OK, st.SuccessRatio, st.ThresholdsPassed = 0, 0, false
+		}
+		m.Apply(event.RunFinished{At: t0, RunID: st.ID, Status: stats.StatusDone, Stats: st})
+	}
+	v := m.View()
+	var row string
+	for _, l := range strings.Split(v, "\n") {
+		if strings.HasPrefix(l, "500/s") {
+			row = l
+		}
+	}
+	for _, want := range []string{"9.50 4.90 ✗ [9.80]", "100.0", "9.8", "✗ 1 failed"} {
+		if !strings.Contains(row, want) {
+			t.Errorf("row lacks %q: %q\n%s", want, row, v)
+		}
 	}
 }

@@ -250,27 +250,23 @@ func (m *Model) live(w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
-// results is the article's two tables in one, reported run per stage.
+// results is the article's two tables in one, reported run per stage, its
+// success next to its latency and how many of the stage's runs failed.
 func (m *Model) results(w, h int) []string {
 	s := m.styles
-	title := s.Label.Render("Results") + s.Dim.Render(" — median run per stage by p95, measured phase, latency from send")
+	title := s.Label.Render("Results") + s.Dim.Render(" — reported run per stage (median p95, failed runs last); ✗ failed")
 	if m.summary == nil || len(m.summary.Stages) == 0 {
 		return []string{title, s.Dim.Render("the table fills in as runs finish")}
 	}
-	rows := [][]string{{"Stage", "p95 per round (ms)", "Requests", "median", "p95", "p99", "cores", "CPU-ms/ex", ""}}
+	rows := [][]string{{"Stage", "p95 per round (ms)", "Requests", "ok %", "p50", "p95", "p99", "cores", "CPU-ms/ex", ""}}
 	marks := []string{""}
 	for _, st := range m.summary.Stages {
 		rep := st.Reported()
-		var spread []string
-		for _, r := range st.Runs {
-			v := string(r.Status)
-			if r.Status == stats.StatusDone && r.Requests > 0 {
-				v = fmt.Sprintf("%.2f", r.LatencyMs.P95)
-				if r.ID == st.ReportedRun {
-					v = "[" + v + "]"
-				}
+		spread := st.Spread()
+		for i, r := range st.Runs {
+			if r.ID == st.ReportedRun {
+				spread[i] = "[" + spread[i] + "]"
 			}
-			spread = append(spread, v)
 		}
 		row := []string{stats.StageLabel(st.TargetRPS), strings.Join(spread, " ")}
 		mark := ""
@@ -280,19 +276,23 @@ func (m *Model) results(w, h int) []string {
 			if rep.EngineCPU != nil {
 				cores, cpu = fmt.Sprintf("%.2f", rep.EngineCPU.AvgCores), fmt.Sprintf("%.2f", rep.EngineCPU.CPUMsPerExchange)
 			}
-			row = append(row, stats.Thousands(rep.Requests), fmt.Sprintf("%.1f", l.P50), fmt.Sprintf("%.1f", l.P95), fmt.Sprintf("%.1f", l.P99), cores, cpu)
-			mark = "✓"
-			for _, r := range st.Runs {
-				if r.Status == stats.StatusDone && !r.ThresholdsPassed {
-					mark = "✗"
-				}
+			lat := []string{fmt.Sprintf("%.1f", l.P50), fmt.Sprintf("%.1f", l.P95), fmt.Sprintf("%.1f", l.P99)}
+			if rep.Requests == 0 {
+				lat, cpu = []string{"—", "—", "—"}, "n/a"
 			}
+			row = append(row, stats.Thousands(rep.Requests), fmt.Sprintf("%.1f", rep.SuccessRatio*100))
+			row = append(append(row, lat...), cores, cpu)
+			mark = "✓"
 		} else {
-			row = append(row, "", "", "", "", "", "")
+			row = append(row, "", "", "", "", "", "", "")
+		}
+		if n := len(st.FailedRuns); n > 0 {
+			mark = fmt.Sprintf("✗ %d failed", n)
 		}
 		rows = append(rows, append(row, mark))
 		marks = append(marks, mark)
 	}
+	rows = dropColumns(rows, w, "cores", "p50", "Requests") // the verdict must stay in view
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {
 		for i, c := range r {
@@ -304,7 +304,7 @@ func (m *Model) results(w, h int) []string {
 		var b strings.Builder
 		for i, c := range r {
 			pad := strings.Repeat(" ", widths[i]-ansi.StringWidth(c))
-			if i <= 1 {
+			if i <= 1 || i == len(r)-1 {
 				b.WriteString(c + pad + "  ")
 			} else {
 				b.WriteString(pad + c + "  ")
@@ -314,7 +314,7 @@ func (m *Model) results(w, h int) []string {
 		switch {
 		case ri == 0:
 			line = s.Dim.Render(line)
-		case marks[ri] == "✗":
+		case strings.HasPrefix(marks[ri], "✗"):
 			line = s.Bad.Render(line)
 		case marks[ri] == "✓":
 			line = s.Good.Render(line)
@@ -331,6 +331,35 @@ func (m *Model) results(w, h int) []string {
 	}
 	_ = h
 	return out
+}
+
+// dropColumns removes the named columns, in that order, until the table
+// fits in w cells (two spaces between columns).
+func dropColumns(rows [][]string, w int, names ...string) [][]string {
+	width := func() int {
+		n := -2
+		for i := range rows[0] {
+			c := 0
+			for _, r := range rows {
+				c = max(c, ansi.StringWidth(r[i]))
+			}
+			n += c + 2
+		}
+		return n
+	}
+	for _, name := range names {
+		col := slices.Index(rows[0], name)
+		if width() <= w {
+			break
+		}
+		if col < 0 {
+			continue
+		}
+		for i := range rows {
+			rows[i] = slices.Delete(rows[i], col, col+1)
+		}
+	}
+	return rows
 }
 
 func (m *Model) logPane(w, h int) []string {

@@ -15,7 +15,7 @@ import (
 
 // Metric is one compared figure of a stage.
 type Metric struct {
-	Name    string  `json:"name"` // p50, p95, p99, cpu_ms_per_exchange
+	Name    string  `json:"name"` // p50, p95, p99, success, cpu_ms_per_exchange
 	Unit    string  `json:"unit"`
 	A       float64 `json:"a"`
 	B       float64 `json:"b"`
@@ -29,9 +29,13 @@ type Metric struct {
 
 // Stage is one target rate present in either campaign.
 type Stage struct {
-	TargetRPS float64  `json:"target_rps"`
-	Only      string   `json:"only,omitempty"` // "A" or "B" when the stage is in one campaign only
-	Metrics   []Metric `json:"metrics,omitempty"`
+	TargetRPS float64 `json:"target_rps"`
+	Only      string  `json:"only,omitempty"` // "A" or "B" when the stage is in one campaign only
+	// RunsA and RunsB say how many of the stage's runs passed in A and B
+	// ("✓ 3/3 passed", "✗ 1/3 failed"): a failed run's figures are not the server's.
+	RunsA   string   `json:"runs_a,omitempty"`
+	RunsB   string   `json:"runs_b,omitempty"`
+	Metrics []Metric `json:"metrics,omitempty"`
 }
 
 // Result is the whole comparison.
@@ -50,6 +54,7 @@ var metrics = []getter{
 	{"p50", "ms", func(r *stats.Run) (float64, bool) { return r.LatencyMs.P50, r.Requests > 0 }},
 	{"p95", "ms", func(r *stats.Run) (float64, bool) { return r.LatencyMs.P95, r.Requests > 0 }},
 	{"p99", "ms", func(r *stats.Run) (float64, bool) { return r.LatencyMs.P99, r.Requests > 0 }},
+	{"success", "%", func(r *stats.Run) (float64, bool) { return r.SuccessRatio * 100, r.Requests > 0 }},
 	{"cpu_ms_per_exchange", "CPU-ms", func(r *stats.Run) (float64, bool) {
 		if r.EngineCPU == nil {
 			return 0, false
@@ -83,6 +88,7 @@ func Compare(a, b *stats.Summary) *Result {
 		case y == nil:
 			st.Only = "A"
 		default:
+			st.RunsA, st.RunsB = x.Verdict(), y.Verdict()
 			ra, rb := x.Reported(), y.Reported()
 			for _, g := range metrics {
 				m := Metric{Name: g.name, Unit: g.unit}
@@ -97,8 +103,8 @@ func Compare(a, b *stats.Summary) *Result {
 				if va != 0 {
 					m.DiffPct = round(100 * (vb - va) / va)
 				}
-				na, ka := spread(x.Runs, g)
-				nb, kb := spread(y.Runs, g)
+				na, ka := spread(x, g)
+				nb, kb := spread(y, g)
 				m.Noise, m.Rounds = round(math.Max(na, nb)), [2]int{ka, kb}
 				switch {
 				case ka < 2 && kb < 2:
@@ -133,11 +139,12 @@ func value(r *stats.Run, g getter) (float64, bool) {
 	return g.get(r)
 }
 
-// spread is max − min of a metric over a stage's finished rounds.
-func spread(runs []*stats.Run, g getter) (float64, int) {
+// spread is max − min of a metric over a stage's finished rounds that did
+// not fail (a dead target's fast p95 is not noise).
+func spread(st *stats.Stage, g getter) (float64, int) {
 	lo, hi, n := math.Inf(1), math.Inf(-1), 0
-	for _, r := range runs {
-		if r.Status != stats.StatusDone {
+	for _, r := range st.Runs {
+		if r.Status != stats.StatusDone || st.Failed(r.ID) {
 			continue
 		}
 		if v, ok := g.get(r); ok {
@@ -163,6 +170,7 @@ func (r *Result) Table() stats.Table {
 			t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), "", "", "", "", "", "only in " + st.Only})
 			continue
 		}
+		t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), "runs", st.RunsA, st.RunsB, "", "", ""})
 		for _, m := range st.Metrics {
 			if m.Missing {
 				t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), m.Name, "", "", "", "", m.Verdict})

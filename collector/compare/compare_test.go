@@ -7,23 +7,28 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
+// summary builds a campaign; a negative p95 is a run that failed (0 % success).
 func summary(id string, stages map[float64][]float64, cpu float64) *stats.Summary {
 	var runs []*stats.Run
 	for rate, p95s := range stages {
 		for i, p := range p95s {
-			runs = append(runs, &stats.Run{ID: id + "-" + stats.StageLabel(rate) + string(rune('a'+i)), Round: i + 1, TargetRPS: rate,
-				Status: stats.StatusDone, Requests: 100, LatencyMs: stats.Latency{P50: p / 2, P95: p, P99: p * 2},
-				EngineCPU: &stats.CPU{CPUMsPerExchange: cpu + float64(i)*0.1}})
+			r := &stats.Run{ID: id + "-" + stats.StageLabel(rate) + string(rune('a'+i)), Round: i + 1, TargetRPS: rate,
+				Status: stats.StatusDone, Requests: 100, SuccessRatio: 1, ThresholdsPassed: true, LatencyMs: stats.Latency{P50: p / 2, P95: p, P99: p * 2},
+				EngineCPU: &stats.CPU{CPUMsPerExchange: cpu + float64(i)*0.1}}
+			if p < 0 {
+				r.LatencyMs, r.SuccessRatio, r.ThresholdsPassed = stats.Latency{P50: 1, P95: -p, P99: -p}, 0, false
+			}
+			runs = append(runs, r)
 		}
 	}
-	s := &stats.Summary{CampaignID: id}
+	s := &stats.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
 	stats.BuildSummary(s, runs, true)
 	return s
 }
 
 func TestCompareVerdicts(t *testing.T) {
 	a := summary("A", map[float64][]float64{100: {7.23, 7.54, 7.72}, 500: {9.03, 9.51, 10.01}, 250: {7}}, 5.2)
-	b := summary("B", map[float64][]float64{100: {7.3, 7.6, 7.7}, 500: {14, 15, 16}, 1000: {20}}, 1.4)
+	b := summary("B", map[float64][]float64{100: {7.3, 7.6, 7.7}, 500: {14, -4.9, 16}, 1000: {20}}, 1.4)
 	r := Compare(a, b)
 	get := func(rate float64, name string) Metric {
 		for _, st := range r.Stages {
@@ -53,7 +58,7 @@ func TestCompareVerdicts(t *testing.T) {
 		}
 	}
 	m := get(500, "p95")
-	if m.A != 9.51 || m.B != 15 || m.Diff != 5.49 || m.Noise != 2 {
+	if m.A != 9.51 || m.B != 16 || m.Diff != 6.49 || m.Noise != 2 || m.Rounds != [2]int{3, 2} {
 		t.Errorf("500 p95 %+v", m)
 	}
 	var only []string
@@ -64,6 +69,14 @@ func TestCompareVerdicts(t *testing.T) {
 	}
 	if strings.Join(only, ",") != "250/s:A,1000/s:B" {
 		t.Errorf("one-sided stages %v", only)
+	}
+	// B's 500/s stage had a run that failed fast: it says so, with success
+	// next to latency, and the reported run is not the failed one.
+	if m := get(500, "success"); m.A != 100 || m.B != 100 {
+		t.Errorf("500 success %+v", m)
+	}
+	if !strings.Contains(r.Markdown(), "| 500/s | runs | ✓ 3/3 passed | ✗ 1/3 failed |") {
+		t.Errorf("markdown:\n%s", r.Markdown())
 	}
 	for _, out := range []string{r.Text(), r.Markdown()} {
 		if !strings.Contains(out, "within noise") || !strings.Contains(out, "only in B") {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strings"
 
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/evidence"
@@ -45,6 +44,8 @@ type StageSpread struct {
 	Stage    float64
 	P95      []string
 	Reported string
+	Verdict  string
+	Failed   bool
 }
 
 // View is everything the page shows.
@@ -83,15 +84,8 @@ func Build(dir string) ([]byte, error) {
 	reported := map[string]bool{}
 	for _, st := range s.Stages {
 		reported[st.ReportedRun] = true
-		sp := StageSpread{Stage: st.TargetRPS, Reported: st.ReportedRun}
-		for _, r := range st.Runs {
-			if r.Status == stats.StatusDone && r.Requests > 0 {
-				sp.P95 = append(sp.P95, fmt.Sprintf("%.2f", r.LatencyMs.P95))
-			} else {
-				sp.P95 = append(sp.P95, string(r.Status))
-			}
-		}
-		v.Spread = append(v.Spread, sp)
+		v.Spread = append(v.Spread, StageSpread{Stage: st.TargetRPS, Reported: st.ReportedRun, P95: st.Spread(),
+			Verdict: st.Verdict(), Failed: len(st.FailedRuns) > 0})
 	}
 	var runs []*stats.Run
 	if s.Sanity != nil {
@@ -143,7 +137,15 @@ func (v *View) tiles() {
 		Tile{"dropped", stats.Thousands(s.Totals.Dropped), okClass(s.Totals.Dropped == 0)})
 	for _, st := range s.Stages {
 		if r := st.Reported(); r != nil {
-			v.Tiles = append(v.Tiles, Tile{"p95 at " + stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f ms", r.LatencyMs.P95), ""})
+			label, class := "p95 at "+stats.StageLabel(st.TargetRPS), ""
+			if len(st.FailedRuns) > 0 {
+				label, class = label+" ("+st.Verdict()+")", "bad"
+			}
+			p95 := "no exchange"
+			if r.Requests > 0 {
+				p95 = fmt.Sprintf("%.2f ms", r.LatencyMs.P95)
+			}
+			v.Tiles = append(v.Tiles, Tile{label, fmt.Sprintf("%s · %.2f%% ok", p95, r.SuccessRatio*100), class})
 			if r.EngineCPU != nil {
 				v.Tiles = append(v.Tiles, Tile{"CPU-ms / exchange at " + stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f", r.EngineCPU.CPUMsPerExchange), ""})
 			}
@@ -168,6 +170,11 @@ func warnings(s *stats.Summary, m *evidence.Manifest) []string {
 	for _, st := range s.Stages {
 		all = append(all, st.Runs...)
 	}
+	for _, w := range s.Warnings {
+		if w.Run == "" && w.Code != stats.WarnCampaignEnded { // the campaign's status is said above
+			out = append(out, w.String())
+		}
+	}
 	for _, r := range all {
 		if r == nil {
 			continue
@@ -185,13 +192,7 @@ func warnings(s *stats.Summary, m *evidence.Manifest) []string {
 			out = append(out, fmt.Sprintf("%s: the generator used %.2f cores at peak: it may have been starved", r.ID, r.GeneratorCPU.PeakCores))
 		}
 		if !r.Sanity && r.Status == stats.StatusDone && !r.ThresholdsPassed {
-			var failed []string
-			for _, t := range r.Thresholds {
-				if !t.Passed {
-					failed = append(failed, fmt.Sprintf("%s %g (was %g)", t.Name, t.Limit, t.Actual))
-				}
-			}
-			out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, strings.Join(failed, "; ")))
+			out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, r.FailedChecks()))
 		}
 		for _, w := range r.Warnings {
 			if w.Code == stats.WarnDropped {

@@ -181,6 +181,20 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 	if !strings.Contains(tiles, "FAILED") || !strings.Contains(tiles, stats.Thousands(sum.Totals.Exchanges)) {
 		t.Errorf("tiles: %s", tiles)
 	}
+	// The failed stage says so in its tile (with success next to p95), the
+	// spread table, the tables and the warnings.
+	if !strings.Contains(tiles, "p95 at 200/s (✗ 1/1 failed)") || !strings.Contains(tiles, "ms · 100.00% ok") {
+		t.Errorf("tiles do not flag the failed stage: %s", tiles)
+	}
+	if sp := rows(byID("spread")); len(sp) != 2 || sp[1][3] != "✗ 1/1 failed" || !strings.HasSuffix(sp[1][1], "✗") || sp[0][3] != "✓ 1/1 passed" {
+		t.Errorf("spread table %v", sp)
+	}
+	if l := lat[1]; l[len(l)-1] != "✗ 1/1 failed" {
+		t.Errorf("latency row %v", l)
+	}
+	if !strings.Contains(w, "200/s: 1 of 1 runs failed: 02-r1-200rps (dropped <= 0 (was 16)) [stage_has_failed_run]") {
+		t.Errorf("warnings lack the failed stage: %s", w)
+	}
 }
 
 func TestReportOfUnfinishedCampaign(t *testing.T) {

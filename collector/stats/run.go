@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -160,6 +161,21 @@ func (r *Run) checkThresholds(th Thresholds) {
 	for _, t := range r.Thresholds {
 		r.ThresholdsPassed = r.ThresholdsPassed && t.Passed
 	}
+}
+
+// FailedChecks lists the thresholds the run failed, with the actual values:
+// "success_ratio >= 0.99 (was 0)".
+func (r *Run) FailedChecks() string {
+	var failed []string
+	for _, t := range r.Thresholds {
+		if !t.Passed {
+			failed = append(failed, fmt.Sprintf("%s %g (was %g)", t.Name, t.Limit, t.Actual))
+		}
+	}
+	if len(failed) == 0 {
+		return "thresholds failed"
+	}
+	return strings.Join(failed, "; ")
 }
 
 // groupCPU sums the samples of one kind over the measured window. A sample

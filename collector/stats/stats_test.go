@@ -1,9 +1,11 @@
 package stats
 
 import (
+	"encoding/json"
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -61,18 +63,24 @@ func TestSummarizeMilliseconds(t *testing.T) {
 
 func TestMedianRunSelection(t *testing.T) {
 	mk := func(id string, round int, p95 float64, st RunStatus) *Run {
-		return &Run{ID: id, Round: round, Status: st, Requests: 10, LatencyMs: Latency{P95: p95}}
+		return &Run{ID: id, Round: round, Status: st, Requests: 10, LatencyMs: Latency{P95: p95}, ThresholdsPassed: true}
 	}
+	failed := func(r *Run) *Run { r.ThresholdsPassed, r.SuccessRatio = false, 0; return r }
 	cases := []struct {
 		name string
 		runs []*Run
 		want string
 	}{
 		{"three", []*Run{mk("a", 1, 9.51, StatusDone), mk("b", 2, 9.03, StatusDone), mk("c", 3, 10.01, StatusDone)}, "a"},
-		{"aborted ignored", []*Run{mk("a", 1, 1, StatusDone), mk("b", 2, 2, StatusAborted), mk("c", 3, 3, StatusDone)}, "a"},
-		{"even takes lower", []*Run{mk("a", 1, 4, StatusDone), mk("b", 2, 3, StatusDone)}, "b"},
+		{"aborted ignored, even takes the worse", []*Run{mk("a", 1, 1, StatusDone), mk("b", 2, 2, StatusAborted), mk("c", 3, 3, StatusDone)}, "c"},
+		{"even takes the worse", []*Run{mk("a", 1, 4, StatusDone), mk("b", 2, 3, StatusDone)}, "a"},
 		{"tie by round", []*Run{mk("a", 2, 5, StatusDone), mk("b", 1, 5, StatusDone), mk("c", 3, 5, StatusDone)}, "a"},
 		{"none", []*Run{mk("a", 1, 1, StatusFailed)}, ""},
+		// A dead target answers fast: its run must not pull the median down.
+		{"failed fast run ranks last", []*Run{mk("a", 1, 9.5, StatusDone), failed(mk("b", 2, 4.9, StatusDone)), mk("c", 3, 9.8, StatusDone)}, "c"},
+		{"one of two failed", []*Run{mk("a", 1, 9.5, StatusDone), failed(mk("b", 2, 4.9, StatusDone))}, "b"},
+		{"most failed", []*Run{mk("a", 1, 9.5, StatusDone), failed(mk("b", 2, 4.9, StatusDone)), failed(mk("c", 3, 4.8, StatusDone))}, "c"},
+		{"no exchange after failed", []*Run{failed(mk("a", 1, 30, StatusDone)), failed(&Run{ID: "b", Round: 2, Status: StatusDone}), mk("c", 3, 6, StatusDone)}, "a"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -80,6 +88,62 @@ func TestMedianRunSelection(t *testing.T) {
 				t.Errorf("got %q want %q", got, c.want)
 			}
 		})
+	}
+}
+
+// A stage with a failed run says so in every table, the spread line, the
+// stage's fields and a coded warning, and the reported run is never it
+// when most runs passed.
+func TestStageWithFailedRunSaysSo(t *testing.T) {
+	mk := func(id string, round int, p95 float64) *Run {
+		return &Run{ID: id, TargetRPS: 100, Round: round, Status: StatusDone, Requests: 1000, OK: 1000, SuccessRatio: 1, AchievedRatio: 1,
+			LatencyMs: Latency{P50: p95 / 2, P95: p95}, EngineCPU: &CPU{AvgCores: 0.5, CPUMsPerExchange: 5}, ThresholdsPassed: true,
+			Thresholds: []ThresholdResult{{Name: "success_ratio >=", Limit: 0.99, Actual: 1, Passed: true}}}
+	}
+	dead := mk("02-r2-100rps", 2, 4.9)
+	dead.OK, dead.SuccessRatio, dead.ThresholdsPassed = 0, 0, false
+	dead.Thresholds = []ThresholdResult{{Name: "success_ratio >=", Limit: 0.99, Actual: 0, Passed: false}}
+	s := &Summary{Thresholds: Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	BuildSummary(s, []*Run{mk("01-r1-100rps", 1, 9.5), dead, mk("03-r3-100rps", 3, 9.8)}, true)
+	st := s.Stages[0]
+	if st.ReportedRun != "03-r3-100rps" {
+		t.Errorf("reported %s, want the worse passing run 03-r3-100rps", st.ReportedRun)
+	}
+	if st.ThresholdsPassed || len(st.FailedRuns) != 1 || st.FailedRuns[0] != "02-r2-100rps" || s.ThresholdsPassed {
+		t.Errorf("stage passed %v failed runs %v, campaign passed %v", st.ThresholdsPassed, st.FailedRuns, s.ThresholdsPassed)
+	}
+	var found bool
+	for _, w := range s.Warnings {
+		if w.Code == WarnStageFailedRun && strings.Contains(w.Detail, "100/s: 1 of 3 runs failed: 02-r2-100rps (success_ratio >= 0.99 (was 0))") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("warnings %v", s.Warnings)
+	}
+	for name, tb := range map[string]Table{"latency": s.LatencyTable(), "schedule": s.ScheduleTable(), "resources": s.ResourceTable()} {
+		if row := tb.Rows[0]; row[len(row)-1] != "✗ 1/3 failed" {
+			t.Errorf("%s table row %v", name, row)
+		}
+	}
+	if got := s.SpreadLine(); got != "100/s: 9.50 ms / 4.90 ms ✗ / 9.80 ms" {
+		t.Errorf("spread %q", got)
+	}
+	md := s.Markdown()
+	for _, want := range []string{"| 100/s | 100.0% achieved | 1,000 | 100.00% |", "| ✗ 1/3 failed |", "[stage_has_failed_run]"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("summary.md lacks %q:\n%s", want, md)
+		}
+	}
+	b, _ := json.Marshal(s)
+	if !strings.Contains(string(b), `"thresholds_passed":false,"failed_runs":["02-r2-100rps"]`) || !strings.Contains(string(b), `"reported_run_rule":`) {
+		t.Errorf("summary.json: %s", b)
+	}
+	// Unknown thresholds (a summary recomputed without them) fail no stage.
+	u := &Summary{}
+	BuildSummary(u, []*Run{mk("01-r1-100rps", 1, 9.5), dead}, false)
+	if len(u.Stages[0].FailedRuns) != 0 || len(u.Warnings) != 0 {
+		t.Errorf("unknown thresholds: failed %v warnings %v", u.Stages[0].FailedRuns, u.Warnings)
 	}
 }
 
@@ -158,7 +222,7 @@ func TestBuildSummaryAndTables(t *testing.T) {
 		t.Errorf("spread = %q", got)
 	}
 	row := s.LatencyTable().Rows[0]
-	if row[2] != "30,008" || row[6] != "7.5 ms" {
+	if row[2] != "30,008" || row[3] != "100.00%" || row[7] != "7.5 ms" || row[9] != "✓ 3/3 passed" {
 		t.Errorf("row = %v", row)
 	}
 	BuildSummary(s, runs, false)

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,11 +17,21 @@ const LatencyDefinition = "latency_ms: from the moment the request is sent to th
 	"(includes any send lag, free of coordinated omission). Percentiles are exact " +
 	"(linear interpolation between closest ranks), measured phase only."
 
+// ReportedRunRule is how each stage's reported run is chosen, stated in
+// every summary.
+const ReportedRunRule = "the median of the stage's finished runs ordered by verdict, then measured p95: " +
+	"a run that failed its thresholds ranks after every run that passed (a dead target answers fast), " +
+	"a run without a completed exchange last; of an even count the upper middle run, the worse one"
+
 // Stage groups the rounds of one target rate.
 type Stage struct {
 	TargetRPS   float64 `json:"target_rps"`
-	ReportedRun string  `json:"reported_run"` // median run by measured p95; "" when none finished
-	Runs        []*Run  `json:"runs"`
+	ReportedRun string  `json:"reported_run"` // see ReportedRunRule; "" when none finished
+	// ThresholdsPassed: every run of the stage finished and passed.
+	ThresholdsPassed bool `json:"thresholds_passed"`
+	// FailedRuns failed their thresholds or could not run (status failed).
+	FailedRuns []string `json:"failed_runs,omitempty"`
+	Runs       []*Run   `json:"runs"`
 }
 
 // Reported returns the reported (median) run, or nil.
@@ -54,6 +65,7 @@ type Summary struct {
 	Started           time.Time  `json:"started"`
 	Finished          time.Time  `json:"finished"`
 	LatencyDefinition string     `json:"latency_definition"`
+	ReportedRunRule   string     `json:"reported_run_rule"`
 	Thresholds        Thresholds `json:"threshold_limits"`
 	ThresholdsPassed  bool       `json:"thresholds_passed"`
 	Totals            Totals     `json:"totals"`
@@ -68,6 +80,7 @@ type Summary struct {
 func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.SchemaVersion = SchemaVersion
 	s.LatencyDefinition = LatencyDefinition
+	s.ReportedRunRule = ReportedRunRule
 	byRate := map[float64]*Stage{}
 	s.Stages = nil
 	s.Totals = Totals{}
@@ -97,6 +110,10 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	for _, st := range s.Stages {
 		sort.Slice(st.Runs, func(i, j int) bool { return st.Runs[i].Round < st.Runs[j].Round })
 		st.ReportedRun = MedianRun(st.Runs)
+		st.judge(s.Thresholds.Known())
+		if len(st.FailedRuns) > 0 {
+			s.Warnings = append(s.Warnings, st.failedWarning())
+		}
 	}
 	if s.Totals.Exchanges > 0 {
 		s.Totals.SuccessRatio = round4(float64(s.Totals.OK) / float64(s.Totals.Exchanges))
@@ -104,25 +121,100 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.ThresholdsPassed = passed && s.Totals.Runs > 0
 }
 
-// MedianRun selects the median finished run by measured p95, as the
-// article did; with an even count, the lower of the two middle runs.
+// MedianRun selects a stage's reported run (see ReportedRunRule): the
+// article's median run by measured p95, except that a failed run never
+// ranks better than a passed one, and an even count takes the worse middle.
 func MedianRun(runs []*Run) string {
 	var done []*Run
 	for _, r := range runs {
-		if r.Status == StatusDone && r.Requests > 0 {
+		if r.Status == StatusDone {
 			done = append(done, r)
 		}
 	}
 	if len(done) == 0 {
 		return ""
 	}
-	sort.SliceStable(done, func(i, j int) bool {
-		if done[i].LatencyMs.P95 != done[j].LatencyMs.P95 {
-			return done[i].LatencyMs.P95 < done[j].LatencyMs.P95
+	rank := func(r *Run) int {
+		switch {
+		case r.Requests == 0:
+			return 2
+		case !r.ThresholdsPassed:
+			return 1
 		}
-		return done[i].Round < done[j].Round
+		return 0
+	}
+	sort.SliceStable(done, func(i, j int) bool {
+		a, b := done[i], done[j]
+		if rank(a) != rank(b) {
+			return rank(a) < rank(b)
+		}
+		if a.LatencyMs.P95 != b.LatencyMs.P95 {
+			return a.LatencyMs.P95 < b.LatencyMs.P95
+		}
+		return a.Round < b.Round
 	})
-	return done[(len(done)-1)/2].ID
+	return done[len(done)/2].ID
+}
+
+// judge sets the stage's verdict from its runs. With unknown thresholds
+// (a summary recomputed without them) only runs that could not run fail.
+func (s *Stage) judge(thresholdsKnown bool) {
+	s.FailedRuns = nil
+	s.ThresholdsPassed = len(s.Runs) > 0
+	for _, r := range s.Runs {
+		if r.Status == StatusFailed || (thresholdsKnown && r.Status == StatusDone && !r.ThresholdsPassed) {
+			s.FailedRuns = append(s.FailedRuns, r.ID)
+		}
+		s.ThresholdsPassed = s.ThresholdsPassed && r.Status == StatusDone && r.ThresholdsPassed
+	}
+}
+
+// Failed reports whether the run is one of the stage's failed runs.
+func (s *Stage) Failed(id string) bool { return slices.Contains(s.FailedRuns, id) }
+
+// Verdict says in a few characters how the stage's runs fared, for every
+// table: "✓ 3/3 passed", "✗ 1/3 failed", "2/3 passed, 1 aborted".
+func (s *Stage) Verdict() string {
+	var passed, aborted int
+	for _, r := range s.Runs {
+		switch {
+		case r.Status == StatusDone && r.ThresholdsPassed:
+			passed++
+		case r.Status == StatusAborted:
+			aborted++
+		}
+	}
+	n := len(s.Runs)
+	var v string
+	switch {
+	case len(s.FailedRuns) > 0:
+		v = fmt.Sprintf("✗ %d/%d failed", len(s.FailedRuns), n)
+	case passed == n:
+		return fmt.Sprintf("✓ %d/%d passed", passed, n)
+	default:
+		v = fmt.Sprintf("%d/%d passed", passed, n)
+	}
+	if aborted > 0 {
+		v += fmt.Sprintf(", %d aborted", aborted)
+	}
+	return v
+}
+
+// failedWarning names the stage's failed runs and what each failed.
+func (s *Stage) failedWarning() Warning {
+	var parts []string
+	for _, r := range s.Runs {
+		if !s.Failed(r.ID) {
+			continue
+		}
+		why := r.Reason
+		if r.Status == StatusDone {
+			why = r.FailedChecks()
+		}
+		parts = append(parts, r.ID+" ("+why+")")
+	}
+	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %d runs failed: %s", StageLabel(s.TargetRPS),
+		len(s.FailedRuns), len(s.Runs), strings.Join(parts, "; ")))
 }
 
 // StageLabel renders a rate like the article: "500/s".
@@ -163,71 +255,125 @@ type Table struct {
 	Rows   [][]string
 }
 
-// LatencyTable is the article's "Latency by stage" (reported runs).
+// LatencyTable is the article's "Latency by stage" (reported runs), with
+// the reported run's success next to its latency and the stage's verdict.
 func (s *Summary) LatencyTable() Table {
-	t := Table{Header: []string{"Stage", "Target rate", "Requests", "avg", "median", "p90", "p95", "p99"}}
+	t := Table{Header: []string{"Stage", "Target rate", "Requests", "Success", "avg", "median", "p90", "p95", "p99", "Runs"}}
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", ""})
+			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", "", st.Verdict()})
 			continue
 		}
 		l := r.LatencyMs
-		t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
-			Thousands(r.Requests), ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99)})
+		row := []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
+			Thousands(r.Requests), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
+		t.Rows = append(t.Rows, append(append(row, latencyCells(r, l)...), st.Verdict()))
 	}
 	return t
 }
 
+// latencyCells are avg, median, p90, p95 and p99, or dashes when no
+// exchange completed.
+func latencyCells(r *Run, l Latency) []string {
+	if r.Requests == 0 {
+		return []string{"—", "—", "—", "—", "—"}
+	}
+	return []string{ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99)}
+}
+
 // ScheduleTable is the same from the scheduled time (coordinated-omission-free).
 func (s *Summary) ScheduleTable() Table {
-	t := Table{Header: []string{"Stage", "Dropped", "Success", "avg", "median", "p90", "p95", "p99"}}
+	t := Table{Header: []string{"Stage", "Dropped", "Success", "avg", "median", "p90", "p95", "p99", "Runs"}}
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
 			continue
 		}
-		l := r.LatencyFromSched
-		t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100),
-			ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99)})
+		row := []string{StageLabel(st.TargetRPS), Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
+		t.Rows = append(t.Rows, append(append(row, latencyCells(r, r.LatencyFromSched)...), st.Verdict()))
 	}
 	return t
 }
 
 // ResourceTable is the article's "Resource consumption" (reported runs).
 func (s *Summary) ResourceTable() Table {
-	t := Table{Header: []string{"Stage", "Engine CPU avg", "Engine CPU peak", "Engine CPU per exchange", "Engine memory"}}
+	t := Table{Header: []string{"Stage", "Engine CPU avg", "Engine CPU peak", "Engine CPU per exchange", "Engine memory", "Runs"}}
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
 			continue
 		}
 		if r.EngineCPU == nil {
-			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a"})
+			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", st.Verdict()})
 			continue
 		}
 		c := r.EngineCPU
+		perEx := "n/a"
+		if r.Requests > 0 {
+			perEx = fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange)
+		}
 		t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
-			fmt.Sprintf("%.2f cores", c.PeakCores), fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange), BytesIEC(r.EngineMemoryBytes)})
+			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, BytesIEC(r.EngineMemoryBytes), st.Verdict()})
 	}
 	return t
 }
 
 // SpreadLine is the article's per-run p95 line: "100/s: 7.23/7.54/7.72 ms · …".
+// When a run failed (marked ✗) or has no figures, every entry carries its
+// own unit or status: "100/s: 7.23 ms / 4.90 ms ✗ / aborted".
 func (s *Summary) SpreadLine() string {
 	var parts []string
 	for _, st := range s.Stages {
+		plain := true
+		for _, r := range st.Runs {
+			_, num, failed := st.spreadEntry(r)
+			plain = plain && num && !failed
+		}
 		var ps []string
 		for _, r := range st.Runs {
-			if r.Status == StatusDone && r.Requests > 0 {
-				ps = append(ps, fmt.Sprintf("%.2f", r.LatencyMs.P95))
-			} else {
-				ps = append(ps, string(r.Status))
+			v, num, failed := st.spreadEntry(r)
+			if !plain && num {
+				v += " ms"
 			}
+			if failed {
+				v += " ✗"
+			}
+			ps = append(ps, v)
 		}
-		parts = append(parts, StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
+		if plain {
+			parts = append(parts, StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
+		} else {
+			parts = append(parts, StageLabel(st.TargetRPS)+": "+strings.Join(ps, " / "))
+		}
 	}
 	return strings.Join(parts, " · ")
+}
+
+// Spread is the p95 (ms) of each run of the stage in round order, as the
+// TUI and the report show it: "7.23", a failed run "4.90 ✗", a run without
+// figures its status ("aborted") or "no exchange".
+func (s *Stage) Spread() []string {
+	out := make([]string, 0, len(s.Runs))
+	for _, r := range s.Runs {
+		v, _, failed := s.spreadEntry(r)
+		if failed {
+			v += " ✗"
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (s *Stage) spreadEntry(r *Run) (v string, number, failed bool) {
+	failed = s.Failed(r.ID)
+	switch {
+	case r.Status != StatusDone:
+		return string(r.Status), false, failed
+	case r.Requests == 0:
+		return "no exchange", false, failed
+	}
+	return fmt.Sprintf("%.2f", r.LatencyMs.P95), true, failed
 }
 
 // BytesIEC formats a byte count as KiB, MiB or GiB.
@@ -310,12 +456,13 @@ func (s *Summary) Markdown() string {
 		s.Thresholds.P95Ms, s.Thresholds.SuccessRatio*100, s.Thresholds.MaxDropped, verdict)
 	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped\n\n",
 		Thousands(s.Totals.Exchanges), s.Totals.Runs, s.Totals.SuccessRatio*100, Thousands(s.Totals.Dropped))
-	b.WriteString("## Latency by stage\n\nMedian run of the rounds per stage (selected by measured p95), measured phase only, warmup excluded; latency from send time.\n\n")
+	b.WriteString("## Latency by stage\n\nReported run per stage: " + ReportedRunRule + ". Measured phase only, warmup excluded; latency from send time. " +
+		"Runs: how many of the stage's runs passed their thresholds (✗: some failed).\n\n")
 	b.WriteString(s.LatencyTable().Markdown())
 	b.WriteString("\nPer-run p95: " + s.SpreadLine() + "\n\n")
 	b.WriteString("### From the scheduled time (coordinated-omission-free)\n\n")
 	b.WriteString(s.ScheduleTable().Markdown())
-	b.WriteString("\n## Resource consumption\n\nMedian run per stage. CPU per exchange = engine CPU in the measured window ÷ completed exchanges.\n\n")
+	b.WriteString("\n## Resource consumption\n\nReported run per stage. CPU per exchange = engine CPU in the measured window ÷ completed exchanges.\n\n")
 	b.WriteString(s.ResourceTable().Markdown())
 	if len(s.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n\n")

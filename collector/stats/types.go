@@ -68,6 +68,10 @@ type Thresholds struct {
 // Allows reports whether the thresholds let warning code c pass.
 func (t Thresholds) Allows(c WarningCode) bool { return slices.Contains(t.AllowWarnings, c) }
 
+// Known reports whether the limits were given: a p95 limit must be positive,
+// so zero means a summary recomputed without them.
+func (t Thresholds) Known() bool { return t.P95Ms > 0 }
+
 // RunMeta is what a run's statistics need besides its rows.
 type RunMeta struct {
 	ID            string

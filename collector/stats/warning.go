@@ -21,6 +21,8 @@ const (
 	WarnIncompleteEvidence WarningCode = "incomplete_evidence" // rows disagree with another count
 	WarnMalformedInput     WarningCode = "malformed_input"     // lines skipped while reading
 	WarnCampaignEnded      WarningCode = "campaign_unfinished" // aborted or failed campaign
+	// A run of the stage failed its thresholds or could not run.
+	WarnStageFailedRun WarningCode = "stage_has_failed_run"
 	// The load generator did not keep its schedule: send lag above its
 	// bound, so latency includes the generator's own delay.
 	WarnGeneratorLate WarningCode = "generator_late"

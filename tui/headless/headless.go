@@ -127,12 +127,12 @@ func (p *Printer) tag(runID string) string {
 // Report renders the final tables as plain text.
 func Report(s *stats.Summary) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Latency by stage — median run of %s, measured phase, from send time\n", roundsWord(s))
+	fmt.Fprintf(&b, "Latency by stage — reported run of %s (median by p95, failed runs last), measured phase, from send time\n", roundsWord(s))
 	b.WriteString(s.LatencyTable().Text())
 	b.WriteString("Per-run p95: " + s.SpreadLine() + "\n\n")
 	b.WriteString("From the scheduled time (coordinated-omission-free)\n")
 	b.WriteString(s.ScheduleTable().Text())
-	b.WriteString("\nResource consumption — median run per stage\n")
+	b.WriteString("\nResource consumption — reported run per stage\n")
 	b.WriteString(s.ResourceTable().Text())
 	if len(s.Warnings) > 0 {
 		b.WriteString("\nWarnings:\n")

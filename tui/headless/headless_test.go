@@ -34,7 +34,7 @@ func TestPrinterLinesAndTable(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"tokex campaign c (n) · driver local · 2 runs", "[2/2] 01-r1-100rps round 1: 100/s",
 		"ok  99.00%  p95    7.50 ms", "engine  250 m", "warn: [tokex] loud", "done ✓: 200 exchanges", "Latency by stage",
-		"Per-run p95: 100/s: 7.50 ms", "PASSED"} {
+		"Per-run p95: 100/s: 7.50 ms", "✓ 1/1 passed", "PASSED"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
