@@ -38,6 +38,13 @@ type output struct {
 
 func (o *output) Emit(e event.Event) { o.bus.Emit(e) }
 
+// Schedule implements Scheduler.
+func (o *output) Schedule(start time.Time) {
+	if o.win != nil {
+		o.win.Schedule(start)
+	}
+}
+
 func (o *output) Record(r *stats.Request) {
 	o.ev.Record(r)
 	if o.win != nil {
@@ -159,6 +166,9 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	res, derr := c.Driver.Run(ctx, p, out)
 	close(stopFlush)
 	<-flushed
+	if ctx.Err() != nil && !res.MeasuredEnd.IsZero() {
+		win.Cut(res.MeasuredEnd)
+	}
 	win.Flush(time.Time{})
 	// Keep the run open for one more resource sample past its end, so the
 	// cumulative CPU counters bracket the measured window.

@@ -18,6 +18,13 @@ type Output interface {
 	Record(*stats.Request)
 }
 
+// Scheduler is implemented by the Output a run gets: a driver that knows
+// when a run's first arrival is scheduled says so before the run starts, so
+// that the live per-second windows count whole seconds of each phase.
+type Scheduler interface {
+	Schedule(start time.Time)
+}
+
 // RunResult is when a run's phases actually happened.
 type RunResult struct {
 	Started       time.Time

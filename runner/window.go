@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"cmp"
 	"slices"
 	"sync"
 	"time"
@@ -12,6 +13,13 @@ import (
 // windower turns request rows into per-second Window events (by completion
 // time; dropped arrivals by scheduled time). Percentiles are exact: a second
 // holds at most a few thousand values.
+//
+// Once the driver says when the run's first arrival is scheduled
+// (Schedule), windows are the seconds of each phase counted from the
+// phase's start, so only a phase's last window can be partial and it
+// carries its length; responses after the measured phase ends belong to its
+// last window, which is held until the run ends. Without a schedule
+// (drivers that cannot know it) windows are wall-clock seconds.
 type windower struct {
 	run      event.PlannedRun
 	emit     func(event.Event)
@@ -19,22 +27,81 @@ type windower struct {
 
 	mu      sync.Mutex
 	buckets map[bucketKey]*bucket
+	// Phase bounds in unix µs; start 0 while unknown.
+	start, measured, end int64
 }
 
 type bucketKey struct {
-	sec   int64
+	at    int64 // window start, unix µs
 	phase stats.Phase
 }
 
 type bucket struct {
-	dur               []int64
-	lag               []int64
-	ok, errs, dropped int64
-	sum               int64
+	dur                           []int64
+	lag                           []int64
+	ok, errs, noResponse, dropped int64
 }
 
 func newWindower(run event.PlannedRun, emit func(event.Event), inFlight func() int64) *windower {
 	return &windower{run: run, emit: emit, inFlight: inFlight, buckets: map[bucketKey]*bucket{}}
+}
+
+// Schedule implements Scheduler: the run's first arrival is at start.
+func (w *windower) Schedule(start time.Time) {
+	w.bounds(start, start.Add(w.run.Warmup), start.Add(w.run.Total()))
+}
+
+func (w *windower) bounds(start, measured, end time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.start, w.measured, w.end = start.UnixMicro(), measured.UnixMicro(), end.UnixMicro()
+}
+
+// Cut ends the measured phase at end when the run stopped early.
+func (w *windower) Cut(end time.Time) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if e := end.UnixMicro(); w.start != 0 && e < w.end {
+		w.end = max(e, w.measured)
+	}
+}
+
+func (w *windower) phase(p stats.Phase) (from, to int64) {
+	if p == stats.Warmup {
+		return w.start, w.measured
+	}
+	return w.measured, w.end
+}
+
+// key places a completion time (µs) in its window.
+func (w *windower) key(t int64, p stats.Phase) bucketKey {
+	if w.start == 0 {
+		return bucketKey{at: t / 1e6 * 1e6, phase: p}
+	}
+	from, to := w.phase(p)
+	if p == stats.Measured && t >= to {
+		t = to - 1 // a late response still answers the run's last second
+	}
+	t = max(t, from)
+	return bucketKey{at: from + (t-from)/1e6*1e6, phase: p}
+}
+
+// seconds is how much of its window a phase covers; 0 when unknown.
+func (w *windower) seconds(k bucketKey) float64 {
+	if w.start == 0 {
+		return 0
+	}
+	_, to := w.phase(k.phase)
+	if s := min(k.at+1e6, to) - k.at; s > 0 {
+		return float64(s) / 1e6
+	}
+	return 0
+}
+
+// held reports the measured phase's last window, which late responses
+// still join until the run ends.
+func (w *windower) held(k bucketKey) bool {
+	return w.start != 0 && k.phase == stats.Measured && k.at+1e6 >= w.end
 }
 
 // Add files one row.
@@ -46,9 +113,9 @@ func (w *windower) Add(r *stats.Request) {
 	if !r.Dropped() {
 		end += r.SendLagUS + r.DurationUS
 	}
-	k := bucketKey{sec: end / 1e6, phase: r.Phase}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	k := w.key(end, r.Phase)
 	b := w.buckets[k]
 	if b == nil {
 		b = &bucket{}
@@ -62,24 +129,26 @@ func (w *windower) Add(r *stats.Request) {
 		b.ok++
 	default:
 		b.errs++
+		if !r.Responded() {
+			b.noResponse++
+		}
 	}
 	b.dur = append(b.dur, r.DurationUS)
 	b.lag = append(b.lag, r.SendLagUS)
-	b.sum += r.DurationUS
 }
 
-// Flush emits every bucket whose second ended before cutoff (all if zero).
+// Flush emits every window that ended before cutoff (all if zero).
 func (w *windower) Flush(cutoff time.Time) {
 	w.mu.Lock()
 	var keys []bucketKey
 	for k := range w.buckets {
-		if cutoff.IsZero() || k.sec < cutoff.Unix() {
+		if cutoff.IsZero() || (k.at+1e6 <= cutoff.UnixMicro() && !w.held(k)) {
 			keys = append(keys, k)
 		}
 	}
 	slices.SortFunc(keys, func(a, b bucketKey) int {
-		if a.sec != b.sec {
-			return int(a.sec - b.sec)
+		if c := cmp.Compare(a.at, b.at); c != 0 {
+			return c
 		}
 		if a.phase == b.phase {
 			return 0
@@ -96,8 +165,8 @@ func (w *windower) Flush(cutoff time.Time) {
 		lat := stats.Summarize(b.dur)
 		lag := stats.Summarize(b.lag)
 		out = append(out, event.Window{
-			At: time.Unix(k.sec, 0).UTC(), RunID: w.run.ID, Phase: k.phase, TargetRPS: w.run.TargetRPS,
-			Completed: int64(len(b.dur)), OK: b.ok, Errors: b.errs, Dropped: b.dropped,
+			At: time.UnixMicro(k.at).UTC(), Seconds: w.seconds(k), RunID: w.run.ID, Phase: k.phase, TargetRPS: w.run.TargetRPS,
+			Completed: int64(len(b.dur)), OK: b.ok, Errors: b.errs, NoResponse: b.noResponse, Dropped: b.dropped,
 			Latency:    event.Digest{Count: lat.Count, Mean: lat.Avg, P50: lat.P50, P90: lat.P90, P95: lat.P95, P99: lat.P99, Max: lat.Max},
 			SendLagP99: lag.P99,
 		})
@@ -113,11 +182,14 @@ func (w *windower) Flush(cutoff time.Time) {
 	}
 }
 
-// Windows buckets a finished run's rows into per-second windows at once, as
-// the live windower would have emitted them (used by imports).
-func Windows(run event.PlannedRun, rows []stats.Request) []event.Window {
+// Windows buckets a finished run's rows into the windows the live windower
+// would have emitted (used by imports); zero times leave the bounds unknown.
+func Windows(run event.PlannedRun, rows []stats.Request, start, measuredStart, measuredEnd time.Time) []event.Window {
 	var out []event.Window
 	w := newWindower(run, func(e event.Event) { out = append(out, e.(event.Window)) }, nil)
+	if !start.IsZero() && !measuredStart.IsZero() && measuredEnd.After(measuredStart) {
+		w.bounds(start, measuredStart, measuredEnd)
+	}
 	for i := range rows {
 		w.Add(&rows[i])
 	}

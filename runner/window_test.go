@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -51,5 +52,109 @@ func TestPlanOrderAndIDs(t *testing.T) {
 	c.Stages = []float64{12.5}
 	if p := Plan(&c); len(p) != 3 || p[0].ID != "00-r1-12.5rps" {
 		t.Errorf("plan %+v", p)
+	}
+}
+
+// windowRun feeds a 40/s run that starts 300 ms into a second (so seconds
+// of the wall clock never line up with it) and answers every arrival in
+// 5 ms; it returns the windows emitted live, one flush per 100 ms.
+func windowRun(t *testing.T, warmup, duration, cut time.Duration) []event.Window {
+	t.Helper()
+	p := event.PlannedRun{ID: "r", TargetRPS: 40, Warmup: warmup, Duration: duration, Agents: 2}
+	var got []event.Window
+	w := newWindower(p, func(e event.Event) { got = append(got, e.(event.Window)) }, nil)
+	start := time.Unix(1000, 300e6)
+	w.Schedule(start)
+	end := p.Total()
+	if cut > 0 {
+		end = warmup + cut
+	}
+	n := int(end.Seconds() * p.TargetRPS)
+	stop := start.Add(end + 2*time.Second) // responses drain after the run's end
+	if cut > 0 {
+		stop = start.Add(end) // the driver returns at once
+	}
+	for now := start; now.Before(stop); now = now.Add(100 * time.Millisecond) {
+		for k := 0; k < n; k++ {
+			at := start.Add(time.Duration(k) * time.Second / 40)
+			done := at.Add(5 * time.Millisecond)
+			if done.Before(now) || !done.Before(now.Add(100*time.Millisecond)) {
+				continue
+			}
+			ph := stats.Measured
+			if at.Sub(start) < warmup {
+				ph = stats.Warmup
+			}
+			w.Add(&stats.Request{Agent: k % 2, Seq: int64(k / 2), Phase: ph, ScheduledUS: at.UnixMicro(), SendLagUS: 0, DurationUS: 5000, Status: 200, Outcome: "ok"})
+		}
+		w.Flush(now.Add(-time.Second))
+	}
+	if cut > 0 {
+		w.Cut(start.Add(end))
+	}
+	w.Flush(time.Time{})
+	return got
+}
+
+// A run that does not start on a wall-clock second used to show its first
+// and last measured seconds as partial windows averaged over a full second
+// ("achieved 28/s" for 40/s). Windows now count each phase's own seconds,
+// a partial last one carries its length, and late responses join it.
+func TestWindowsAchieveTheTargetInEverySecond(t *testing.T) {
+	cases := []struct {
+		name                  string
+		warmup, duration, cut time.Duration
+		windows               int
+		lastSeconds, lastRPS  float64
+		measuredResponses     int64
+	}{
+		{"whole seconds", time.Second, 3 * time.Second, 0, 3, 1, 40, 120},
+		{"partial last second", time.Second, 2500 * time.Millisecond, 0, 3, 0.5, 40, 100},
+		{"cut short", time.Second, 3 * time.Second, 1600 * time.Millisecond, 2, 0.6, 40, 64},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var measured []event.Window
+			seen := map[time.Time]bool{}
+			var total int64
+			for _, w := range windowRun(t, c.warmup, c.duration, c.cut) {
+				if w.Phase != stats.Measured {
+					continue
+				}
+				if seen[w.At] {
+					t.Errorf("window %s emitted twice", w.At)
+				}
+				seen[w.At] = true
+				measured = append(measured, w)
+				total += w.Completed
+			}
+			if len(measured) != c.windows || total != c.measuredResponses {
+				t.Fatalf("%d measured windows, %d responses: %+v", len(measured), total, measured)
+			}
+			for i, w := range measured {
+				want, secs := 40.0, 1.0
+				if i == len(measured)-1 {
+					want, secs = c.lastRPS, c.lastSeconds
+				}
+				if math.Abs(w.AchievedRPS()-want) > 0.01 || math.Abs(w.Seconds-secs) > 1e-6 {
+					t.Errorf("window %d (%s): achieved %.2f/s over %.3f s, want %.0f/s over %.3f s", i, w.At.Format("05.000"), w.AchievedRPS(), w.Seconds, want, secs)
+				}
+			}
+		})
+	}
+}
+
+// Failed requests without a response are not achieved load.
+func TestWindowAchievedCountsResponses(t *testing.T) {
+	var got []event.Window
+	w := newWindower(event.PlannedRun{ID: "r", TargetRPS: 10, Duration: time.Second}, func(e event.Event) { got = append(got, e.(event.Window)) }, nil)
+	start := time.Unix(1000, 0)
+	w.Schedule(start)
+	for k, outcome := range []string{"ok", "conn_error", "timeout", "http_error", "oauth_error"} {
+		w.Add(&stats.Request{Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(k) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Outcome: outcome})
+	}
+	w.Flush(time.Time{})
+	if len(got) != 1 || got[0].Completed != 5 || got[0].NoResponse != 2 || got[0].AchievedRPS() != 3 {
+		t.Fatalf("%+v", got)
 	}
 }

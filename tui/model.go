@@ -199,6 +199,9 @@ func (m *Model) Apply(e event.Event) {
 		if m.current == nil || v.RunID != m.current.plan.ID {
 			return
 		}
+		if v.Phase == stats.Warmup && m.current.state != "warmup" {
+			return // a late warmup response: the live figures are the measured phase's
+		}
 		w := v
 		m.win = &w
 		if v.Phase == stats.Measured {

@@ -294,3 +294,35 @@ func TestResultsTableMarksFailedRun(t *testing.T) {
 		}
 	}
 }
+
+// The live "achieved" is responses per second of the window's own length:
+// a half-second last window of a 40/s run shows 40/s (it showed 20/s),
+// refused connections are not achieved, and a late warmup response does
+// not replace the measured figures.
+func TestLiveAchievedIsResponsesOverTheWindow(t *testing.T) {
+	run := event.PlannedRun{ID: "01-r1-40rps", Index: 0, Round: 1, TargetRPS: 40, Warmup: time.Second, Duration: 2500 * time.Millisecond, Agents: 2}
+	line := func(evs ...event.Event) string {
+		m := New(Options{Live: true})
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+		feed(m, append([]event.Event{event.CampaignStarted{At: t0, ID: "c", Runs: []event.PlannedRun{run}}, event.RunStarted{At: t0, Run: run},
+			event.PhaseChanged{At: t0.Add(time.Second), RunID: run.ID, Phase: stats.Measured}}, evs...))
+		for _, l := range strings.Split(m.View(), "\n") {
+			if i := strings.Index(l, "target 40/s"); i >= 0 {
+				return strings.TrimSpace(l[i:])
+			}
+		}
+		return ""
+	}
+	last := event.Window{At: t0.Add(3 * time.Second), Seconds: 0.5, RunID: run.ID, Phase: stats.Measured, Completed: 20, OK: 20}
+	if got := line(last); !strings.Contains(got, "achieved 40/s") {
+		t.Errorf("partial window: %q", got)
+	}
+	refused := event.Window{At: t0.Add(2 * time.Second), Seconds: 1, RunID: run.ID, Phase: stats.Measured, Completed: 40, Errors: 40, NoResponse: 40}
+	if got := line(refused); !strings.Contains(got, "achieved 0/s") {
+		t.Errorf("refused connections: %q", got)
+	}
+	late := event.Window{At: t0.Add(3 * time.Second), Seconds: 0, RunID: run.ID, Phase: stats.Warmup, Completed: 1, OK: 1}
+	if got := line(last, late); !strings.Contains(got, "achieved 40/s") {
+		t.Errorf("late warmup window replaced the measured one: %q", got)
+	}
+}

@@ -200,7 +200,7 @@ func (m *Model) live(w, h int) string {
 	achieved, inflight := 0.0, int64(0)
 	var p50, p95, p99 float64
 	if m.win != nil {
-		achieved = float64(m.win.Completed)
+		achieved = m.win.AchievedRPS()
 		inflight = m.win.InFlight
 		p50, p95, p99 = m.win.Latency.P50, m.win.Latency.P95, m.win.Latency.P99
 	}

@@ -82,17 +82,33 @@ type Digest struct {
 // Window is one second of a run, by completion time (dropped arrivals by
 // their scheduled time).
 type Window struct {
-	At         time.Time   `json:"at"` // start of the second
-	RunID      string      `json:"run_id"`
-	Phase      stats.Phase `json:"phase"`
-	TargetRPS  float64     `json:"target_rps"`
-	Completed  int64       `json:"completed"`
-	OK         int64       `json:"ok"`
-	Errors     int64       `json:"errors"`
-	Dropped    int64       `json:"dropped"`
-	InFlight   int64       `json:"in_flight"`
-	Latency    Digest      `json:"latency"`      // from send time
-	SendLagP99 float64     `json:"send_lag_p99"` // ms, scheduled -> sent
+	At time.Time `json:"at"` // start of the second
+	// Seconds is how much of the second the run's phase covers (a phase's
+	// last window can be partial); 0 when unknown, read as 1.
+	Seconds   float64     `json:"seconds,omitempty"`
+	RunID     string      `json:"run_id"`
+	Phase     stats.Phase `json:"phase"`
+	TargetRPS float64     `json:"target_rps"`
+	Completed int64       `json:"completed"` // ok + errors
+	OK        int64       `json:"ok"`
+	Errors    int64       `json:"errors"`
+	// NoResponse are the errors without an HTTP response (connection
+	// refused or reset, timeout).
+	NoResponse int64   `json:"no_response,omitempty"`
+	Dropped    int64   `json:"dropped"`
+	InFlight   int64   `json:"in_flight"`
+	Latency    Digest  `json:"latency"`      // from send time
+	SendLagP99 float64 `json:"send_lag_p99"` // ms, scheduled -> sent
+}
+
+// AchievedRPS is the window's rate of responses (any HTTP status) per second
+// of the window's length: what the server answered, not what was sent.
+func (w Window) AchievedRPS() float64 {
+	s := w.Seconds
+	if s <= 0 {
+		s = 1
+	}
+	return float64(w.Completed-w.NoResponse) / s
 }
 
 // Resource is one sample of CPU and memory of an engine, node, agent or the

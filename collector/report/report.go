@@ -228,7 +228,7 @@ func (rv *RunView) build(dir string) error {
 	start := r.Started.UnixMicro()
 	total := r.MeasuredEnd.Sub(r.Started).Seconds()
 	warm := r.MeasuredStart.Sub(r.Started).Seconds()
-	secs := perSecond(rows, start)
+	secs := perSecond(rows, start, r.MeasuredEnd.UnixMicro())
 	bands := []charts.Band{}
 	if warm > 0 {
 		bands = append(bands, charts.Band{X0: 0, X1: warm, Label: "warmup"})
@@ -241,7 +241,7 @@ func (rv *RunView) build(dir string) error {
 		}
 		x := s.t + 0.5
 		tx = append(tx, x)
-		done = append(done, float64(s.completed))
+		done = append(done, float64(s.answered))
 		drop = append(drop, float64(s.dropped))
 		mean, p50, p95, p99 = append(mean, s.mean), append(p50, s.p50), append(p95, s.p95), append(p99, s.p99)
 	}

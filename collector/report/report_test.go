@@ -211,3 +211,27 @@ func TestReportOfUnfinishedCampaign(t *testing.T) {
 		t.Error("built a report of a folder that is not evidence")
 	}
 }
+
+// The throughput chart's "achieved" counts responses, and responses after
+// the measured end count in the run's last second, not in a stray one.
+func TestPerSecondAchieved(t *testing.T) {
+	start := time.Unix(1_800_000_000, 0).UnixMicro()
+	var rows []stats.Request
+	for k := 0; k < 20; k++ {
+		r := stats.Request{Phase: stats.Measured, ScheduledUS: start + int64(k)*100_000, DurationUS: 5000, Outcome: "ok"}
+		if k%2 == 1 {
+			r.Outcome = "conn_error"
+		}
+		if k == 19 {
+			r.DurationUS = 300_000 // answered after the end
+		}
+		rows = append(rows, r)
+	}
+	secs := perSecond(rows, start, start+2_000_000)
+	if len(secs) != 2 || secs[0].answered != 5 || secs[1].answered != 5 || secs[1].completed != 10 {
+		for _, s := range secs {
+			t.Logf("%+v", *s)
+		}
+		t.Fatalf("%d seconds", len(secs))
+	}
+}

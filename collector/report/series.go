@@ -13,21 +13,25 @@ import (
 
 // second is one second of a run, computed from requests.csv.gz.
 type second struct {
-	t                      float64 // seconds since the run's start
-	phase                  stats.Phase
-	completed, ok, dropped int
-	mean, p50, p95, p99    float64 // ms
-	durs                   []int64
+	t                                float64 // seconds since the run's start
+	phase                            stats.Phase
+	completed, answered, ok, dropped int
+	mean, p50, p95, p99              float64 // ms
+	durs                             []int64
 }
 
-// perSecond buckets a run's rows by completion second since start (µs).
-func perSecond(rows []stats.Request, startUS int64) []*second {
+// perSecond buckets a run's rows by completion second since start (µs);
+// responses after the measured end (µs) count in its last second.
+func perSecond(rows []stats.Request, startUS, endUS int64) []*second {
 	by := map[int64]*second{}
 	for i := range rows {
 		r := &rows[i]
 		end := r.ScheduledUS
 		if !r.Dropped() {
 			end += r.SendLagUS + r.DurationUS
+		}
+		if r.Phase == stats.Measured && end >= endUS && endUS > startUS {
+			end = endUS - 1
 		}
 		sec := (end - startUS) / 1e6
 		if end < startUS {
@@ -47,6 +51,9 @@ func perSecond(rows []stats.Request, startUS int64) []*second {
 		case r.Outcome == "aborted":
 		default:
 			s.completed++
+			if r.Responded() {
+				s.answered++
+			}
 			if r.OK() {
 				s.ok++
 			}

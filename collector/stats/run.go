@@ -29,15 +29,20 @@ type ThresholdResult struct {
 
 // Run is stats.json of one run; the fields the article's tables use come first.
 type Run struct {
-	ID                string            `json:"id"`
-	Index             int               `json:"index"`
-	Round             int               `json:"round"`
-	Sanity            bool              `json:"sanity,omitempty"`
-	Status            RunStatus         `json:"status"`
-	Reason            string            `json:"reason,omitempty"`
-	TargetRPS         float64           `json:"target_rps"`
-	Agents            int               `json:"agents"`
-	Requests          int64             `json:"requests"` // measured phase, sent
+	ID        string    `json:"id"`
+	Index     int       `json:"index"`
+	Round     int       `json:"round"`
+	Sanity    bool      `json:"sanity,omitempty"`
+	Status    RunStatus `json:"status"`
+	Reason    string    `json:"reason,omitempty"`
+	TargetRPS float64   `json:"target_rps"`
+	Agents    int       `json:"agents"`
+	Requests  int64     `json:"requests"` // measured phase, sent
+	// Responses are the requests the server answered (any HTTP status).
+	Responses int64 `json:"responses"`
+	// AchievedRPS is responses ÷ measured seconds; AchievedRatio is
+	// responses ÷ measured arrivals (sent, dropped or cut short): never
+	// more than 1, and 0 for a target that answered nothing.
 	AchievedRPS       float64           `json:"achieved_rps"`
 	AchievedRatio     float64           `json:"achieved_ratio"`
 	Dropped           int64             `json:"dropped"` // measured phase
@@ -79,6 +84,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 	dur := make([]int64, 0, len(reqs))
 	fromSched := make([]int64, 0, len(reqs))
 	lag := make([]int64, 0, len(reqs))
+	var arrivals int64
 	for i := range reqs {
 		q := &reqs[i]
 		if q.Phase != Measured {
@@ -89,6 +95,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 			}
 			continue
 		}
+		arrivals++
 		if q.Dropped() {
 			r.Dropped++
 			continue
@@ -97,6 +104,9 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 			continue // cut short by the campaign stopping: neither success nor failure
 		}
 		r.Requests++
+		if q.Responded() {
+			r.Responses++
+		}
 		if q.OK() {
 			r.OK++
 		} else {
@@ -117,10 +127,10 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 	r.LatencyFromSched = Summarize(fromSched)
 	r.SendLagMs = Summarize(lag)
 	if r.MeasuredSeconds > 0 {
-		r.AchievedRPS = round3(float64(r.Requests) / r.MeasuredSeconds)
-		if m.TargetRPS > 0 {
-			r.AchievedRatio = round4(r.AchievedRPS / m.TargetRPS)
-		}
+		r.AchievedRPS = round3(float64(r.Responses) / r.MeasuredSeconds)
+	}
+	if arrivals > 0 {
+		r.AchievedRatio = round4(float64(r.Responses) / float64(arrivals))
 	}
 	if r.Requests > 0 {
 		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))

@@ -230,3 +230,38 @@ func TestBuildSummaryAndTables(t *testing.T) {
 		t.Error("an incomplete campaign passed")
 	}
 }
+
+// Achieved counts answered requests: a target that refused every
+// connection achieved nothing (it used to show 100 %), and a run cut short
+// right after an arrival can no longer exceed its target (it showed 100.4 %).
+func TestAchievedCountsResponses(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	rows := func(n int, outcome string) []Request {
+		var out []Request
+		for k := 0; k < n; k++ {
+			out = append(out, Request{Seq: int64(k), Phase: Measured, ScheduledUS: start.Add(time.Duration(k) * time.Second / 40).UnixMicro(),
+				DurationUS: 300, Outcome: outcome})
+		}
+		return out
+	}
+	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}
+	full := RunMeta{ID: "dead", TargetRPS: 40, Status: StatusDone, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(10 * time.Second)}
+	dead := ComputeRun(full, rows(400, "conn_error"), nil, th)
+	if dead.Requests != 400 || dead.Responses != 0 || dead.AchievedRatio != 0 || dead.AchievedRPS != 0 || dead.SuccessRatio != 0 {
+		t.Errorf("dead target: requests %d responses %d achieved %v (%v/s) success %v", dead.Requests, dead.Responses, dead.AchievedRatio, dead.AchievedRPS, dead.SuccessRatio)
+	}
+	if got := (&Summary{Stages: []*Stage{{TargetRPS: 40, ReportedRun: "dead", Runs: []*Run{dead}}}}).LatencyTable().Rows[0]; got[1] != "0.0% achieved" || got[3] != "0.00%" {
+		t.Errorf("latency row %v", got)
+	}
+	errs := ComputeRun(full, rows(400, "http_error"), nil, th)
+	if errs.AchievedRatio != 1 || errs.SuccessRatio != 0 {
+		t.Errorf("503s are answers: achieved %v success %v", errs.AchievedRatio, errs.SuccessRatio)
+	}
+	// Interrupted 6.26 s into the measured phase: 251 arrivals answered, one cut short.
+	cut := RunMeta{ID: "cut", TargetRPS: 40, Status: StatusAborted, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(6260 * time.Millisecond)}
+	rs := append(rows(251, "ok"), Request{Seq: 251, Phase: Measured, ScheduledUS: start.Add(6250 * time.Millisecond).UnixMicro(), Outcome: "aborted"})
+	aborted := ComputeRun(cut, rs, nil, th)
+	if aborted.AchievedRatio > 1 || aborted.AchievedRatio != round4(251.0/252) {
+		t.Errorf("aborted run achieved %v", aborted.AchievedRatio)
+	}
+}

@@ -44,6 +44,17 @@ func (r *Request) Dropped() bool { return r.Outcome == "dropped" }
 // OK reports a successful exchange.
 func (r *Request) OK() bool { return r.Outcome == "ok" }
 
+// Responded reports a request the server answered with an HTTP response of
+// any status; refused or reset connections, timeouts, dropped and aborted
+// arrivals got none.
+func (r *Request) Responded() bool {
+	switch r.Outcome {
+	case "dropped", "aborted", "conn_error", "timeout":
+		return false
+	}
+	return true
+}
+
 // ResourceSample is one row of resources.csv.
 type ResourceSample struct {
 	AtUS            int64

@@ -128,7 +128,7 @@ func Import(opt Options) (*Result, error) {
 			return nil, err
 		}
 		w.Consume(event.RunStarted{At: p.meta.Started, Run: p.plan})
-		wins := runner.Windows(p.plan, p.rows)
+		wins := runner.Windows(p.plan, p.rows, p.meta.Started, p.meta.MeasuredStart, p.meta.MeasuredEnd)
 		// Interleave windows and resource samples in time order, as live.
 		var evs []event.Event
 		for _, x := range wins {

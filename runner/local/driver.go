@@ -138,6 +138,9 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	// Start on the next 100 ms boundary so the schedule has room to settle.
 	start := time.Now().Add(100 * time.Millisecond)
 	res := runner.RunResult{Started: start, MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total())}
+	if s, ok := out.(runner.Scheduler); ok {
+		s.Schedule(start)
+	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var died atomic.Pointer[error]
@@ -169,9 +172,9 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 			select {
 			case <-stop:
 				return
-			case t := <-phase.C:
+			case <-phase.C:
 				if p.Warmup > 0 {
-					out.Emit(event.PhaseChanged{At: t, RunID: p.ID, Phase: stats.Measured})
+					out.Emit(event.PhaseChanged{At: res.MeasuredStart, RunID: p.ID, Phase: stats.Measured})
 				}
 			case t := <-tick.C:
 				for _, s := range d.gen.Status(p.ID, t, "running") {

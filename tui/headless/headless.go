@@ -22,6 +22,7 @@ type Printer struct {
 	mu      sync.Mutex
 	runs    int
 	index   map[string]int
+	plans   map[string]event.PlannedRun
 	current event.PlannedRun
 	started time.Time
 	windows int
@@ -42,9 +43,11 @@ func (p *Printer) Consume(e event.Event) {
 	case event.CampaignStarted:
 		p.runs = len(v.Runs)
 		p.index = map[string]int{}
+		p.plans = map[string]event.PlannedRun{}
 		var total time.Duration
 		for _, r := range v.Runs {
 			p.index[r.ID] = r.Index
+			p.plans[r.ID] = r
 			total += r.Total()
 		}
 		p.engine = map[string]float64{}
@@ -80,12 +83,12 @@ func (p *Printer) Consume(e event.Event) {
 		for _, m := range p.engine {
 			eng += m
 		}
-		succ := 100.0
+		succ := "     —"
 		if n := v.OK + v.Errors; n > 0 {
-			succ = float64(v.OK) / float64(n) * 100
+			succ = fmt.Sprintf("%6.2f%%", float64(v.OK)/float64(n)*100)
 		}
-		p.printf("%s   t+%-4s %5.0f/s  ok %6.2f%%  p95 %7.2f ms  p99 %7.2f ms  in-flight %d  dropped %d  engine %4.0f m  generator %4.0f m\n",
-			p.tag(v.RunID), v.At.Sub(p.started).Round(time.Second), float64(v.Completed), succ, v.Latency.P95, v.Latency.P99,
+		p.printf("%s   t+%-4s %5.0f/s  ok %s  p95 %7.2f ms  p99 %7.2f ms  in-flight %d  dropped %d  engine %4.0f m  generator %4.0f m\n",
+			p.tag(v.RunID), v.At.Sub(p.started).Round(time.Second), v.AchievedRPS(), succ, v.Latency.P95, v.Latency.P99,
 			v.InFlight, v.Dropped, eng, p.gen)
 	case event.Log:
 		if v.Level == "warn" || v.Level == "error" {
@@ -108,8 +111,18 @@ func (p *Printer) Consume(e event.Event) {
 		if s.EngineCPU != nil {
 			cpu = fmt.Sprintf("engine %.2f cores, %.2f CPU-ms/exchange", s.EngineCPU.AvgCores, s.EngineCPU.CPUMsPerExchange)
 		}
-		p.printf("%s %s %s %s: %d exchanges (%.1f%% of target), success %.2f%%, dropped %d, p95 %.2f ms, %s\n",
-			p.tag(v.RunID), v.RunID, v.Status, mark, s.Requests, s.AchievedRatio*100, s.SuccessRatio*100, s.Dropped, s.LatencyMs.P95, cpu)
+		p95 := "p95 —"
+		if s.Requests > 0 {
+			p95 = fmt.Sprintf("p95 %.2f ms", s.LatencyMs.P95)
+		}
+		if s.Status == stats.StatusDone {
+			p.printf("%s %s %s %s: %d exchanges, %.1f%% of arrivals answered, success %.2f%%, dropped %d, %s, %s\n",
+				p.tag(v.RunID), v.RunID, v.Status, mark, s.Requests, s.AchievedRatio*100, s.SuccessRatio*100, s.Dropped, p95, cpu)
+		} else {
+			// Cut short: its figures cover part of the plan and are not reported.
+			p.printf("%s %s %s after %.1f of %.0f s measured: %d exchanges, success %.2f%%, dropped %d, %s; not reported\n",
+				p.tag(v.RunID), v.RunID, v.Status, max(0, s.MeasuredSeconds), p.plans[v.RunID].Duration.Seconds(), s.Requests, s.SuccessRatio*100, s.Dropped, p95)
+		}
 		if v.Reason != "" {
 			p.printf("%s   reason: %s\n", p.tag(v.RunID), v.Reason)
 		}

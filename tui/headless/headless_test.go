@@ -46,3 +46,32 @@ func TestPrinterLinesAndTable(t *testing.T) {
 		t.Errorf("%d progress lines for 4 windows every 2", n)
 	}
 }
+
+// An interrupted run says it was cut short instead of printing a "% of
+// target" over part of a plan; a window where nothing completed shows no
+// success rate; achieved is the responses over the window's own length.
+func TestPrinterAbortedRunAndEmptyWindow(t *testing.T) {
+	var b bytes.Buffer
+	p := New(&b)
+	p.Every = 1
+	t0 := time.Unix(1_800_000_000, 0)
+	run := event.PlannedRun{ID: "01-r1-40rps", Index: 0, Round: 1, TargetRPS: 40, Duration: 30 * time.Second, Agents: 2}
+	p.Consume(event.CampaignStarted{At: t0, ID: "c", Runs: []event.PlannedRun{run}})
+	p.Consume(event.RunStarted{At: t0, Run: run})
+	p.Consume(event.Window{At: t0, RunID: run.ID, Phase: stats.Measured, Seconds: 1})
+	p.Consume(event.Window{At: t0.Add(time.Second), RunID: run.ID, Phase: stats.Measured, Seconds: 0.5, Completed: 22, OK: 20, Errors: 2, NoResponse: 2})
+	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 40, Status: stats.StatusAborted, Reason: "interrupted", Requests: 251, OK: 251, SuccessRatio: 1,
+		AchievedRatio: 1.004, MeasuredSeconds: 6.26, LatencyMs: stats.Latency{P95: 4}}
+	p.Consume(event.RunFinished{At: t0, RunID: run.ID, Status: stats.StatusAborted, Reason: "interrupted", Stats: st})
+	out := b.String()
+	for _, want := range []string{"    0/s  ok      —  p95", "   40/s  ok  90.91%", "01-r1-40rps aborted after 6.3 of 30 s measured: 251 exchanges, success 100.00%, dropped 0, p95 4.00 ms; not reported"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, bad := range []string{"100.4", "of target", "ok 100.00%"} {
+		if strings.Contains(out, bad) {
+			t.Errorf("output has %q:\n%s", bad, out)
+		}
+	}
+}
