@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -19,10 +17,8 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/tokex-dev/tokex/collector/event"
-	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/runner/k6"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -44,6 +40,8 @@ type Driver struct {
 	stopMet  context.CancelFunc
 	metWG    sync.WaitGroup
 	created  bool
+	logs     logOpener // nil: the API server's Pod logs
+	fast     *timings  // nil: the defaults (tests shorten them)
 }
 
 var _ runner.Driver = (*Driver)(nil)
@@ -140,265 +138,6 @@ func recreate(ctx context.Context, create, del func() error) error {
 		}
 	}
 	return err
-}
-
-// podState is what the driver tracks per agent Pod.
-type podState struct {
-	name      string
-	index     int
-	following bool
-	cancel    context.CancelFunc
-	done      chan struct{}
-	summary   strings.Builder
-	counts    map[stats.Phase]int64
-	terminal  bool
-	exitCode  int32
-	mu        sync.Mutex
-}
-
-// Run implements runner.Driver.
-func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
-	job, err := d.objs.JobObject(p)
-	if err != nil {
-		return runner.RunResult{}, err
-	}
-	jobs := d.Client.BatchV1().Jobs(d.Namespace)
-	bg := metav1.DeletePropagationBackground
-	delJob := func() {
-		dctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		err := jobs.Delete(dctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
-		if err != nil && !apierrors.IsNotFound(err) {
-			d.log(out, "warn", "delete job "+job.Name+": "+err.Error())
-		}
-	}
-	if err := recreate(ctx, func() error {
-		_, err := jobs.Create(ctx, job, metav1.CreateOptions{})
-		return err
-	}, func() error {
-		return jobs.Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
-	}); err != nil {
-		return runner.RunResult{}, fmt.Errorf("create job %s: %w", job.Name, err)
-	}
-	defer delJob()
-	created := time.Now()
-	res := runner.RunResult{Started: created}
-
-	var (
-		mu       sync.Mutex
-		rows     int64
-		measured bool
-		mStartUS int64 = 1<<63 - 1
-		wStartUS int64 = 1<<63 - 1
-		badLines int
-	)
-	pods := map[string]*podState{}
-	period := float64(d.Cfg.Agents.Count) / p.TargetRPS * 1e6 // µs between one agent's arrivals
-	record := func(ps *podState, line string) {
-		r, ok, err := k6.ParseLine(line)
-		if !ok {
-			ps.mu.Lock()
-			ps.summary.WriteString(line)
-			ps.summary.WriteByte('\n')
-			ps.mu.Unlock()
-			return
-		}
-		if err != nil {
-			mu.Lock()
-			badLines++
-			mu.Unlock()
-			return
-		}
-		start := r.ScheduledUS - int64(float64(r.Seq)*period)
-		mu.Lock()
-		rows++
-		first := false
-		if r.Phase == stats.Measured {
-			first = !measured
-			measured = true
-			mStartUS = min(mStartUS, start)
-		} else {
-			wStartUS = min(wStartUS, start)
-		}
-		mu.Unlock()
-		ps.mu.Lock()
-		ps.counts[r.Phase]++
-		ps.mu.Unlock()
-		if first {
-			out.Emit(event.PhaseChanged{At: time.Now(), RunID: p.ID, Phase: stats.Measured})
-		}
-		out.Record(&r)
-	}
-
-	ctxRun, cancelRun := context.WithCancel(ctx)
-	defer cancelRun()
-	var followers sync.WaitGroup
-	defer followers.Wait()
-	tick := time.NewTicker(d.Poll)
-	defer tick.Stop()
-	selector := LabelRun + "=" + dnsName(p.ID) + "," + LabelInstance + "=" + dnsName(d.CampaignID)
-	var failure error
-	for {
-		list, err := d.Client.CoreV1().Pods(d.Namespace).List(ctxRun, metav1.ListOptions{LabelSelector: selector})
-		if err != nil && ctxRun.Err() == nil {
-			d.log(out, "warn", "list pods: "+err.Error())
-		}
-		allDone := list != nil && len(list.Items) == d.Cfg.Agents.Count
-		var running int64
-		if list != nil {
-			for i := range list.Items {
-				pod := &list.Items[i]
-				ps := pods[pod.Name]
-				if ps == nil {
-					ps = &podState{name: pod.Name, index: completionIndex(pod), counts: map[stats.Phase]int64{}, done: make(chan struct{})}
-					pods[pod.Name] = ps
-				}
-				if reason := podFailure(pod, time.Since(created), d.Cfg.Kube.StartTimeout); reason != "" && failure == nil {
-					failure = fmt.Errorf("agent pod %s: %s", pod.Name, reason)
-				}
-				started := containerStarted(pod)
-				term, code := containerTerminated(pod)
-				ps.mu.Lock()
-				ps.terminal, ps.exitCode = term, code
-				ps.mu.Unlock()
-				if started && !ps.following {
-					ps.following = true
-					fctx, cancel := context.WithCancel(ctxRun)
-					ps.cancel = cancel
-					f := &follower{client: d.Client, namespace: d.Namespace, pod: pod.Name, line: func(l string) { record(ps, l) },
-						reconnect: func(err error) {
-							msg := "log stream of " + ps.name + " ended early; resuming"
-							if err != nil {
-								msg += ": " + err.Error()
-							}
-							d.log(out, "warn", msg)
-						}}
-					followers.Add(1)
-					go func() {
-						defer followers.Done()
-						defer close(ps.done)
-						f.run(fctx, func() bool { ps.mu.Lock(); defer ps.mu.Unlock(); return ps.terminal })
-					}()
-					// Cancel the stream once the Pod ended and its log went quiet.
-					go func() {
-						for {
-							select {
-							case <-fctx.Done():
-								return
-							case <-ps.done:
-								return
-							case <-time.After(500 * time.Millisecond):
-							}
-							ps.mu.Lock()
-							quiet := ps.terminal && !f.lastRead.IsZero() && time.Since(f.lastRead) > 2*time.Second ||
-								ps.terminal && f.lastRead.IsZero() && time.Since(created) > 5*time.Second
-							ps.mu.Unlock()
-							if quiet {
-								cancel()
-								return
-							}
-						}
-					}()
-				}
-				if started && !term {
-					running++
-				}
-				if !term {
-					allDone = false
-				}
-			}
-		}
-		d.inFlight.Store(running) // k6 reports no in-flight count: running agents
-		if failure != nil || allDone || ctxRun.Err() != nil {
-			break
-		}
-		select {
-		case <-ctxRun.Done():
-		case <-tick.C:
-		}
-	}
-	// Wait for every follower to drain (bounded), then reconcile.
-	waitAll := make(chan struct{})
-	go func() { followers.Wait(); close(waitAll) }()
-	select {
-	case <-waitAll:
-	case <-time.After(30 * time.Second):
-		cancelRun()
-		<-waitAll
-	}
-	mu.Lock()
-	if measured {
-		res.MeasuredStart = time.UnixMicro(mStartUS)
-	} else if wStartUS != 1<<63-1 {
-		res.MeasuredStart = time.UnixMicro(wStartUS).Add(p.Warmup)
-	} else {
-		res.MeasuredStart = created.Add(p.Warmup)
-	}
-	if wStartUS != 1<<63-1 {
-		res.Started = time.UnixMicro(wStartUS)
-	} else {
-		res.Started = res.MeasuredStart.Add(-p.Warmup)
-	}
-	res.MeasuredEnd = res.MeasuredStart.Add(p.Duration)
-	if badLines > 0 {
-		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", fmt.Sprintf("%d malformed agent log line(s) skipped", badLines)))
-	}
-	mu.Unlock()
-	if ctx.Err() != nil {
-		return res, ctx.Err()
-	}
-	res.Warnings = append(res.Warnings, d.reconcile(pods, res, out)...)
-	if failure != nil {
-		return res, failure
-	}
-	for _, ps := range pods {
-		if ps.exitCode != 0 && ps.exitCode != 99 {
-			return res, fmt.Errorf("agent pod %s: k6 exited with code %d", ps.name, ps.exitCode)
-		}
-	}
-	return res, nil
-}
-
-// reconcile compares each agent's log lines with its k6 end-of-test summary
-// and adds the dropped iterations k6 only reports in total.
-func (d *Driver) reconcile(pods map[string]*podState, res runner.RunResult, out runner.Output) []stats.Warning {
-	var warnings []stats.Warning
-	names := make([]string, 0, len(pods))
-	for n := range pods {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		ps := pods[n]
-		sum, err := k6.ParseSummary(strings.NewReader(ps.summary.String()))
-		if err != nil {
-			warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err)))
-			continue
-		}
-		for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
-			want, ok := sum.ScenarioCount("http_reqs", string(ph))
-			if !ok {
-				continue
-			}
-			if got := ps.counts[ph]; float64(got) != want {
-				warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d: k6 counted %.0f %s requests, its log holds %d", ps.index, want, ph, got)))
-			}
-			if dropped, ok := sum.ScenarioCount("dropped_iterations", string(ph)); ok && dropped > 0 {
-				at := res.MeasuredStart
-				if ph == stats.Warmup {
-					at = res.Started
-				}
-				for i := 0; i < int(dropped); i++ {
-					out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: at.UnixMicro(), Outcome: "dropped"})
-				}
-				warnings = append(warnings, stats.Warn(stats.WarnDropped, "", fmt.Sprintf("agent %d: k6 dropped %.0f %s iterations (k6 reports no times for them)", ps.index, dropped, ph)))
-			}
-		}
-		for _, w := range sum.Warnings {
-			d.log(out, "warn", fmt.Sprintf("agent %d: k6: %s", ps.index, w))
-		}
-	}
-	return warnings
 }
 
 func completionIndex(pod *corev1.Pod) int {

@@ -6,11 +6,11 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 )
 
 // follower streams one Pod's log from start to end. A dropped stream is
@@ -19,15 +19,24 @@ import (
 // by the caller once the Pod has terminated and gone quiet: a real kubelet
 // closes it, kwok and some runtimes do not.
 type follower struct {
-	client    kubernetes.Interface
+	open      logOpener
 	namespace string
 	pod       string
 	line      func(string)
 	reconnect func(error)
 
 	lastTS   time.Time
-	atLastTS int // lines read with timestamp lastTS
-	lastRead time.Time
+	atLastTS int          // lines read with timestamp lastTS
+	lastRead atomic.Int64 // unix ns of the last line read; 0: none yet
+}
+
+// lastReadAt is when the last line was read (zero: none yet).
+func (f *follower) lastReadAt() time.Time {
+	ns := f.lastRead.Load()
+	if ns == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, ns)
 }
 
 // run follows until ctx ends or the stream ends with the Pod terminated
@@ -63,7 +72,7 @@ func (f *follower) stream(ctx context.Context) error {
 		t := metav1.NewTime(f.lastTS)
 		opts.SinceTime = &t
 	}
-	rc, err := f.client.CoreV1().Pods(f.namespace).GetLogs(f.pod, opts).Stream(ctx)
+	rc, err := f.open(ctx, f.namespace, f.pod, opts)
 	if err != nil {
 		return err
 	}
@@ -92,7 +101,7 @@ func (f *follower) consume(raw string, seenAtTS *int) {
 		f.line(raw) // not timestamped (should not happen): keep it
 		return
 	}
-	f.lastRead = time.Now()
+	f.lastRead.Store(time.Now().UnixNano())
 	switch {
 	case t.Before(f.lastTS):
 		return // before the resume point: already read

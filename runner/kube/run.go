@@ -1,0 +1,388 @@
+package kube
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/k6"
+)
+
+// Timings of a run's log handling; tests shorten them.
+type timings struct {
+	poll      time.Duration // how often Pod states are read
+	quiet     time.Duration // an ended Pod whose log was silent this long is done
+	noLog     time.Duration // an ended Pod that never logged is done after this
+	drain     time.Duration // longest wait for the followers after the Pods ended
+	quietPoll time.Duration // how often the quiet check runs
+}
+
+func (d *Driver) timings() timings {
+	t := timings{poll: d.Poll, quiet: 2 * time.Second, noLog: 5 * time.Second, drain: 30 * time.Second, quietPoll: 500 * time.Millisecond}
+	if t.poll == 0 {
+		t.poll = time.Second
+	}
+	if d.fast != nil {
+		t = *d.fast
+	}
+	return t
+}
+
+// logOpener opens one Pod's log stream (the API server's, or a test's).
+type logOpener func(ctx context.Context, namespace, pod string, opts *corev1.PodLogOptions) (io.ReadCloser, error)
+
+func (d *Driver) openLog() logOpener {
+	if d.logs != nil {
+		return d.logs
+	}
+	return func(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
+		return d.Client.CoreV1().Pods(ns).GetLogs(pod, opts).Stream(ctx)
+	}
+}
+
+// podState is what a run tracks per agent Pod.
+type podState struct {
+	name      string
+	index     int
+	following bool
+	done      chan struct{}
+
+	mu       sync.Mutex
+	summary  strings.Builder
+	counts   map[stats.Phase]int64
+	terminal bool
+	exitCode int32
+}
+
+func (ps *podState) ended() bool {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	return ps.terminal
+}
+
+// kubeRun is one run: its Indexed Job, the agent Pods, and what their logs
+// said. Driver.Run calls its steps in order: create, poll (which follows
+// each Pod's log and records its lines), drain, window, reconcile, verdict.
+type kubeRun struct {
+	d       *Driver
+	p       event.PlannedRun
+	out     runner.Output
+	t       timings
+	job     *batchv1.Job
+	created time.Time
+	period  float64 // µs between one agent's arrivals
+	pods    map[string]*podState
+	failure error // why an agent Pod cannot run
+
+	followers sync.WaitGroup
+
+	mu       sync.Mutex
+	measured bool  // a measured line was seen
+	mStartUS int64 // earliest measured scenario start
+	wStartUS int64 // earliest warmup scenario start
+	badLines int
+}
+
+// Run implements runner.Driver.
+func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
+	r, err := d.newRun(p, out)
+	if err != nil {
+		return runner.RunResult{}, err
+	}
+	if err := r.create(ctx); err != nil {
+		return runner.RunResult{}, err
+	}
+	defer r.deleteJob()
+	rctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	r.poll(rctx)
+	r.drain(cancel)
+	res := r.window()
+	if ctx.Err() != nil {
+		return res, ctx.Err()
+	}
+	res.Warnings = append(res.Warnings, r.reconcile(res)...)
+	return res, r.verdict()
+}
+
+func (d *Driver) newRun(p event.PlannedRun, out runner.Output) (*kubeRun, error) {
+	job, err := d.objs.JobObject(p)
+	if err != nil {
+		return nil, err
+	}
+	return &kubeRun{d: d, p: p, out: out, t: d.timings(), job: job, pods: map[string]*podState{},
+		period:   float64(d.Cfg.Agents.Count) / p.TargetRPS * 1e6,
+		mStartUS: math.MaxInt64, wStartUS: math.MaxInt64}, nil
+}
+
+// create creates the run's Job, replacing a leftover of an earlier attempt.
+func (r *kubeRun) create(ctx context.Context) error {
+	jobs := r.d.Client.BatchV1().Jobs(r.d.Namespace)
+	bg := metav1.DeletePropagationBackground
+	if err := recreate(ctx, func() error {
+		_, err := jobs.Create(ctx, r.job, metav1.CreateOptions{})
+		return err
+	}, func() error {
+		return jobs.Delete(ctx, r.job.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	}); err != nil {
+		return fmt.Errorf("create job %s: %w", r.job.Name, err)
+	}
+	r.created = time.Now()
+	return nil
+}
+
+// deleteJob deletes the Job and, in the background, its Pods.
+func (r *kubeRun) deleteJob() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	bg := metav1.DeletePropagationBackground
+	err := r.d.Client.BatchV1().Jobs(r.d.Namespace).Delete(ctx, r.job.Name, metav1.DeleteOptions{PropagationPolicy: &bg})
+	if err != nil && !apierrors.IsNotFound(err) {
+		r.d.log(r.out, "warn", "delete job "+r.job.Name+": "+err.Error())
+	}
+}
+
+// poll reads the agent Pods every poll interval, follows each one's log once
+// it has started, and returns when all have ended, one cannot run, or ctx
+// ends.
+func (r *kubeRun) poll(ctx context.Context) {
+	tick := time.NewTicker(r.t.poll)
+	defer tick.Stop()
+	selector := LabelRun + "=" + dnsName(r.p.ID) + "," + LabelInstance + "=" + dnsName(r.d.CampaignID)
+	for {
+		list, err := r.d.Client.CoreV1().Pods(r.d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
+		if err != nil && ctx.Err() == nil {
+			r.d.log(r.out, "warn", "list pods: "+err.Error())
+		}
+		allDone := list != nil && len(list.Items) == r.d.Cfg.Agents.Count
+		var running int64
+		if list != nil {
+			for i := range list.Items {
+				started, ended := r.observe(ctx, &list.Items[i])
+				if started && !ended {
+					running++
+				}
+				allDone = allDone && ended
+			}
+		}
+		r.d.inFlight.Store(running) // k6 reports no in-flight count: running agents
+		if r.failure != nil || allDone || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-tick.C:
+		}
+	}
+}
+
+// observe updates one Pod's state and starts following its log once its
+// container has started.
+func (r *kubeRun) observe(ctx context.Context, pod *corev1.Pod) (started, ended bool) {
+	ps := r.pods[pod.Name]
+	if ps == nil {
+		ps = &podState{name: pod.Name, index: completionIndex(pod), counts: map[stats.Phase]int64{}, done: make(chan struct{})}
+		r.pods[pod.Name] = ps
+	}
+	if reason := podFailure(pod, time.Since(r.created), r.d.Cfg.Kube.StartTimeout); reason != "" && r.failure == nil {
+		r.failure = fmt.Errorf("agent pod %s: %s", pod.Name, reason)
+	}
+	started = containerStarted(pod)
+	term, code := containerTerminated(pod)
+	ps.mu.Lock()
+	ps.terminal, ps.exitCode = term, code
+	ps.mu.Unlock()
+	if started && !ps.following {
+		ps.following = true
+		r.follow(ctx, ps)
+	}
+	return started, term
+}
+
+// follow streams one Pod's log into record until the Pod has ended and its
+// log has gone quiet.
+func (r *kubeRun) follow(ctx context.Context, ps *podState) {
+	fctx, cancel := context.WithCancel(ctx)
+	f := &follower{open: r.d.openLog(), namespace: r.d.Namespace, pod: ps.name, line: func(l string) { r.record(ps, l) },
+		reconnect: func(err error) {
+			msg := "log stream of " + ps.name + " ended early; resuming"
+			if err != nil {
+				msg += ": " + err.Error()
+			}
+			r.d.log(r.out, "warn", msg)
+		}}
+	r.followers.Add(1)
+	go func() {
+		defer r.followers.Done()
+		defer close(ps.done)
+		defer cancel()
+		f.run(fctx, ps.ended)
+	}()
+	// Cancel the stream once the Pod ended and its log went quiet: a real
+	// kubelet closes it, kwok and some runtimes do not.
+	go func() {
+		for {
+			select {
+			case <-fctx.Done():
+				return
+			case <-ps.done:
+				return
+			case <-time.After(r.t.quietPoll):
+			}
+			last := f.lastReadAt()
+			if ps.ended() && (!last.IsZero() && time.Since(last) > r.t.quiet || last.IsZero() && time.Since(r.created) > r.t.noLog) {
+				cancel()
+				return
+			}
+		}
+	}()
+}
+
+// record files one log line: a request line becomes a row, anything else
+// is kept for the end-of-test summary.
+func (r *kubeRun) record(ps *podState, line string) {
+	q, ok, err := k6.ParseLine(line)
+	if !ok {
+		ps.mu.Lock()
+		ps.summary.WriteString(line)
+		ps.summary.WriteByte('\n')
+		ps.mu.Unlock()
+		return
+	}
+	if err != nil {
+		r.mu.Lock()
+		r.badLines++
+		r.mu.Unlock()
+		return
+	}
+	start := q.ScheduledUS - int64(float64(q.Seq)*r.period)
+	r.mu.Lock()
+	first := false
+	if q.Phase == stats.Measured {
+		first = !r.measured
+		r.measured = true
+		r.mStartUS = min(r.mStartUS, start)
+	} else {
+		r.wStartUS = min(r.wStartUS, start)
+	}
+	r.mu.Unlock()
+	ps.mu.Lock()
+	ps.counts[q.Phase]++
+	ps.mu.Unlock()
+	if first {
+		r.out.Emit(event.PhaseChanged{At: time.Now(), RunID: r.p.ID, Phase: stats.Measured})
+	}
+	r.out.Record(&q)
+}
+
+// drain waits for every follower to finish (bounded), cancelling the rest.
+func (r *kubeRun) drain(cancel context.CancelFunc) {
+	all := make(chan struct{})
+	go func() { r.followers.Wait(); close(all) }()
+	select {
+	case <-all:
+	case <-time.After(r.t.drain):
+		cancel()
+		<-all
+	}
+}
+
+// window derives when the run's phases happened from the scenario starts
+// the agents' lines imply (their scheduled times minus their slot offsets).
+func (r *kubeRun) window() runner.RunResult {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var res runner.RunResult
+	switch {
+	case r.measured:
+		res.MeasuredStart = time.UnixMicro(r.mStartUS)
+	case r.wStartUS != math.MaxInt64:
+		res.MeasuredStart = time.UnixMicro(r.wStartUS).Add(r.p.Warmup)
+	default:
+		res.MeasuredStart = r.created.Add(r.p.Warmup)
+	}
+	if r.wStartUS != math.MaxInt64 {
+		res.Started = time.UnixMicro(r.wStartUS)
+	} else {
+		res.Started = res.MeasuredStart.Add(-r.p.Warmup)
+	}
+	res.MeasuredEnd = res.MeasuredStart.Add(r.p.Duration)
+	if r.badLines > 0 {
+		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", fmt.Sprintf("%d malformed agent log line(s) skipped", r.badLines)))
+	}
+	return res
+}
+
+// reconcile compares each agent's log lines with its k6 end-of-test summary
+// and adds the dropped iterations k6 only reports in total.
+func (r *kubeRun) reconcile(res runner.RunResult) []stats.Warning {
+	var warnings []stats.Warning
+	names := make([]string, 0, len(r.pods))
+	for n := range r.pods {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		ps := r.pods[n]
+		sum, err := k6.ParseSummary(strings.NewReader(ps.summary.String()))
+		if err != nil {
+			warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err)))
+			continue
+		}
+		for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
+			want, ok := sum.ScenarioCount("http_reqs", string(ph))
+			if !ok {
+				continue
+			}
+			if got := ps.counts[ph]; float64(got) != want {
+				warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d: k6 counted %.0f %s requests, its log holds %d", ps.index, want, ph, got)))
+			}
+			if dropped, ok := sum.ScenarioCount("dropped_iterations", string(ph)); ok && dropped > 0 {
+				at := res.MeasuredStart
+				if ph == stats.Warmup {
+					at = res.Started
+				}
+				for i := 0; i < int(dropped); i++ {
+					r.out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: at.UnixMicro(), Outcome: "dropped"})
+				}
+				warnings = append(warnings, stats.Warn(stats.WarnDropped, "", fmt.Sprintf("agent %d: k6 dropped %.0f %s iterations (k6 reports no times for them)", ps.index, dropped, ph)))
+			}
+		}
+		for _, w := range sum.Warnings {
+			r.d.log(r.out, "warn", fmt.Sprintf("agent %d: k6: %s", ps.index, w))
+		}
+	}
+	return warnings
+}
+
+// verdict fails the run when an agent Pod could not run or k6 crashed; k6's
+// exit code 99 (thresholds crossed) is a verdict on the server, not a crash.
+func (r *kubeRun) verdict() error {
+	if r.failure != nil {
+		return r.failure
+	}
+	names := make([]string, 0, len(r.pods))
+	for n := range r.pods {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if c := r.pods[n].exitCode; c != 0 && c != 99 {
+			return fmt.Errorf("agent pod %s: k6 exited with code %d", n, c)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,365 @@
+package kube
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
+)
+
+// recorder is a runner.Output that keeps everything, safe for the
+// followers' goroutines.
+type recorder struct {
+	mu     sync.Mutex
+	events []event.Event
+	rows   []stats.Request
+}
+
+func (r *recorder) Emit(e event.Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() }
+func (r *recorder) Record(q *stats.Request) {
+	r.mu.Lock()
+	r.rows = append(r.rows, *q)
+	r.mu.Unlock()
+}
+
+func (r *recorder) logs() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var b strings.Builder
+	for _, e := range r.events {
+		if l, ok := e.(event.Log); ok {
+			b.WriteString(l.Level + ": " + l.Message + "\n")
+		}
+	}
+	return b.String()
+}
+
+func (r *recorder) count(phase stats.Phase, dropped bool) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := 0
+	for _, q := range r.rows {
+		if q.Phase == phase && q.Dropped() == dropped {
+			n++
+		}
+	}
+	return n
+}
+
+// agentSpec is what one fake agent Pod does.
+type agentSpec struct {
+	startUS    int64 // its warmup scenario's start (unix µs)
+	warm, meas int   // request lines per phase
+	// summary counts; -1: the same as the lines
+	sumWarm, sumMeas int
+	droppedMeas      int
+	noSummary        bool
+	garbage          bool  // one malformed request line
+	exit             int32 // container exit code
+	waiting          string
+	breakAfter       int // the first log stream fails after this many lines (0: never)
+}
+
+// podLog renders what the agent script and k6 v2.2.0 print: one line per
+// request, then the compact end-of-test summary with the per-scenario
+// counts of the always-true thresholds.
+func podLog(agent int, a agentSpec, period int64, warmup time.Duration) []string {
+	var lines []string
+	for i := 0; i < a.warm; i++ {
+		lines = append(lines, fmt.Sprintf("tokex1,%d,warmup,%d,%d,1000,%d,200,ok,", agent, i, a.startUS+int64(i)*period, 3000+i))
+	}
+	mStart := a.startUS + warmup.Microseconds()
+	for i := 0; i < a.meas; i++ {
+		lines = append(lines, fmt.Sprintf("tokex1,%d,measured,%d,%d,1000,%d,200,ok,", agent, i, mStart+int64(i)*period, 4000+i))
+	}
+	if a.garbage {
+		lines = append(lines, "tokex1,0,measured,7,12")
+	}
+	if a.noSummary {
+		return lines
+	}
+	sw, sm := a.sumWarm, a.sumMeas
+	if sw < 0 {
+		sw = a.warm
+	}
+	if sm < 0 {
+		sm = a.meas
+	}
+	summary := fmt.Sprintf(`
+
+  █ THRESHOLDS 
+
+    dropped_iterations{scenario:measured}
+    ✓ 'count<=0' count=%d
+
+    dropped_iterations{scenario:warmup}
+    ✓ 'count>=0' count=0
+
+    http_reqs{scenario:measured}
+    ✓ 'count>=0' count=%d
+
+    http_reqs{scenario:warmup}
+    ✓ 'count>=0' count=%d
+
+
+  █ TOTAL RESULTS 
+
+    HTTP
+    http_reqs......................: %d    7.973559/s
+`, a.droppedMeas, sm, sw, sm+sw)
+	return append(lines, strings.Split(summary, "\n")...)
+}
+
+// fakeCluster plays the Job controller and the kubelets for one run: once
+// the Job exists it creates one Pod per completion index in the state the
+// spec asks for, and serves each Pod's log.
+type fakeCluster struct {
+	cs     *fake.Clientset
+	ns     string
+	agents []agentSpec
+	period int64
+	warmup time.Duration
+	t0     time.Time
+
+	mu    sync.Mutex
+	opens map[string]int
+}
+
+func (f *fakeCluster) run(ctx context.Context, t *testing.T) {
+	for ctx.Err() == nil {
+		jobs, err := f.cs.BatchV1().Jobs(f.ns).List(ctx, metav1.ListOptions{})
+		if err == nil && len(jobs.Items) > 0 {
+			j := jobs.Items[0]
+			for i, a := range f.agents {
+				pod := &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%d-x", j.Name, i), Namespace: f.ns, Labels: j.Spec.Template.Labels,
+						Annotations: map[string]string{"batch.kubernetes.io/job-completion-index": strconv.Itoa(i)}},
+					Status: podStatus(a),
+				}
+				if _, err := f.cs.CoreV1().Pods(f.ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
+					t.Error(err)
+				}
+			}
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func podStatus(a agentSpec) corev1.PodStatus {
+	cs := corev1.ContainerStatus{Name: container}
+	phase := corev1.PodSucceeded
+	switch {
+	case a.breakAfter > 0: // running until its log has been resumed
+		phase = corev1.PodRunning
+		cs.State.Running = &corev1.ContainerStateRunning{}
+	case a.waiting != "":
+		phase = corev1.PodPending
+		cs.State.Waiting = &corev1.ContainerStateWaiting{Reason: a.waiting, Message: "back-off pulling image"}
+	case a.exit != 0:
+		phase = corev1.PodFailed
+		cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: a.exit, Reason: "Error"}
+	default:
+		cs.State.Terminated = &corev1.ContainerStateTerminated{ExitCode: 0, Reason: "Completed"}
+	}
+	return corev1.PodStatus{Phase: phase, ContainerStatuses: []corev1.ContainerStatus{cs}}
+}
+
+// open serves a Pod's log with kubelet timestamps, from SinceTime on.
+func (f *fakeCluster) open(_ context.Context, ns, pod string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
+	if ns != f.ns || opts.Container != container || !opts.Follow || !opts.Timestamps {
+		return nil, fmt.Errorf("unexpected log request %s/%s %+v", ns, pod, opts)
+	}
+	parts := strings.Split(pod, "-")
+	i, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil || i >= len(f.agents) {
+		return nil, fmt.Errorf("no pod %s", pod)
+	}
+	f.mu.Lock()
+	f.opens[pod]++
+	first := f.opens[pod] == 1
+	f.mu.Unlock()
+	a := f.agents[i]
+	if !first && a.breakAfter > 0 {
+		// The resumed stream reads to the end; then the container exits.
+		p, err := f.cs.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		a.breakAfter = 0
+		p.Status = podStatus(a)
+		if _, err := f.cs.CoreV1().Pods(ns).UpdateStatus(context.Background(), p, metav1.UpdateOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	var b strings.Builder
+	for n, l := range podLog(i, a, f.period, f.warmup) {
+		at := f.t0.Add(time.Duration(n) * time.Millisecond)
+		if opts.SinceTime != nil && at.Before(opts.SinceTime.Time) {
+			continue
+		}
+		if first && a.breakAfter > 0 && n == a.breakAfter {
+			return io.NopCloser(io.MultiReader(strings.NewReader(b.String()), errReader{})), nil
+		}
+		b.WriteString(at.UTC().Format(time.RFC3339Nano) + " " + l + "\n")
+	}
+	return io.NopCloser(strings.NewReader(b.String())), nil
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("connection reset by peer") }
+
+// runFake runs one planned run of the kube driver against a fake clientset
+// whose Pods behave as agents says.
+func runFake(t *testing.T, ctx context.Context, agents []agentSpec) fakeRun {
+	t.Helper()
+	o := testObjects(t)
+	o.Cfg.Agents.Count = len(agents)
+	cs := fake.NewClientset()
+	p := event.PlannedRun{ID: "01-r1-20rps", Index: 1, Round: 1, TargetRPS: 20, Warmup: time.Second, Duration: 2 * time.Second, Agents: len(agents)}
+	fc := &fakeCluster{cs: cs, ns: "pf-perf", agents: agents, period: int64(len(agents)) * 1e6 / 20, warmup: p.Warmup,
+		t0: time.Now().Truncate(time.Second), opens: map[string]int{}}
+	d := &Driver{Cfg: o.Cfg, CampaignID: o.CampaignID, Client: cs, Namespace: "pf-perf", Secret: "x", Key: o.Key, logs: fc.open,
+		fast: &timings{poll: 10 * time.Millisecond, quiet: 50 * time.Millisecond, noLog: 200 * time.Millisecond, drain: 5 * time.Second, quietPoll: 10 * time.Millisecond}}
+	out := &recorder{}
+	if err := d.Start(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	kctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go fc.run(kctx, t)
+	res, err := d.Run(ctx, p, out)
+	jobs, _ := cs.BatchV1().Jobs("pf-perf").List(context.Background(), metav1.ListOptions{})
+	return fakeRun{out: out, res: res, err: err, jobsLeft: len(jobs.Items)}
+}
+
+type fakeRun struct {
+	out      *recorder
+	res      runner.RunResult
+	err      error
+	jobsLeft int // Jobs still there after Run returned
+}
+
+func codes(ws []stats.Warning) string {
+	var s []string
+	for _, w := range ws {
+		s = append(s, string(w.Code))
+	}
+	return strings.Join(s, ",")
+}
+
+func TestRunFollowsRecordsAndReconciles(t *testing.T) {
+	const s0 = 1796064356036000
+	agents := []agentSpec{
+		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1},
+		// The second Pod starts 0.3 s later and k6 dropped two measured arrivals.
+		{startUS: s0 + 300000, warm: 10, meas: 18, sumWarm: -1, sumMeas: -1, droppedMeas: 2},
+	}
+	r := runFake(t, context.Background(), agents)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	out := r.out
+	if got := out.count(stats.Warmup, false); got != 20 {
+		t.Errorf("warmup rows %d, want 20", got)
+	}
+	if got := out.count(stats.Measured, false); got != 38 {
+		t.Errorf("measured rows %d, want 38", got)
+	}
+	if got := out.count(stats.Measured, true); got != 2 {
+		t.Errorf("dropped rows %d, want 2", got)
+	}
+	// The earliest agent's scenario starts set the window: warmup at s0,
+	// measured 1 s later, for the planned 2 s.
+	if r.res.Started.UnixMicro() != s0 || r.res.MeasuredStart.UnixMicro() != s0+1e6 || r.res.MeasuredEnd.UnixMicro() != s0+3e6 {
+		t.Errorf("window %v %v %v", r.res.Started, r.res.MeasuredStart, r.res.MeasuredEnd)
+	}
+	if c := codes(r.res.Warnings); c != string(stats.WarnDropped) {
+		t.Errorf("warnings %v", r.res.Warnings)
+	}
+	phases := 0
+	for _, e := range out.events {
+		if pc, ok := e.(event.PhaseChanged); ok && pc.Phase == stats.Measured {
+			phases++
+		}
+	}
+	if phases != 1 {
+		t.Errorf("%d measured phase changes", phases)
+	}
+	if r.jobsLeft != 0 {
+		t.Errorf("%d jobs left", r.jobsLeft)
+	}
+}
+
+func TestRunVerdicts(t *testing.T) {
+	ok := agentSpec{startUS: 1796064356036000, warm: 2, meas: 4, sumWarm: -1, sumMeas: -1}
+	with := func(f func(*agentSpec)) agentSpec { a := ok; f(&a); return a }
+	cases := []struct {
+		name     string
+		agents   []agentSpec
+		err      string
+		warnings string
+		log      string
+	}{
+		{"thresholds crossed (99) is a verdict", []agentSpec{ok, with(func(a *agentSpec) { a.exit = 99 })}, "", "", ""},
+		{"k6 crashed", []agentSpec{ok, with(func(a *agentSpec) { a.exit = 107 })}, "k6 exited with code 107", "", ""},
+		{"image cannot be pulled", []agentSpec{ok, with(func(a *agentSpec) { a.waiting = "ImagePullBackOff" })}, "ImagePullBackOff: back-off pulling image", "incomplete_evidence", ""},
+		{"lines lost", []agentSpec{ok, with(func(a *agentSpec) { a.sumMeas = 5 })}, "", "incomplete_evidence", ""},
+		{"no summary", []agentSpec{with(func(a *agentSpec) { a.noSummary = true })}, "", "incomplete_evidence", ""},
+		{"malformed line", []agentSpec{with(func(a *agentSpec) { a.garbage = true })}, "", "malformed_input", ""},
+		{"stream breaks and resumes", []agentSpec{with(func(a *agentSpec) { a.breakAfter = 3 })}, "", "", "ended early; resuming: connection reset by peer"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := runFake(t, context.Background(), c.agents)
+			out := r.out
+			if (r.err == nil) != (c.err == "") || r.err != nil && !strings.Contains(r.err.Error(), c.err) {
+				t.Errorf("err = %v, want %q", r.err, c.err)
+			}
+			if got := codes(r.res.Warnings); got != c.warnings {
+				t.Errorf("warnings %v, want %s", r.res.Warnings, c.warnings)
+			}
+			if c.log != "" && !strings.Contains(out.logs(), c.log) {
+				t.Errorf("logs:\n%s", out.logs())
+			}
+			if c.err == "" {
+				// Every line exactly once, also across a broken stream.
+				if w, m := out.count(stats.Warmup, false), out.count(stats.Measured, false); w != 2*len(c.agents) || m != 4*len(c.agents) {
+					t.Errorf("rows %d warmup %d measured", w, m)
+				}
+			}
+			if r.jobsLeft != 0 {
+				t.Errorf("%d jobs left", r.jobsLeft)
+			}
+		})
+	}
+}
+
+func TestRunCancelled(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	// A Pod that never starts: only Ctrl-C ends the run.
+	agents := []agentSpec{{waiting: "ContainerCreating"}}
+	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
+	r := runFake(t, ctx, agents)
+	if !errors.Is(r.err, context.Canceled) {
+		t.Errorf("err = %v", r.err)
+	}
+	if r.jobsLeft != 0 {
+		t.Errorf("%d jobs left after Ctrl-C", r.jobsLeft)
+	}
+}
