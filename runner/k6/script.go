@@ -3,6 +3,7 @@ package k6
 import (
 	"bytes"
 	_ "embed"
+	"math"
 	"text/template"
 )
 
@@ -33,5 +34,14 @@ func Script(p ScriptParams) (string, error) {
 }
 
 // LinePrefix starts every per-request line of the agent script:
-// tokex1,<agent>,<phase>,<iteration>,<scheduled_us>,<send_lag_us>,<duration_us>,<status>,<outcome>,<detail>
+// tokex1,<agent>,<phase>,<slot>,<scheduled_us>,<send_lag_us>,<duration_us>,<status>,<outcome>,<detail>
 const LinePrefix = "tokex1,"
+
+// Slot mirrors the agent script's slotOf: the arrival slot of an iteration
+// that began at nowMS in a scenario that started at startMS (JavaScript's
+// millisecond clocks, both truncated), periodMS apart. k6 starts an
+// iteration on its slot or drops it, never later, so the slot is exact while
+// k6 starts iterations less than periodMS − 2 ms late.
+func Slot(startMS, nowMS int64, periodMS float64) int64 {
+	return max(0, int64(math.Floor(float64(nowMS-startMS+1)/periodMS)))
+}

@@ -63,8 +63,42 @@ type podState struct {
 	mu       sync.Mutex
 	summary  strings.Builder
 	counts   map[stats.Phase]int64
+	slots    map[stats.Phase]*phaseSlots
 	terminal bool
 	exitCode int32
+}
+
+// phaseSlots records which arrival slots of one agent's phase k6 started.
+type phaseSlots struct {
+	startUS int64  // the scenario's start the lines imply (0: no line yet)
+	sent    []bool // by slot, up to the plan's arrivals + 1
+	dup     int    // slots claimed twice: k6 started an iteration a period late
+	beyond  int    // slots past the plan
+}
+
+func (s *phaseSlots) mark(slot, startUS int64) {
+	if s.startUS == 0 {
+		s.startUS = startUS
+	}
+	switch {
+	case slot < 0 || slot >= int64(len(s.sent)):
+		s.beyond++
+	case s.sent[slot]:
+		s.dup++
+	default:
+		s.sent[slot] = true
+	}
+}
+
+// missing lists the slots below fired that no line claimed.
+func (s *phaseSlots) missing(fired int) []int64 {
+	var out []int64
+	for k := 0; k < fired; k++ {
+		if k >= len(s.sent) || !s.sent[k] {
+			out = append(out, int64(k))
+		}
+	}
+	return out
 }
 
 func (ps *podState) ended() bool {
@@ -194,7 +228,8 @@ func (r *kubeRun) poll(ctx context.Context) {
 func (r *kubeRun) observe(ctx context.Context, pod *corev1.Pod) (started, ended bool) {
 	ps := r.pods[pod.Name]
 	if ps == nil {
-		ps = &podState{name: pod.Name, index: completionIndex(pod), counts: map[stats.Phase]int64{}, done: make(chan struct{})}
+		ps = &podState{name: pod.Name, index: completionIndex(pod), counts: map[stats.Phase]int64{},
+			slots: map[stats.Phase]*phaseSlots{}, done: make(chan struct{})}
 		r.pods[pod.Name] = ps
 	}
 	if reason := podFailure(pod, time.Since(r.created), r.d.Cfg.Kube.StartTimeout); reason != "" && r.failure == nil {
@@ -281,6 +316,12 @@ func (r *kubeRun) record(ps *podState, line string) {
 	r.mu.Unlock()
 	ps.mu.Lock()
 	ps.counts[q.Phase]++
+	sl := ps.slots[q.Phase]
+	if sl == nil {
+		sl = &phaseSlots{sent: make([]bool, r.planned(q.Phase)+1)}
+		ps.slots[q.Phase] = sl
+	}
+	sl.mark(q.Seq, start)
 	ps.mu.Unlock()
 	if first {
 		r.out.Emit(event.PhaseChanged{At: time.Now(), RunID: r.p.ID, Phase: stats.Measured})
@@ -326,8 +367,23 @@ func (r *kubeRun) window() runner.RunResult {
 	return res
 }
 
+// planned is how many arrivals the plan gives one agent in a phase: slots k
+// with k × period < the phase's length. k6 may fire one more, at the very end.
+func (r *kubeRun) planned(ph stats.Phase) int {
+	d := r.p.Duration
+	if ph == stats.Warmup {
+		d = r.p.Warmup
+	}
+	us := float64(d.Microseconds())
+	n := int(math.Ceil(us / r.period))
+	for n > 0 && float64(n-1)*r.period >= us {
+		n--
+	}
+	return n
+}
+
 // reconcile compares each agent's log lines with its k6 end-of-test summary
-// and adds the dropped iterations k6 only reports in total.
+// and records the arrivals k6 dropped.
 func (r *kubeRun) reconcile(res runner.RunResult) []stats.Warning {
 	var warnings []stats.Warning
 	names := make([]string, 0, len(r.pods))
@@ -343,29 +399,85 @@ func (r *kubeRun) reconcile(res runner.RunResult) []stats.Warning {
 			continue
 		}
 		for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
-			want, ok := sum.ScenarioCount("http_reqs", string(ph))
-			if !ok {
-				continue
-			}
-			if got := ps.counts[ph]; float64(got) != want {
-				warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d: k6 counted %.0f %s requests, its log holds %d", ps.index, want, ph, got)))
-			}
-			if dropped, ok := sum.ScenarioCount("dropped_iterations", string(ph)); ok && dropped > 0 {
-				at := res.MeasuredStart
-				if ph == stats.Warmup {
-					at = res.Started
-				}
-				for i := 0; i < int(dropped); i++ {
-					r.out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: at.UnixMicro(), Outcome: "dropped"})
-				}
-				warnings = append(warnings, stats.Warn(stats.WarnDropped, "", fmt.Sprintf("agent %d: k6 dropped %.0f %s iterations (k6 reports no times for them)", ps.index, dropped, ph)))
-			}
+			warnings = append(warnings, r.reconcilePhase(ps, sum, ph, res)...)
 		}
 		for _, w := range sum.Warnings {
 			r.d.log(r.out, "warn", fmt.Sprintf("agent %d: k6: %s", ps.index, w))
 		}
 	}
 	return warnings
+}
+
+// reconcilePhase checks one agent's phase: its lines against k6's count,
+// the arrivals k6 fired against the plan, and records each dropped arrival
+// at its slot's time (the slots no line claimed).
+func (r *kubeRun) reconcilePhase(ps *podState, sum *k6.Summary, ph stats.Phase, res runner.RunResult) []stats.Warning {
+	var warnings []stats.Warning
+	warn := func(code stats.WarningCode, format string, a ...any) {
+		warnings = append(warnings, stats.Warn(code, "", fmt.Sprintf("agent %d: ", ps.index)+fmt.Sprintf(format, a...)))
+	}
+	sent := ps.counts[ph]
+	want, ok := sum.ScenarioCount("http_reqs", string(ph))
+	if !ok {
+		return nil
+	}
+	if float64(sent) != want {
+		warn(stats.WarnIncompleteEvidence, "incomplete evidence: k6 counted %.0f %s requests, its log holds %d", want, ph, sent)
+	}
+	dropped, ok := sum.ScenarioCount("dropped_iterations", string(ph))
+	if !ok {
+		return warnings
+	}
+	fired, plan := int(want+dropped), r.planned(ph)
+	if fired < plan || fired > plan+1 {
+		warn(stats.WarnIncompleteEvidence, "incomplete evidence: k6 fired %d %s arrivals (%.0f sent, %.0f dropped), the plan has %d (k6 may fire one more at the end)", fired, ph, want, dropped, plan)
+	}
+	sl := ps.slots[ph]
+	if sl == nil {
+		sl = &phaseSlots{}
+	}
+	if sl.dup > 0 || sl.beyond > 0 {
+		warn(stats.WarnIncompleteEvidence, "%d %s iterations claimed a slot already taken and %d one past the plan: k6 started them a period or more late, so their scheduled times are approximate", sl.dup, ph, sl.beyond)
+	}
+	if dropped <= 0 {
+		return warnings
+	}
+	startUS := r.phaseStart(ps, ph, res)
+	var missing []int64
+	if fired <= plan+1 {
+		missing = sl.missing(fired)
+	}
+	if fired <= plan+1 && len(missing) == int(dropped) && sl.dup == 0 && sl.beyond == 0 {
+		for _, k := range missing {
+			r.out.Record(&stats.Request{Agent: ps.index, Seq: k, Phase: ph, ScheduledUS: startUS + int64(math.Round(float64(k)*r.period)), Outcome: "dropped"})
+		}
+	} else {
+		warn(stats.WarnIncompleteEvidence, "incomplete evidence: %d %s slots unclaimed for %.0f dropped arrivals: they are put at the phase's start", len(missing), ph, dropped)
+		for i := 0; i < min(int(dropped), plan+1); i++ { // a summary cannot make tokex hold more rows than the plan
+			r.out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: startUS, Outcome: "dropped"})
+		}
+	}
+	warn(stats.WarnDropped, "k6 dropped %.0f %s arrivals", dropped, ph)
+	return warnings
+}
+
+// phaseStart is when an agent's scenario for ph started: from its lines,
+// else from its other phase's lines, else the run's window.
+func (r *kubeRun) phaseStart(ps *podState, ph stats.Phase, res runner.RunResult) int64 {
+	if sl := ps.slots[ph]; sl != nil && sl.startUS != 0 {
+		return sl.startUS
+	}
+	w := r.p.Warmup.Microseconds()
+	if ph == stats.Warmup {
+		if sl := ps.slots[stats.Measured]; sl != nil && sl.startUS != 0 {
+			return sl.startUS - w
+		}
+		return res.Started.UnixMicro()
+	}
+	if sl := ps.slots[stats.Warmup]; sl != nil && sl.startUS != 0 {
+		return sl.startUS + w
+	}
+	return res.MeasuredStart.UnixMicro()
 }
 
 // verdict fails the run when an agent Pod could not run or k6 crashed; k6's
