@@ -10,12 +10,15 @@ import (
 
 func TestCodecRoundTrip(t *testing.T) {
 	at := time.Date(2026, 11, 30, 12, 0, 0, 123000000, time.UTC)
+	wait := 0.25
 	evs := []Event{
 		CampaignStarted{At: at, ID: "c", Runs: []PlannedRun{{ID: "r", TargetRPS: 500, Warmup: 30 * time.Second}}},
 		RunStarted{At: at, Run: PlannedRun{ID: "r"}},
 		PhaseChanged{At: at, RunID: "r", Phase: stats.Measured},
 		Window{At: at, RunID: "r", Completed: 500, Latency: Digest{P95: 9.5}},
 		Resource{At: at, Role: "engine", Name: "pf-engine-0", CPUMillicores: 1300},
+		Host{At: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 1.9, PSI: &stats.Pressure{CPUSome: 0.5}, GeneratorLimitCores: 1, GeneratorWaitCores: &wait}},
+		Capacity{At: at, Stages: []float64{100, 500}, Estimate: stats.Capacity{Cores: 2, GeneratorCPUMs: 2.3, SustainableRPS: 430}},
 		AgentStatus{At: at, RunID: "r", Agent: 3, Name: "perf-agent-3"},
 		Log{At: at, Source: "tokex", Level: "warn", Message: "m"},
 		RunFinished{At: at, RunID: "r", Status: stats.StatusDone, Stats: &stats.Run{ID: "r", Requests: 150008}},

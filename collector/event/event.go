@@ -21,6 +21,8 @@ const (
 	KindPhaseChanged     Kind = "phase_changed"
 	KindWindow           Kind = "window"
 	KindResource         Kind = "resource"
+	KindHost             Kind = "host"
+	KindCapacity         Kind = "capacity"
 	KindAgentStatus      Kind = "agent_status"
 	KindLog              Kind = "log"
 	KindRunFinished      Kind = "run_finished"
@@ -124,6 +126,25 @@ type Resource struct {
 	Source          string  `json:"source,omitempty"` // proc, metrics-server, kubelet
 }
 
+// Host is one sample of the machine running tokex's load generator (CPU
+// busy and steal, runnable threads, memory, pressure) and of the cores the
+// generator may use and how long it waited for one.
+type Host struct {
+	At time.Time `json:"at"`
+	stats.HostMetrics
+}
+
+// Capacity is the pre-flight estimate of what this machine can drive and
+// serve at once, emitted by a driver before its first run.
+type Capacity struct {
+	At       time.Time      `json:"at"`
+	Stages   []float64      `json:"stages"`
+	Estimate stats.Capacity `json:"estimate"`
+}
+
+// Line is the pre-flight sentence.
+func (c Capacity) Line() string { return c.Estimate.Line(c.Stages) }
+
 // AgentStatus reports one load agent's counters.
 type AgentStatus struct {
 	At      time.Time `json:"at"`
@@ -167,6 +188,8 @@ func (RunStarted) Kind() Kind       { return KindRunStarted }
 func (PhaseChanged) Kind() Kind     { return KindPhaseChanged }
 func (Window) Kind() Kind           { return KindWindow }
 func (Resource) Kind() Kind         { return KindResource }
+func (Host) Kind() Kind             { return KindHost }
+func (Capacity) Kind() Kind         { return KindCapacity }
 func (AgentStatus) Kind() Kind      { return KindAgentStatus }
 func (Log) Kind() Kind              { return KindLog }
 func (RunFinished) Kind() Kind      { return KindRunFinished }
@@ -184,6 +207,10 @@ func Time(e Event) time.Time {
 	case Window:
 		return v.At
 	case Resource:
+		return v.At
+	case Host:
+		return v.At
+	case Capacity:
 		return v.At
 	case AgentStatus:
 		return v.At

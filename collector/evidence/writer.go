@@ -82,6 +82,7 @@ type Writer struct {
 	top      *bufio.Writer
 	topFile  *os.File
 	topRes   *resFile
+	topHost  *resFile
 	cur      *runFiles
 	err      error
 	linebuf  []byte
@@ -102,6 +103,7 @@ type runFiles struct {
 	evF    *os.File
 	evW    *bufio.Writer
 	res    *resFile
+	host   *resFile
 	rows   int64
 	closed bool
 }
@@ -245,6 +247,9 @@ func (w *Writer) Consume(e event.Event) {
 		_, err = rf.w.Write(w.linebuf)
 		w.fail(err)
 	}
+	if h, ok := e.(event.Host); ok {
+		w.consumeHost(h)
+	}
 }
 
 // Record appends one request row to the current run.
@@ -308,6 +313,7 @@ func (w *Writer) closeRun() {
 	w.fail(rf.evF.Close())
 	w.fail(rf.res.w.Flush())
 	w.fail(rf.res.f.Close())
+	w.closeHost(&rf.host)
 }
 
 // EndRun closes the run's files, computes its statistics from them (never
@@ -348,7 +354,11 @@ func ComputeRunFromDir(dir string, meta stats.RunMeta, th stats.Thresholds) (*st
 	if err != nil {
 		return nil, err
 	}
-	return stats.ComputeRun(meta, reqs, res, th), nil
+	host, err := ReadHost(filepath.Join(dir, HostFile))
+	if err != nil {
+		return nil, err
+	}
+	return stats.ComputeRun(meta, reqs, res, th, host...), nil
 }
 
 // Finish writes summary.json and summary.md and closes the folder.
@@ -365,6 +375,7 @@ func (w *Writer) Finish(s *stats.Summary) error {
 	w.fail(w.topFile.Close())
 	w.fail(w.topRes.w.Flush())
 	w.fail(w.topRes.f.Close())
+	w.closeHost(&w.topHost)
 	w.fail(w.saveManifestLocked())
 	w.finished = true
 	return w.err

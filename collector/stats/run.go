@@ -66,11 +66,12 @@ type Run struct {
 	Warnings          []Warning         `json:"warnings,omitempty"`
 }
 
-// ComputeRun derives a run's statistics from its request rows and resource
-// samples. Only the measured phase counts; latency is from the send time
-// (comparable to k6's http_req_duration), and from the scheduled time
-// (free of coordinated omission) under its own name.
-func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) *Run {
+// ComputeRun derives a run's statistics from its request rows, resource
+// samples and host samples (none for evidence without host.csv). Only the
+// measured phase counts; latency is from the send time (comparable to k6's
+// http_req_duration), and from the scheduled time (free of coordinated
+// omission) under its own name.
+func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, host ...HostSample) *Run {
 	r := &Run{
 		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
 		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
@@ -148,6 +149,10 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds) 
 	if r.EngineCPU == nil {
 		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, m.ID, "no engine CPU samples: CPU per exchange unknown"))
 	}
+	if w := r.generatorLate(); w != nil {
+		r.Warnings = append(r.Warnings, *w)
+	}
+	r.Warnings = append(r.Warnings, r.hostWarnings(m, host, res)...)
 	r.checkThresholds(th)
 	return r
 }

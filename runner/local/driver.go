@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,6 +32,7 @@ type Driver struct {
 
 	gen      *Generator
 	emb      *Embedded
+	capacity stats.Capacity
 	target   string
 	cancel   context.CancelFunc
 	samplers sync.WaitGroup
@@ -97,7 +99,6 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 				Message: "remote target without target.pid or target.cgroup: engine CPU is not measured"})
 		}
 	}
-	targets = append(targets, proc.Target{Role: "generator", Source: proc.Process{PID: os.Getpid(), Label: "tokex-generator"}})
 
 	tmpl := exchange.Template{
 		SubjectTokenType: c.Request.SubjectTokenType, RequestedTokenType: c.Request.RequestedTokenType,
@@ -121,14 +122,31 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
 	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Conns: c.Agents.MaxInFlight})
 
+	enginePID := 0
+	if d.emb != nil {
+		enginePID = d.emb.PID
+	}
+	capa, err := d.preflight(ctx, enginePID)
+	if err != nil {
+		capa = stats.Capacity{Method: "calibration failed: " + err.Error()}
+	}
+	d.capacity = capa
+	out.Emit(event.Capacity{At: time.Now(), Stages: c.Stages, Estimate: capa})
+
 	sctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
-	d.samplers.Add(1)
+	warn := func(msg string) { out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn", Message: msg}) }
+	d.samplers.Add(2)
 	go func() {
 		defer d.samplers.Done()
-		proc.Sample(sctx, c.Sampling, targets, out.Emit, func(msg string) {
-			out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn", Message: msg})
-		})
+		proc.Sample(sctx, c.Sampling, targets, out.Emit, warn)
+	}()
+	// The generator is sampled with the host, at the same instant, so its
+	// CPU can be held against the cores it may use and the host's load.
+	go func() {
+		defer d.samplers.Done()
+		proc.SampleHost(sctx, c.Sampling, &proc.HostSampler{PID: os.Getpid(), Label: "tokex-generator",
+			MaxProcs: func() int { return runtime.GOMAXPROCS(0) }}, out.Emit, warn)
 	}()
 	return nil
 }
@@ -140,6 +158,9 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	res := runner.RunResult{Started: start, MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total())}
 	if s, ok := out.(runner.Scheduler); ok {
 		s.Schedule(start)
+	}
+	if w := d.capacity.Warning(p.ID, p.TargetRPS); w != nil {
+		res.Warnings = append(res.Warnings, *w)
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -28,6 +28,9 @@ type Printer struct {
 	windows int
 	engine  map[string]float64
 	gen     float64
+	host    *event.Host
+	live    stats.Live
+	said    map[stats.WarningCode]bool // live warnings printed this run
 }
 
 // New returns a printer to w.
@@ -56,8 +59,12 @@ func (p *Printer) Consume(e event.Event) {
 		if len(v.Resumed) > 0 {
 			p.printf("resuming: %d runs already done (%s)\n", len(v.Resumed), strings.Join(v.Resumed, ", "))
 		}
+	case event.Capacity:
+		p.printf("%s\n", v.Line())
 	case event.RunStarted:
 		p.current, p.started, p.windows = v.Run, v.At, 0
+		p.live.Reset(v.Run.Warmup <= 0)
+		p.said = map[stats.WarningCode]bool{}
 		kind := fmt.Sprintf("round %d", v.Run.Round)
 		if v.Run.Sanity {
 			kind = "sanity (discarded)"
@@ -70,9 +77,26 @@ func (p *Printer) Consume(e event.Event) {
 			p.engine[v.Name] = v.CPUMillicores
 		case "generator":
 			p.gen = v.CPUMillicores
+			p.live.Generator(v.At, v.CPUMillicores/1000)
+		}
+	case event.Host:
+		h := v
+		p.host = &h
+		if p.said != nil {
+			p.live.Host(v.At, &h.HostMetrics)
+			p.sayLive()
+		}
+	case event.PhaseChanged:
+		if v.RunID == p.current.ID && v.Phase == stats.Measured {
+			p.live.Measuring()
 		}
 	case event.Window:
-		if v.Phase != stats.Measured || v.RunID != p.current.ID {
+		if v.RunID != p.current.ID {
+			return
+		}
+		p.live.Window(v.TargetRPS, v.Latency.P50, v.SendLagP99, v.Phase == stats.Measured)
+		p.sayLive()
+		if v.Phase != stats.Measured {
 			return
 		}
 		p.windows++
@@ -87,14 +111,19 @@ func (p *Printer) Consume(e event.Event) {
 		if n := v.OK + v.Errors; n > 0 {
 			succ = fmt.Sprintf("%6.2f%%", float64(v.OK)/float64(n)*100)
 		}
-		p.printf("%s   t+%-4s %5.0f/s  ok %s  p95 %7.2f ms  p99 %7.2f ms  in-flight %d  dropped %d  engine %4.0f m  generator %4.0f m\n",
+		host := ""
+		if p.host != nil && p.host.CPUs > 0 {
+			host = fmt.Sprintf("  host %.2f/%d cores", p.host.BusyCores, p.host.CPUs)
+		}
+		p.printf("%s   t+%-4s %5.0f/s  ok %s  p95 %7.2f ms  p99 %7.2f ms  in-flight %d  dropped %d  engine %4.0f m  generator %4.0f m%s\n",
 			p.tag(v.RunID), v.At.Sub(p.started).Round(time.Second), v.AchievedRPS(), succ, v.Latency.P95, v.Latency.P99,
-			v.InFlight, v.Dropped, eng, p.gen)
+			v.InFlight, v.Dropped, eng, p.gen, host)
 	case event.Log:
 		if v.Level == "warn" || v.Level == "error" {
 			p.printf("%s: [%s] %s\n", v.Level, v.Source, v.Message)
 		}
 	case event.RunFinished:
+		p.said = nil
 		s := v.Stats
 		if s == nil {
 			p.printf("%s %s %s %s\n", p.tag(v.RunID), v.RunID, v.Status, v.Reason)
@@ -126,10 +155,33 @@ func (p *Printer) Consume(e event.Event) {
 		if v.Reason != "" {
 			p.printf("%s   reason: %s\n", p.tag(v.RunID), v.Reason)
 		}
+		for _, w := range s.Warnings {
+			w.Run = ""
+			p.printf("%s   warning: %s\n", p.tag(v.RunID), w)
+		}
 	case event.CampaignFinished:
 		if v.Summary != nil {
 			io.WriteString(p.W, "\n"+Report(v.Summary))
 		}
+	}
+}
+
+// sayLive prints a rule once it has broken often enough in this run's
+// measured phase to become the run's warning; the run's statistics decide.
+func (p *Printer) sayLive() {
+	if p.said == nil {
+		return
+	}
+	for _, c := range p.live.Codes() {
+		if p.said[c] {
+			continue
+		}
+		p.said[c] = true
+		why := p.live.Now[c]
+		if why == "" {
+			why = "in earlier seconds"
+		}
+		p.printf("%s   ⚠ %s so far (%s)\n", p.tag(p.current.ID), c, why)
 	}
 }
 

@@ -1,0 +1,171 @@
+package evidence
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// HostFile holds the samples of the machine running the generator: one per
+// run folder, and one at the top for the time between runs.
+const HostFile = "host.csv"
+
+// HostHeader documents host.csv (see README "Evidence folder"). Empty cells
+// are unknown: no /proc/pressure, no schedstat.
+const HostHeader = "at_unix_us,cpus,busy_cores,steal_cores,runnable,load1,mem_total_bytes,mem_available_bytes," +
+	"psi_cpu_some,psi_memory_some,psi_memory_full,generator_cpu_limit_cores,generator_cpu_wait_cores"
+
+const hostColumns = 13
+
+// AppendHost appends one CSV line for s.
+func AppendHost(buf []byte, s *stats.HostSample) []byte {
+	f := func(v float64) { buf = strconv.AppendFloat(buf, v, 'f', -1, 64) }
+	i := func(v int64) { buf = strconv.AppendInt(buf, v, 10) }
+	c := func() { buf = append(buf, ',') }
+	i(s.AtUS)
+	c()
+	i(int64(s.CPUs))
+	c()
+	f(s.BusyCores)
+	c()
+	f(s.StealCores)
+	c()
+	i(int64(s.Runnable))
+	c()
+	f(s.Load1)
+	c()
+	i(s.MemTotalBytes)
+	c()
+	i(s.MemAvailableBytes)
+	if p := s.PSI; p != nil {
+		c()
+		f(p.CPUSome)
+		c()
+		f(p.MemorySome)
+		c()
+		f(p.MemoryFull)
+	} else {
+		buf = append(buf, ",,,"...)
+	}
+	c()
+	f(s.GeneratorLimitCores)
+	c()
+	if s.GeneratorWaitCores != nil {
+		f(*s.GeneratorWaitCores)
+	}
+	return append(buf, '\n')
+}
+
+// ParseHost parses one line of host.csv.
+func ParseHost(line string) (stats.HostSample, error) {
+	var s stats.HostSample
+	p := strings.Split(line, ",")
+	if len(p) != hostColumns {
+		return s, fmt.Errorf("want %d columns, got %d", hostColumns, len(p))
+	}
+	var errs []error
+	num := func(i int) float64 {
+		v, err := strconv.ParseFloat(p[i], 64)
+		if err == nil && !(v >= 0 && v <= 1e15) { // NaN and ±Inf too
+			err = fmt.Errorf("column %d: %q out of range", i+1, p[i])
+		}
+		errs = append(errs, err)
+		return v
+	}
+	integer := func(i int) int64 {
+		v, err := strconv.ParseInt(p[i], 10, 64)
+		if err == nil && v < 0 {
+			err = fmt.Errorf("column %d: negative", i+1)
+		}
+		errs = append(errs, err)
+		return v
+	}
+	s.AtUS = integer(0)
+	s.CPUs = int(min(integer(1), 1<<20))
+	s.BusyCores, s.StealCores = num(2), num(3)
+	s.Runnable = int(min(integer(4), 1<<30))
+	s.Load1 = num(5)
+	s.MemTotalBytes, s.MemAvailableBytes = integer(6), integer(7)
+	switch {
+	case p[8] == "" && p[9] == "" && p[10] == "":
+	default:
+		s.PSI = &stats.Pressure{CPUSome: num(8), MemorySome: num(9), MemoryFull: num(10)}
+	}
+	s.GeneratorLimitCores = num(11)
+	if p[12] != "" {
+		w := num(12)
+		s.GeneratorWaitCores = &w
+	}
+	return s, errors.Join(errs...)
+}
+
+// ReadHost reads a host.csv file; a missing file (evidence from before it,
+// the kube driver, imports) is no samples.
+func ReadHost(path string) ([]stats.HostSample, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	var out []stats.HostSample
+	line := 0
+	for sc.Scan() {
+		line++
+		if line == 1 {
+			if sc.Text() != HostHeader {
+				return nil, fmt.Errorf("%s: unexpected header %q", path, sc.Text())
+			}
+			continue
+		}
+		s, err := ParseHost(sc.Text())
+		if err != nil {
+			return out, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, s)
+	}
+	return out, sc.Err()
+}
+
+// consumeHost writes a host sample to the open run's host.csv, or to the
+// top-level one between runs; each file is created at its first sample.
+func (w *Writer) consumeHost(h event.Host) {
+	dst, dir := &w.topHost, w.Dir
+	if w.cur != nil && !w.cur.closed {
+		dst, dir = &w.cur.host, w.cur.dir
+	}
+	if *dst == nil {
+		f, err := os.OpenFile(filepath.Join(dir, HostFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		if err != nil {
+			w.fail(err)
+			return
+		}
+		*dst = &resFile{f: f, w: bufio.NewWriter(f)}
+		if st, err := f.Stat(); err == nil && st.Size() == 0 {
+			_, _ = (*dst).w.WriteString(HostHeader + "\n")
+		}
+	}
+	w.linebuf = AppendHost(w.linebuf[:0], &stats.HostSample{AtUS: h.At.UnixMicro(), HostMetrics: h.HostMetrics})
+	_, err := (*dst).w.Write(w.linebuf)
+	w.fail(err)
+}
+
+// closeHost flushes and closes a host.csv opened by consumeHost.
+func (w *Writer) closeHost(rf **resFile) {
+	if *rf == nil {
+		return
+	}
+	w.fail((*rf).w.Flush())
+	w.fail((*rf).f.Close())
+	*rf = nil
+}

@@ -1,0 +1,108 @@
+package evidence
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+func TestHostRowRoundTrip(t *testing.T) {
+	wait := 0.125
+	rows := []stats.HostSample{
+		{AtUS: 1789978138000001, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 1.95, StealCores: 0.01, Runnable: 7, Load1: 3.25,
+			MemTotalBytes: 8 << 30, MemAvailableBytes: 1 << 30, PSI: &stats.Pressure{CPUSome: 0.9, MemorySome: 0.01, MemoryFull: 0},
+			GeneratorLimitCores: 1, GeneratorWaitCores: &wait}},
+		{AtUS: 5, HostMetrics: stats.HostMetrics{CPUs: 64}}, // no PSI, no schedstat, no limit
+	}
+	for _, r := range rows {
+		line := string(AppendHost(nil, &r))
+		got, err := ParseHost(strings.TrimSuffix(line, "\n"))
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		if !reflect.DeepEqual(got, r) {
+			t.Errorf("round trip of %+v gave %+v", r, got)
+		}
+	}
+	for _, bad := range []string{"", "1,2,3", "1,2,NaN,0,0,0,0,0,,,,0,", "1,2,-1,0,0,0,0,0,,,,0,", "1,2,Inf,0,0,0,0,0,,,,0,",
+		"x,2,0,0,0,0,0,0,,,,0,", "1,2,0,0,0,0,0,0,,,,0,,extra"} {
+		if _, err := ParseHost(bad); err == nil {
+			t.Errorf("ParseHost(%q) accepted", bad)
+		}
+	}
+}
+
+// A run's host samples land in its host.csv and feed its statistics; the
+// samples between runs go to the top-level host.csv.
+func TestWriterHostFile(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	w, err := Create(dir, []byte("name: t\n"), Manifest{CampaignID: "c", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := event.PlannedRun{ID: "01-r1-10rps", Round: 1, TargetRPS: 10, Duration: 2 * time.Second, Agents: 1}
+	_ = w.SetPlan([]event.PlannedRun{p})
+	start := time.Unix(1_800_000_000, 0)
+	w.Consume(event.Host{At: start.Add(-time.Second), HostMetrics: stats.HostMetrics{CPUs: 2}})
+	_ = w.BeginRun(p, start)
+	for i := 0; i < 20; i++ {
+		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	}
+	for s := 1; s <= 2; s++ {
+		at := start.Add(time.Duration(s)*time.Second - 100*time.Millisecond)
+		w.Consume(event.Resource{At: at, Role: "generator", Name: "g", CPUMillicores: 100})
+		w.Consume(event.Host{At: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 2, Runnable: 5}})
+	}
+	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Consume(event.Host{At: start.Add(3 * time.Second), HostMetrics: stats.HostMetrics{CPUs: 2}})
+	if err := w.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := ReadHost(filepath.Join(dir, RunsDir, p.ID, HostFile))
+	if err != nil || len(run) != 2 || run[0].BusyCores != 2 {
+		t.Fatalf("run host.csv: %+v %v", run, err)
+	}
+	top, err := ReadHost(filepath.Join(dir, HostFile))
+	if err != nil || len(top) != 2 {
+		t.Fatalf("top host.csv: %+v %v", top, err)
+	}
+	var codes []stats.WarningCode
+	for _, w := range st.Warnings {
+		codes = append(codes, w.Code)
+	}
+	if !reflect.DeepEqual(codes, []stats.WarningCode{stats.WarnEngineCPUUnknown, stats.WarnHostSaturated}) || st.ThresholdsPassed {
+		t.Errorf("warnings %v passed %v", codes, st.ThresholdsPassed)
+	}
+	if missing, err := ReadHost(filepath.Join(dir, "nope.csv")); missing != nil || err != nil {
+		t.Errorf("missing host.csv: %v %v", missing, err)
+	}
+	_ = os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("at,x\n"), 0o644)
+	if _, err := ReadHost(filepath.Join(dir, "bad.csv")); err == nil {
+		t.Error("a wrong header was accepted")
+	}
+}
+
+func FuzzParseHost(f *testing.F) {
+	f.Add("1789978138000001,2,1.95,0.01,7,3.25,8589934592,1073741824,0.9,0.01,0,1,0.125")
+	f.Add("5,64,0,0,0,0,0,0,,,,0,")
+	f.Fuzz(func(t *testing.T, line string) {
+		s, err := ParseHost(line)
+		if err != nil {
+			return
+		}
+		// What parses writes back to a line that parses to the same sample.
+		again, err := ParseHost(strings.TrimSuffix(string(AppendHost(nil, &s)), "\n"))
+		if err != nil || !reflect.DeepEqual(again, s) {
+			t.Fatalf("%q → %+v → %+v (%v)", line, s, again, err)
+		}
+	})
+}

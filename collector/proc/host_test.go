@@ -1,0 +1,191 @@
+package proc
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/event"
+)
+
+// fakeHost writes a /proc and /sys/fs/cgroup tree under root for pid 42.
+type fakeHost struct {
+	t    *testing.T
+	root string
+}
+
+func (f fakeHost) write(path, body string) {
+	f.t.Helper()
+	p := filepath.Join(f.root, path)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// state writes one moment: cumulative CPU ticks (busy, idle, steal of the
+// whole host), procs_running, the process's utime and its threads' run delay.
+func (f fakeHost) state(busy, idle, iowait, steal uint64, running int, utime uint64, delayNS [2]uint64, psiCPU, psiMemFull int64) {
+	// user nice system idle iowait irq softirq steal guest guest_nice
+	f.write("proc/stat", fmt.Sprintf("cpu  %d 0 0 %d %d 0 0 %d 50 0\ncpu0 1 0 0 1 0 0 0 0 0 0\ncpu1 1 0 0 1 0 0 0 0 0 0\n"+
+		"intr 1 2 3\nctxt 99\nprocs_running %d\nprocs_blocked 0\n", busy, idle, iowait, steal, running))
+	f.write("proc/loadavg", "3.50 2.00 1.00 4/300 4242\n")
+	f.write("proc/meminfo", "MemTotal:        8000000 kB\nMemFree:          100000 kB\nMemAvailable:     300000 kB\n")
+	f.write("proc/pressure/cpu", fmt.Sprintf("some avg10=1.00 avg60=1.00 avg300=1.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", psiCPU))
+	f.write("proc/pressure/memory", fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=%d\n", psiMemFull*2, psiMemFull))
+	f.write("proc/42/stat", fmt.Sprintf("42 (tokex gen) S 1 42 42 0 -1 4194304 1 0 0 0 %d 0 0 0 20 0 12 0 100 0 0\n", utime))
+	f.write("proc/42/task/42/schedstat", fmt.Sprintf("1000 %d 10\n", delayNS[0]))
+	f.write("proc/42/task/43/schedstat", fmt.Sprintf("1000 %d 10\n", delayNS[1]))
+}
+
+func TestHostSamplerReadsAFakeProcRoot(t *testing.T) {
+	root := t.TempDir()
+	f := fakeHost{t, root}
+	f.write("proc/42/status", "Name:\ttokex\nVmRSS:\t   2048 kB\nCpus_allowed_list:\t0-3,6\n")
+	f.write("proc/42/cgroup", "0::/tokex.slice/run.scope\n")
+	f.write("sys/fs/cgroup/tokex.slice/cpu.max", "150000 100000\n") // 1.5 cores on the parent
+	f.write("sys/fs/cgroup/tokex.slice/run.scope/cpu.max", "max 100000\n")
+	h := &HostSampler{Root: root, PID: 42, Label: "tokex-generator", MaxProcs: func() int { return 8 }}
+
+	f.state(1000, 1000, 0, 0, 1, 100, [2]uint64{0, 0}, 0, 0)
+	prev, err := h.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One second later: 200 ticks passed on 2 CPUs, 190 of them busy (20 of
+	// them steal), 5 ticks of iowait counted as idle; 3 threads runnable besides
+	// the sampler; the process used 0.5 s of CPU and its threads waited
+	// 0.3 s for a CPU; PSI: CPU stalled 0.6 s, memory fully 0.1 s.
+	f.state(1170, 1005, 5, 20, 4, 150, [2]uint64{200_000_000, 100_000_000}, 600_000, 100_000)
+	cur, err := h.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cur.at = prev.at.Add(time.Second)
+	cur.self.At = cur.at
+	host, gen := h.between(prev, cur)
+
+	m := host.HostMetrics
+	if m.CPUs != 2 || m.BusyCores != 1.9 || m.StealCores != 0.2 || m.Runnable != 3 || m.Load1 != 3.5 {
+		t.Errorf("cpu: %+v", m)
+	}
+	if m.MemTotalBytes != 8000000*1024 || m.MemAvailableBytes != 300000*1024 {
+		t.Errorf("memory: %+v", m)
+	}
+	if m.PSI == nil || m.PSI.CPUSome != 0.6 || m.PSI.MemoryFull != 0.1 || m.PSI.MemorySome != 0.2 {
+		t.Errorf("psi: %+v", m.PSI)
+	}
+	if m.GeneratorLimitCores != 1.5 { // GOMAXPROCS 8, 5 CPUs allowed, parent quota 1.5
+		t.Errorf("limit = %v", m.GeneratorLimitCores)
+	}
+	if m.GeneratorWaitCores == nil || *m.GeneratorWaitCores != 0.3 {
+		t.Errorf("wait = %v", m.GeneratorWaitCores)
+	}
+	if gen.Role != "generator" || gen.Name != "tokex-generator" || gen.CPUMillicores != 500 || gen.MemoryBytes != 2048*1024 || !gen.At.Equal(host.At) {
+		t.Errorf("generator resource: %+v", gen)
+	}
+	if why := m.Saturation(); !strings.Contains(why, "CPU 95% busy") || !strings.Contains(why, "steal 10%") ||
+		!strings.Contains(why, "memory 3.8% available") || !strings.Contains(why, "memory stalls 10%") {
+		t.Errorf("saturation: %q", why)
+	}
+}
+
+func TestCPULimitSources(t *testing.T) {
+	cases := []struct {
+		name     string
+		files    map[string]string
+		maxProcs int
+		want     float64
+	}{
+		{"GOMAXPROCS only", map[string]string{"proc/1/status": "Name:\tx\n"}, 2, 2},
+		{"pinned to one core", map[string]string{"proc/1/status": "Cpus_allowed_list:\t1\n"}, 2, 1},
+		{"cgroup v1 quota", map[string]string{"proc/1/status": "Cpus_allowed_list:\t0-1\n", "proc/1/cgroup": "4:memory:/x\n1:cpu,cpuacct:/job\n",
+			"sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_quota_us": "50000\n", "sys/fs/cgroup/cpu,cpuacct/job/cpu.cfs_period_us": "100000\n"}, 2, 0.5},
+		{"cgroup v1 unlimited", map[string]string{"proc/1/cgroup": "1:cpu:/\n", "sys/fs/cgroup/cpu/cpu.cfs_quota_us": "-1\n",
+			"sys/fs/cgroup/cpu/cpu.cfs_period_us": "100000\n"}, 2, 2},
+		{"cgroup path escaping the mount is ignored", map[string]string{"proc/1/cgroup": "0::/../../etc\n", "sys/fs/cgroup/cpu.max": "max 100000\n",
+			"etc/cpu.max": "1000 100000\n"}, 4, 4},
+		{"nothing known", map[string]string{}, 0, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			f := fakeHost{t, root}
+			for p, b := range c.files {
+				f.write(p, b)
+			}
+			h := &HostSampler{Root: root, PID: 1}
+			if c.maxProcs > 0 {
+				h.MaxProcs = func() int { return c.maxProcs }
+			}
+			status, _ := os.ReadFile(filepath.Join(root, "proc/1/status"))
+			if got := h.cpuLimit("proc/1", status); got != c.want {
+				t.Errorf("limit = %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestCountCPUList(t *testing.T) {
+	for in, want := range map[string]int{"0": 1, "0-1": 2, "0-3,8,10-11": 7, "": 0, "3-1": 0, "x": 0} {
+		if got := countCPUList(in); got != want {
+			t.Errorf("%q: %d, want %d", in, got, want)
+		}
+	}
+}
+
+// Without PSI or schedstat (older kernels), those fields are unknown, not zero.
+func TestHostSamplerWithoutPSIOrSchedstat(t *testing.T) {
+	root := t.TempDir()
+	f := fakeHost{t, root}
+	f.state(1000, 1000, 0, 0, 1, 100, [2]uint64{}, 0, 0)
+	for _, p := range []string{"proc/pressure", "proc/42/task"} {
+		if err := os.RemoveAll(filepath.Join(root, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.write("proc/42/status", "VmRSS:\t1 kB\n")
+	h := &HostSampler{Root: root, PID: 42}
+	a, err := h.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := a
+	b.at = a.at.Add(time.Second)
+	host, _ := h.between(a, b)
+	if host.PSI != nil || host.GeneratorWaitCores != nil || host.GeneratorLimitCores != 0 {
+		t.Errorf("unknowns reported as figures: %+v", host.HostMetrics)
+	}
+}
+
+// The sampler loop emits the generator's resource and the host sample with
+// the same timestamp, and stops with its context.
+func TestSampleHostEmitsPairs(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	var evs []event.Event
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		SampleHost(ctx, 10*time.Millisecond, &HostSampler{PID: os.Getpid(), Label: "g"}, func(e event.Event) {
+			evs = append(evs, e)
+			if len(evs) == 4 {
+				cancel()
+			}
+		}, func(msg string) { t.Error(msg) })
+	}()
+	<-done
+	if len(evs) < 4 {
+		t.Fatalf("%d events", len(evs))
+	}
+	r, ok1 := evs[0].(event.Resource)
+	h, ok2 := evs[1].(event.Host)
+	if !ok1 || !ok2 || !r.At.Equal(h.At) || h.CPUs < 1 || h.MemTotalBytes <= 0 {
+		t.Errorf("first pair: %+v %+v", evs[0], evs[1])
+	}
+}

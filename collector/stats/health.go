@@ -1,0 +1,263 @@
+package stats
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// The rules that say whether a run's figures are the server's. Each works
+// on one sample (so the dashboard can show it live) and on the measured
+// window of a run (the warning in stats.json). Bounds are documented in the
+// README ("When the figures are not the server's").
+const (
+	// LateFloorMs: a send lag p99 below this is timer and scheduling noise.
+	LateFloorMs = 5.0
+	// StarvedCPUShare: a generator using this share of the cores it may use
+	// is at its limit; its goroutines queue for a CPU.
+	StarvedCPUShare = 0.9
+	// StarvedWaitCores: the generator's threads spent this many CPU-seconds
+	// per second runnable but not running (another process held the CPU).
+	StarvedWaitCores = 0.1
+	// SaturatedBusyShare: the host's CPUs were this busy (steal included);
+	// above it every runnable thread, the server's included, queues.
+	SaturatedBusyShare = 0.9
+	// SaturatedStealShare: the hypervisor withheld this share of the CPUs.
+	SaturatedStealShare = 0.1
+	// SaturatedMemAvailable: less than this share of memory was available.
+	SaturatedMemAvailable = 0.05
+	// SaturatedMemFull: all non-idle tasks stalled on memory this share of
+	// the time (PSI memory "full").
+	SaturatedMemFull = 0.05
+	// BadShare: a run is flagged when at least this share of its measured
+	// samples (and at least one) broke a per-sample rule.
+	BadShare = 0.1
+)
+
+// HostMetrics is one interval of the machine that runs tokex's load
+// generator, and of the generator's own CPU limit and wait.
+type HostMetrics struct {
+	CPUs       int     `json:"cpus"`        // online CPUs of the host
+	BusyCores  float64 `json:"busy_cores"`  // non-idle time of all CPUs (steal included), in cores
+	StealCores float64 `json:"steal_cores"` // time the hypervisor ran someone else
+	// Runnable threads (running or waiting for a CPU), the sampler excluded.
+	Runnable          int     `json:"runnable"`
+	Load1             float64 `json:"load1"`
+	MemTotalBytes     int64   `json:"mem_total_bytes"`
+	MemAvailableBytes int64   `json:"mem_available_bytes"`
+	// PSI is the share of the interval tasks stalled (nil without /proc/pressure).
+	PSI *Pressure `json:"psi,omitempty"`
+	// GeneratorLimitCores: the cores the generator may use, the least of
+	// GOMAXPROCS, its CPU affinity and its cgroup quota (0: unknown).
+	GeneratorLimitCores float64 `json:"generator_cpu_limit_cores,omitempty"`
+	// GeneratorWaitCores: the generator's threads runnable but not running
+	// (schedstat run delay), in cores; nil when the kernel does not say.
+	GeneratorWaitCores *float64 `json:"generator_cpu_wait_cores,omitempty"`
+}
+
+// Pressure is Linux PSI over one interval: the share of time some (or all
+// non-idle) tasks stalled on a resource.
+type Pressure struct {
+	CPUSome    float64 `json:"cpu_some"`
+	MemorySome float64 `json:"memory_some"`
+	MemoryFull float64 `json:"memory_full"`
+}
+
+// HostSample is one row of host.csv.
+type HostSample struct {
+	AtUS int64
+	HostMetrics
+}
+
+// finding is one broken per-sample rule: the rule (key), what this sample
+// showed (text) and the figure behind it (value, in the key's unit).
+type finding struct {
+	key, unit, text string
+	value           float64
+}
+
+func joinText(fs []finding) string {
+	var t []string
+	for _, f := range fs {
+		t = append(t, f.text)
+	}
+	return strings.Join(t, ", ")
+}
+
+// Saturation names why the host was saturated in this sample ("" if not).
+func (h *HostMetrics) Saturation() string { return joinText(h.saturation()) }
+
+func (h *HostMetrics) saturation() []finding {
+	var fs []finding
+	if h.CPUs > 0 {
+		n := float64(h.CPUs)
+		if v := 100 * h.BusyCores / n; v >= 100*SaturatedBusyShare {
+			fs = append(fs, finding{fmt.Sprintf("CPU ≥ %.0f%% busy", 100*SaturatedBusyShare), "%", fmt.Sprintf("CPU %.0f%% busy", v), v})
+		}
+		if v := 100 * h.StealCores / n; v >= 100*SaturatedStealShare {
+			fs = append(fs, finding{fmt.Sprintf("steal ≥ %.0f%%", 100*SaturatedStealShare), "%", fmt.Sprintf("steal %.0f%%", v), v})
+		}
+	}
+	if h.MemTotalBytes > 0 {
+		if v := 100 * float64(h.MemAvailableBytes) / float64(h.MemTotalBytes); v < 100*SaturatedMemAvailable {
+			fs = append(fs, finding{fmt.Sprintf("memory < %.0f%% available", 100*SaturatedMemAvailable), "%", fmt.Sprintf("memory %.1f%% available", v), v})
+		}
+	}
+	if h.PSI != nil {
+		if v := 100 * h.PSI.MemoryFull; v >= 100*SaturatedMemFull {
+			fs = append(fs, finding{fmt.Sprintf("memory stalls ≥ %.0f%% of the time", 100*SaturatedMemFull), "%", fmt.Sprintf("memory stalls %.0f%% of the time", v), v})
+		}
+	}
+	return fs
+}
+
+// Starvation names why the generator lacked CPU in this sample ("" if
+// not); cores is its CPU use over the same interval.
+func (h *HostMetrics) Starvation(cores float64) string { return joinText(h.starvation(cores)) }
+
+func (h *HostMetrics) starvation(cores float64) []finding {
+	var fs []finding
+	if l := h.GeneratorLimitCores; l > 0 && cores >= StarvedCPUShare*l {
+		fs = append(fs, finding{fmt.Sprintf("≥ %.0f%% of the %.4g cores it may use", 100*StarvedCPUShare, l), " cores",
+			fmt.Sprintf("used %.2f of the %.4g cores it may use", cores, l), cores})
+	}
+	if w := h.GeneratorWaitCores; w != nil && *w >= StarvedWaitCores {
+		fs = append(fs, finding{fmt.Sprintf("its threads waiting ≥ %.0f ms per second for a CPU", 1000*StarvedWaitCores), " ms",
+			fmt.Sprintf("its threads waited %.0f ms per second for a CPU", 1000**w), 1000 * *w})
+	}
+	return fs
+}
+
+// LateBound is the send-lag p99 (ms) above which the generator did not keep
+// its schedule: the arrival interval (1/rate), or the median latency when
+// that is shorter (a lag that size is a visible share of every figure), but
+// never below LateFloorMs.
+func LateBound(rate, latencyP50 float64) float64 {
+	b := math.Inf(1)
+	if rate > 0 {
+		b = 1000 / rate
+	}
+	if latencyP50 > 0 {
+		b = min(b, latencyP50)
+	}
+	return max(LateFloorMs, b)
+}
+
+// generatorLate checks the run's measured send lag against LateBound.
+func (r *Run) generatorLate() *Warning {
+	if r.Requests == 0 {
+		return nil
+	}
+	bound := LateBound(r.TargetRPS, r.LatencyMs.P50)
+	if r.SendLagMs.P99 <= bound {
+		return nil
+	}
+	w := Warn(WarnGeneratorLate, r.ID, fmt.Sprintf("send lag p99 %.1f ms exceeds %.1f ms (arrival interval %.1f ms, latency p50 %.1f ms): "+
+		"the generator did not keep its schedule, so latency includes its own delay", r.SendLagMs.P99, bound, 1000/r.TargetRPS, r.LatencyMs.P50))
+	return &w
+}
+
+// hostWarnings applies the per-sample rules to the measured window: the
+// host's saturation and the starvation of tokex's generator (whose CPU
+// comes from the generator resource row taken at the same instant).
+func (r *Run) hostWarnings(m RunMeta, host []HostSample, res []ResourceSample) []Warning {
+	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
+	gen, eng := map[int64]float64{}, map[int64]float64{}
+	for _, s := range res {
+		switch s.Kind {
+		case "generator":
+			gen[s.AtUS] += s.CPUMillicores / 1000
+		case "engine":
+			eng[s.AtUS/1e6] += s.CPUMillicores / 1000
+		}
+	}
+	var n int
+	var sat, starve tally
+	var others []float64
+	for i := range host {
+		h := &host[i]
+		if h.AtUS <= start || h.AtUS > end {
+			continue
+		}
+		n++
+		c, hasGen := gen[h.AtUS]
+		if sat.add(h.saturation(), h) && hasGen {
+			others = append(others, max(0, h.BusyCores-c-eng[h.AtUS/1e6]))
+		}
+		if hasGen {
+			starve.add(h.starvation(c), h)
+		}
+	}
+	var out []Warning
+	if bad(sat.n, n) {
+		d := fmt.Sprintf("host saturated in %d of %d measured seconds (%s; up to %d runnable threads on %d CPUs",
+			sat.n, n, sat.reasons(), sat.maxRunnable, sat.cpus)
+		if len(others) > 0 {
+			d += fmt.Sprintf("; processes other than the generator and the engine used %.2f cores on average", mean(others))
+		}
+		d += "): latency and CPU per exchange include queueing for the machine, not only the server"
+		out = append(out, Warn(WarnHostSaturated, r.ID, d))
+	}
+	if bad(starve.n, n) {
+		out = append(out, Warn(WarnGeneratorStarved, r.ID, fmt.Sprintf("tokex generator starved of CPU in %d of %d measured seconds (%s): "+
+			"latency includes the time it waited to send and to read responses", starve.n, n, starve.reasons())))
+	}
+	return out
+}
+
+// tally counts flagged samples, and per rule how often it broke and the
+// mean figure when it did.
+type tally struct {
+	n, maxRunnable, cpus int
+	rules                []string
+	count                map[string]int
+	sum                  map[string]float64
+	unit                 map[string]string
+}
+
+func (t *tally) add(fs []finding, h *HostSample) bool {
+	if len(fs) == 0 {
+		return false
+	}
+	if t.count == nil {
+		t.count, t.sum, t.unit = map[string]int{}, map[string]float64{}, map[string]string{}
+	}
+	t.n++
+	t.maxRunnable = max(t.maxRunnable, h.Runnable)
+	t.cpus = h.CPUs
+	for _, f := range fs {
+		if t.count[f.key] == 0 {
+			t.rules = append(t.rules, f.key)
+		}
+		t.count[f.key]++
+		t.sum[f.key] += f.value
+		t.unit[f.key] = f.unit
+	}
+	return true
+}
+
+// reasons lists each broken rule with its seconds and mean, most frequent first.
+func (t *tally) reasons() string {
+	keys := append([]string(nil), t.rules...)
+	sort.SliceStable(keys, func(i, j int) bool { return t.count[keys[i]] > t.count[keys[j]] })
+	var parts []string
+	for _, k := range keys {
+		prec := 0
+		if t.unit[k] == " cores" {
+			prec = 2
+		}
+		parts = append(parts, fmt.Sprintf("%s in %d s, mean %.*f%s", k, t.count[k], prec, t.sum[k]/float64(t.count[k]), t.unit[k]))
+	}
+	return strings.Join(parts, "; ")
+}
+
+func bad(k, n int) bool { return k > 0 && float64(k) >= BadShare*float64(n) }
+
+func mean(v []float64) float64 {
+	var s float64
+	for _, x := range v {
+		s += x
+	}
+	return s / float64(len(v))
+}

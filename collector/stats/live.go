@@ -1,0 +1,103 @@
+package stats
+
+import "time"
+
+// Live applies the per-sample rules to a run as its samples stream in, for
+// the dashboard and the progress printer: what the last sample showed
+// (Now) and whether a rule has broken often enough in the measured phase to
+// become the run's warning (Flagged). The run's stats.json decides; Live
+// only says it early.
+type Live struct {
+	// Now holds the reason each rule broke in the latest sample, by code.
+	Now map[WarningCode]string
+
+	genAt          time.Time
+	genCores       float64
+	hostN, windowN int
+	broke          map[WarningCode]int
+	measuring      bool
+}
+
+// Reset starts a new run; measuring tells whether samples count yet.
+func (l *Live) Reset(measuring bool) {
+	*l = Live{Now: map[WarningCode]string{}, broke: map[WarningCode]int{}, measuring: measuring}
+}
+
+// Measuring marks the start of the measured phase.
+func (l *Live) Measuring() { l.measuring = true }
+
+// Generator records the generator's CPU; the host sample taken at the same
+// instant follows it.
+func (l *Live) Generator(at time.Time, cores float64) { l.genAt, l.genCores = at, cores }
+
+// Host applies the host and starvation rules to one sample.
+func (l *Live) Host(at time.Time, h *HostMetrics) {
+	l.init()
+	l.set(WarnHostSaturated, h.Saturation())
+	starved := ""
+	if at.Equal(l.genAt) {
+		starved = h.Starvation(l.genCores)
+	}
+	l.set(WarnGeneratorStarved, starved)
+	if l.measuring {
+		l.hostN++
+	}
+}
+
+// Window applies the late rule to one second's send lag.
+func (l *Live) Window(rate, latencyP50, sendLagP99 float64, measured bool) {
+	l.init()
+	late := ""
+	if b := LateBound(rate, latencyP50); sendLagP99 > b {
+		late = "send lag p99 " + ms(sendLagP99) + " > " + ms(b)
+	}
+	if measured {
+		l.windowN++
+		if late != "" {
+			l.broke[WarnGeneratorLate]++
+		}
+	}
+	if late == "" {
+		delete(l.Now, WarnGeneratorLate)
+	} else {
+		l.Now[WarnGeneratorLate] = late
+	}
+}
+
+func (l *Live) set(code WarningCode, why string) {
+	if why == "" {
+		delete(l.Now, code)
+		return
+	}
+	l.Now[code] = why
+	if l.measuring {
+		l.broke[code]++
+	}
+}
+
+func (l *Live) init() {
+	if l.Now == nil {
+		l.Reset(l.measuring)
+	}
+}
+
+// Flagged reports whether code has broken in enough of the measured
+// samples to become the run's warning.
+func (l *Live) Flagged(code WarningCode) bool {
+	n := l.hostN
+	if code == WarnGeneratorLate {
+		n = l.windowN
+	}
+	return bad(l.broke[code], n)
+}
+
+// Codes lists the flagged codes in a fixed order.
+func (l *Live) Codes() []WarningCode {
+	var out []WarningCode
+	for _, c := range InvalidatingCodes {
+		if l.Flagged(c) {
+			out = append(out, c)
+		}
+	}
+	return out
+}
