@@ -80,6 +80,10 @@ type Model struct {
 	engineTot charts.Series
 	lastTick  int64
 	generator charts.Series
+	host      *event.Host
+	hostBusy  charts.Series
+	health    stats.Live // the current run's per-sample rules
+	capacity  *event.Capacity
 	agents    map[int]agentRow
 	logs      []event.Log
 	lastWarn  *event.Log
@@ -97,7 +101,7 @@ func New(opt Options) *Model {
 		engines: map[string]*engineSeries{},
 		agents:  map[int]agentRow{},
 	}
-	m.p95.Max, m.engineTot.Max, m.generator.Max = 600, 600, 600
+	m.p95.Max, m.engineTot.Max, m.generator.Max, m.hostBusy.Max = 600, 600, 600, 600
 	return m
 }
 
@@ -191,9 +195,13 @@ func (m *Model) Apply(e event.Event) {
 		m.win, m.dropped, m.ok, m.errs = nil, 0, 0, 0
 		m.p95.Reset()
 		m.agents = map[int]agentRow{}
+		m.health.Reset(rs.state == "measuring")
 	case event.PhaseChanged:
 		if rs := m.byID[v.RunID]; rs != nil && v.Phase == stats.Measured {
 			rs.state = "measuring"
+			if rs == m.current {
+				m.health.Measuring()
+			}
 		}
 	case event.Window:
 		if m.current == nil || v.RunID != m.current.plan.ID {
@@ -204,6 +212,7 @@ func (m *Model) Apply(e event.Event) {
 		}
 		w := v
 		m.win = &w
+		m.health.Window(v.TargetRPS, v.Latency.P50, v.SendLagP99, v.Phase == stats.Measured)
 		if v.Phase == stats.Measured {
 			m.p95.Push(v.Latency.P95)
 			m.dropped += v.Dropped
@@ -212,6 +221,16 @@ func (m *Model) Apply(e event.Event) {
 		}
 	case event.Resource:
 		m.resource(v)
+	case event.Host:
+		h := v
+		m.host = &h
+		m.hostBusy.Push(v.BusyCores * 1000)
+		if m.running() {
+			m.health.Host(v.At, &h.HostMetrics)
+		}
+	case event.Capacity:
+		c := v
+		m.capacity = &c
 	case event.AgentStatus:
 		if m.current != nil && v.RunID == m.current.plan.ID {
 			m.agents[v.Agent] = v
@@ -272,7 +291,31 @@ func (m *Model) resource(v event.Resource) {
 		es.mem = v.MemoryBytes
 	case "generator":
 		m.generator.Push(v.CPUMillicores)
+		m.health.Generator(v.At, v.CPUMillicores/1000)
 	}
+}
+
+// running reports whether a run is under way.
+func (m *Model) running() bool {
+	return m.current != nil && (m.current.state == "warmup" || m.current.state == "measuring")
+}
+
+// flagged reports whether a run carries a warning that invalidates its
+// figures (allowed or not: the ✓/✗ says the verdict); the current run
+// from its samples so far.
+func (m *Model) flagged(r *runState) bool {
+	if r == m.current && m.running() {
+		return len(m.health.Codes()) > 0
+	}
+	if r.stats == nil {
+		return false
+	}
+	for _, w := range r.stats.Warnings {
+		if w.Code.Invalidating() {
+			return true
+		}
+	}
+	return false
 }
 
 func (m *Model) engineTotal() float64 {

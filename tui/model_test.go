@@ -35,8 +35,10 @@ func script(upTo int) []event.Event {
 			TargetRPS: r, Warmup: 2 * time.Second, Duration: 8 * time.Second, Agents: 10})
 	}
 	th := stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}
-	evs := []event.Event{event.CampaignStarted{At: t0, ID: "20261130-120000-test", Name: "test", Driver: "local",
-		Target: "https://127.0.0.1:9031/as/token.oauth2", Runs: plan, Thresholds: th}}
+	evs := []event.Event{event.Capacity{At: t0, Stages: []float64{100, 250, 500}, Estimate: stats.EstimateCapacity(stats.Capacity{
+		Cores: 2, GeneratorCores: 2, GeneratorCPUMs: 2.3, ServerCPUMs: 1.4, Server: "embedded server", Method: "200 calibration exchanges"})},
+		event.CampaignStarted{At: t0, ID: "20261130-120000-test", Name: "test", Driver: "local",
+			Target: "https://127.0.0.1:9031/as/token.oauth2", Runs: plan, Thresholds: th}}
 	at := t0
 	for _, p := range plan {
 		evs = append(evs, event.RunStarted{At: at, Run: p})
@@ -56,6 +58,8 @@ func script(upTo int) []event.Event {
 			evs = append(evs,
 				event.Resource{At: sec, Role: "engine", Name: "tokex-serve", CPUMillicores: p.TargetRPS * 3, MemoryBytes: 18 << 20},
 				event.Resource{At: sec, Role: "generator", Name: "tokex-generator", CPUMillicores: p.TargetRPS},
+				event.Host{At: sec, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: p.TargetRPS * 0.004, Runnable: int(p.TargetRPS / 100),
+					MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30, GeneratorLimitCores: 2}},
 				event.Window{At: sec, RunID: p.ID, Phase: ph, TargetRPS: p.TargetRPS, Completed: int64(p.TargetRPS) - dropped,
 					OK: int64(p.TargetRPS) - dropped, Dropped: dropped, InFlight: 2,
 					Latency: event.Digest{Count: int64(p.TargetRPS), P50: lat / 2, P95: lat, P99: lat * 1.5}})
@@ -70,6 +74,7 @@ func script(upTo int) []event.Event {
 			LatencyMs: stats.Latency{P50: 2.5, P95: 5 + p.TargetRPS/100, P99: 9}, EngineCPU: &stats.CPU{AvgCores: p.TargetRPS * 0.003, CPUMsPerExchange: 3}}
 		if p.TargetRPS == 500 {
 			st.Dropped = 12
+			st.Warnings = []stats.Warning{stats.Warn(stats.WarnHostSaturated, p.ID, "host saturated in 8 of 8 measured seconds")}
 		}
 		st.ThresholdsPassed = st.Dropped == 0
 		evs = append(evs, event.RunFinished{At: at, RunID: p.ID, Status: stats.StatusDone, Stats: st})
@@ -109,7 +114,7 @@ func TestModelFollowsTheCampaign(t *testing.T) {
 	cut := 0
 	for i, e := range all {
 		if w, ok := e.(event.Window); ok && w.RunID == "03-r1-500rps" && w.Phase == stats.Measured {
-			cut = i + 4
+			cut = i + 5 // through the next second's window
 			break
 		}
 	}
@@ -129,6 +134,11 @@ func TestModelFollowsTheCampaign(t *testing.T) {
 	}
 	if m.lastWarn == nil || !strings.Contains(m.status(120), "generator CPU") {
 		t.Error("the warning is not shown")
+	}
+	// The saturated host shows live: a badge on the run and why.
+	m.SetSize(120, 40)
+	if v := m.View(); !strings.Contains(v, "▶ 03-r1-500rps     500/s ⚠") || !strings.Contains(v, "⚠ host_saturated: CPU 100% busy · 500/s exceeds the pre-flight ~430/s") {
+		t.Errorf("no live badge:\n%s", v)
 	}
 	feed(m, all[cut:])
 	if m.finished == nil || m.summary.ThresholdsPassed || m.byID["03-r1-500rps"].state != "done" {
@@ -324,5 +334,16 @@ func TestLiveAchievedIsResponsesOverTheWindow(t *testing.T) {
 	late := event.Window{At: t0.Add(3 * time.Second), Seconds: 0, RunID: run.ID, Phase: stats.Warmup, Completed: 1, OK: 1}
 	if got := line(last, late); !strings.Contains(got, "achieved 40/s") {
 		t.Errorf("late warmup window replaced the measured one: %q", got)
+	}
+}
+
+// Before the first run, the pre-flight estimate is on screen.
+func TestPreflightShownBeforeTheFirstRun(t *testing.T) {
+	m := New(Options{Live: true})
+	m.SetSize(120, 40)
+	feed(m, script(2))
+	v := m.View()
+	if !strings.Contains(v, "pre-flight: generator 2.30 + embedded server 1.40 CPU-ms per exchange") || !strings.Contains(v, "stage 500/s exceeds it") {
+		t.Errorf("no pre-flight line:\n%s", v)
 	}
 }

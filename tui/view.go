@@ -170,7 +170,11 @@ func (m *Model) ladder(w, h int) string {
 		if r.state == "aborted" || r.state == "failed" {
 			line = fmt.Sprintf("%s %-16s %s", icon, label, r.state)
 		}
-		lines = append(lines, st.Render(ansi.Truncate(line, w, "…")))
+		badge := ""
+		if m.flagged(r) {
+			badge = " " + s.Warn.Render("⚠")
+		}
+		lines = append(lines, st.Render(ansi.Truncate(line, w-len(" ⚠"), "…"))+badge)
 	}
 	return strings.Join(lines, "\n")
 }
@@ -179,7 +183,15 @@ func (m *Model) live(w, h int) string {
 	s := m.styles
 	r := m.current
 	if r == nil {
-		return s.Dim.Render("no run yet")
+		out := s.Dim.Render("no run yet")
+		if c := m.capacity; c != nil {
+			st := s.Dim
+			if slices.ContainsFunc(c.Stages, c.Estimate.Exceeds) {
+				st = s.Warn
+			}
+			out += "\n" + st.Render(wrap(c.Line(), w))
+		}
+		return out
 	}
 	var lines []string
 	elapsed := m.now.Sub(r.started)
@@ -197,6 +209,9 @@ func (m *Model) live(w, h int) string {
 	m.bar.Width = max(10, w-42)
 	lines = append(lines, fmt.Sprintf("%s %s %s %3.0f%% %s/%s", s.Value.Render(r.plan.ID), m.stateStyle(r.state).Render(fmt.Sprintf("%-9s", r.state)),
 		m.bar.ViewAs(frac), frac*100, dur(min(elapsed, total)), dur(total)))
+	if warn := m.healthLine(); warn != "" {
+		lines = append(lines, s.Bad.Render(ansi.Truncate(warn, w, "…")))
+	}
 	achieved, inflight := 0.0, int64(0)
 	var p50, p95, p99 float64
 	if m.win != nil {
@@ -239,7 +254,7 @@ func (m *Model) live(w, h int) string {
 			s.Value.Render(fmt.Sprintf("%7.0f m", m.engineTotal()))))
 	}
 	for _, e := range engines {
-		if len(lines) >= h-1 {
+		if len(lines) >= h-2 { // room for the generator and the host
 			break
 		}
 		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("engine "), charts.Sparkline(&e.series, sparkW, 100, s.Engine),
@@ -247,7 +262,71 @@ func (m *Model) live(w, h int) string {
 	}
 	lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("gen.   "), charts.Sparkline(&m.generator, sparkW, 100, s.Gen),
 		s.Value.Render(fmt.Sprintf("%7.0f m", m.generator.Last())), s.Dim.Render("memory "+stats.BytesIEC(mem))))
+	if h := m.host; h != nil && h.CPUs > 0 {
+		note := fmt.Sprintf("of %d · rq %d", h.CPUs, h.Runnable)
+		if free := float64(h.MemAvailableBytes) / float64(max(1, h.MemTotalBytes)); h.MemTotalBytes > 0 && free < 0.2 {
+			note = fmt.Sprintf("of %d · mem %.0f%%", h.CPUs, 100*free)
+		}
+		st := s.Value
+		if h.Saturation() != "" {
+			st = s.Bad
+		}
+		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("host   "), charts.Sparkline(&m.hostBusy, sparkW, float64(h.CPUs)*1000, s.Gen),
+			st.Render(fmt.Sprintf("%7.0f m", h.BusyCores*1000)), s.Dim.Render(note)))
+	}
 	return strings.Join(lines, "\n")
+}
+
+// healthLine says, for the current run, which figures are not the
+// server's: the rules that broke in the latest samples (and whether they
+// broke often enough to become the run's warning), and a stage beyond the
+// pre-flight estimate.
+func (m *Model) healthLine() string {
+	var parts []string
+	if r := m.current; r != nil && !m.running() {
+		if r.stats != nil { // finished: the run's statistics decide
+			for _, w := range r.stats.Warnings {
+				if w.Code.Invalidating() {
+					parts = append(parts, string(w.Code))
+				}
+			}
+		}
+	} else {
+		for _, c := range stats.InvalidatingCodes {
+			why, now := m.health.Now[c]
+			switch {
+			case now:
+				parts = append(parts, fmt.Sprintf("%s: %s", c, why))
+			case m.health.Flagged(c):
+				parts = append(parts, fmt.Sprintf("%s earlier", c))
+			}
+		}
+	}
+	if c := m.capacity; c != nil && m.current != nil && c.Estimate.Exceeds(m.current.plan.TargetRPS) {
+		parts = append(parts, fmt.Sprintf("%s exceeds the pre-flight ~%s/s", stats.StageLabel(m.current.plan.TargetRPS), stats.Thousands(int64(c.Estimate.SustainableRPS))))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "⚠ " + strings.Join(parts, " · ")
+}
+
+// wrap breaks text into lines of at most w cells at spaces.
+func wrap(text string, w int) string {
+	var lines []string
+	line := ""
+	for _, word := range strings.Fields(text) {
+		if line != "" && ansi.StringWidth(line)+1+ansi.StringWidth(word) > w {
+			lines = append(lines, line)
+			line = word
+			continue
+		}
+		if line != "" {
+			line += " "
+		}
+		line += word
+	}
+	return strings.Join(append(lines, line), "\n")
 }
 
 // results is the article's two tables in one, reported run per stage, its
@@ -289,7 +368,13 @@ func (m *Model) results(w, h int) []string {
 		if n := len(st.FailedRuns); n > 0 {
 			mark = fmt.Sprintf("✗ %d failed", n)
 		}
-		rows = append(rows, append(row, mark))
+		flag := ""
+		for _, r := range st.Runs {
+			if rs := m.byID[r.ID]; rs != nil && m.flagged(rs) {
+				flag = " ⚠"
+			}
+		}
+		rows = append(rows, append(row, mark+flag))
 		marks = append(marks, mark)
 	}
 	rows = dropColumns(rows, w, "cores", "p50", "Requests") // the verdict must stay in view
@@ -329,6 +414,9 @@ func (m *Model) results(w, h int) []string {
 		t := m.summary.Totals
 		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped", verdict, stats.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped))
 	}
+	if line := warningsLine(m.summary); line != "" {
+		out = append(out, s.Warn.Render(ansi.Truncate(line, w, "…")))
+	}
 	_ = h
 	return out
 }
@@ -360,6 +448,40 @@ func dropColumns(rows [][]string, w int, names ...string) [][]string {
 		}
 	}
 	return rows
+}
+
+// warningsLine counts the runs carrying each invalidating warning.
+func warningsLine(sum *stats.Summary) string {
+	runs := map[stats.WarningCode]map[string]bool{}
+	for _, w := range sum.Warnings {
+		if w.Code.Invalidating() {
+			if runs[w.Code] == nil {
+				runs[w.Code] = map[string]bool{}
+			}
+			runs[w.Code][w.Run] = true
+		}
+	}
+	var parts []string
+	for _, c := range stats.InvalidatingCodes {
+		if n := len(runs[c]); n > 0 {
+			allowed := ""
+			if sum.Thresholds.Allows(c) {
+				allowed = ", allowed"
+			}
+			parts = append(parts, fmt.Sprintf("%s in %d run%s%s", c, n, plural(n), allowed))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "⚠ " + strings.Join(parts, " · ") + " — the figures of those runs are not the server's alone"
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
 }
 
 func (m *Model) logPane(w, h int) []string {

@@ -34,6 +34,7 @@ type Tile struct {
 type RunView struct {
 	Run      *stats.Run
 	Reported bool
+	Flags    []string // invalidating warning codes of the run
 	Charts   []template.HTML
 	Agents   []agentRow
 	Missing  string
@@ -97,6 +98,11 @@ func Build(dir string) ([]byte, error) {
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Index < runs[j].Index })
 	for _, r := range runs {
 		rv := RunView{Run: r, Reported: reported[r.ID]}
+		for _, w := range r.Warnings {
+			if w.Code.Invalidating() {
+				rv.Flags = append(rv.Flags, string(w.Code))
+			}
+		}
 		if err := rv.build(filepath.Join(dir, evidence.RunsDir, r.ID)); err != nil {
 			rv.Missing = err.Error()
 		}
@@ -185,15 +191,11 @@ func warnings(s *stats.Summary, m *evidence.Manifest) []string {
 		if r.Dropped > 0 {
 			out = append(out, fmt.Sprintf("%s dropped %s arrivals: the generator's in-flight cap was full, so the server saw less than the target", r.ID, stats.Thousands(r.Dropped)))
 		}
-		if r.SendLagMs.P99 > 10 {
-			out = append(out, fmt.Sprintf("%s: the generator sent late (send lag p99 %.1f ms); see latency_from_schedule", r.ID, r.SendLagMs.P99))
-		}
-		if r.GeneratorCPU != nil && m.CPUs > 0 && r.GeneratorCPU.PeakCores > 0.8*float64(m.CPUs) {
-			out = append(out, fmt.Sprintf("%s: the generator used %.2f cores at peak: it may have been starved", r.ID, r.GeneratorCPU.PeakCores))
-		}
 		if !r.Sanity && r.Status == stats.StatusDone && !r.ThresholdsPassed {
 			out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, r.FailedChecks()))
 		}
+		// The run's coded warnings, computed from the evidence like every
+		// figure (generator_late, generator_starved, host_saturated, …).
 		for _, w := range r.Warnings {
 			if w.Code == stats.WarnDropped {
 				continue // said above, with what it means
@@ -304,9 +306,16 @@ func (rv *RunView) build(dir string) error {
 			template.HTML(charts.Chart{Title: "Engine CPU (stacked per engine)", YUnit: "millicores", XMax: xmax, Bands: bands, Stacked: stacked, Lines: nodeLines}.SVG()),
 			template.HTML(charts.Chart{Title: "Engine memory", YUnit: "MiB", XMax: xmax, Bands: bands, Lines: memLines, Height: 180}.SVG()))
 	}
+	host, err := evidence.ReadHost(filepath.Join(dir, evidence.HostFile))
+	if err != nil {
+		return err
+	}
+	hc := hostCharts(host, start, xmax, bands)
 	if len(genLines) > 0 {
+		genLines = append(genLines, hc.generator...)
 		rv.Charts = append(rv.Charts, template.HTML(charts.Chart{Title: "Load generator CPU", YUnit: "millicores", XMax: xmax, Bands: bands, Lines: genLines, Height: 180}.SVG()))
 	}
+	rv.Charts = append(rv.Charts, hc.charts...)
 	rv.Agents = perAgent(rows)
 	return nil
 }

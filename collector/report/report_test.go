@@ -42,6 +42,9 @@ func writeCampaign(t *testing.T) string {
 			if at.Sub(start) < p.Warmup {
 				r.Phase = stats.Warmup
 			}
+			if p.TargetRPS == 100 && !p.Sanity && k%20 == 0 {
+				r.SendLagUS = 8000 // p99 8 ms: late for a 2–4 ms server (the old fixed 10 ms check said nothing)
+			}
 			if p.TargetRPS == 200 && k%50 == 0 {
 				r.Outcome, r.Status, r.SendLagUS, r.DurationUS = "dropped", 0, 0, 0
 			}
@@ -53,6 +56,13 @@ func writeCampaign(t *testing.T) string {
 				w.Consume(event.Resource{At: at, Role: "engine", Name: e, CPUMillicores: p.TargetRPS * 2, MemoryBytes: 1 << 30})
 			}
 			w.Consume(event.Resource{At: at, Role: "generator", Name: "gen", CPUMillicores: 50})
+			wait := 0.01
+			h := stats.HostMetrics{CPUs: 2, BusyCores: 0.9, Runnable: 1, MemTotalBytes: 8 << 30, MemAvailableBytes: 5 << 30,
+				PSI: &stats.Pressure{CPUSome: 0.1}, GeneratorLimitCores: 2, GeneratorWaitCores: &wait}
+			if p.TargetRPS == 200 {
+				h.BusyCores, h.Runnable = 2, 6 // saturated by something else
+			}
+			w.Consume(event.Host{At: at, HostMetrics: h})
 		}
 		st, err := w.EndRun(stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS, Agents: 2,
 			Started: start, MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total()), Status: stats.StatusDone}, th)
@@ -162,11 +172,16 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 	if len(res) != 2 || res[1][3] != sum.ResourceTable().Rows[1][3] {
 		t.Errorf("resource table %v", res)
 	}
-	// Charts: throughput, latency, engine CPU, memory, generator for every run.
+	// Charts: throughput, latency, engine CPU, memory, generator, host CPU
+	// and host pressure for every run.
 	var svgs []*html.Node
 	find(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "svg" }, &svgs)
-	if len(svgs) != 3*5 {
-		t.Errorf("%d charts, want 15", len(svgs))
+	if len(svgs) != 3*7 {
+		t.Errorf("%d charts, want 21", len(svgs))
+	}
+	if run := text(byID("run-02-r1-200rps")); !strings.Contains(run, "Host CPU") || !strings.Contains(run, "runnable threads") ||
+		!strings.Contains(run, "waiting for a CPU") || !strings.Contains(run, "⚠ host_saturated") {
+		t.Errorf("run section lacks the host: %s", run)
 	}
 	var areas []*html.Node
 	find(byID("run-01-r1-100rps"), func(n *html.Node) bool { return n.Data == "polygon" }, &areas)
@@ -176,6 +191,15 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 	w := text(byID("warnings"))
 	if !strings.Contains(w, "02-r1-200rps dropped 16 arrivals") || !strings.Contains(w, "02-r1-200rps failed thresholds") {
 		t.Errorf("warnings: %s", w)
+	}
+	// The report says what stats.json says, by code, not checks of its own.
+	for _, want := range []string{"01-r1-100rps: send lag p99 8.0 ms exceeds 5.0 ms", "[generator_late]", "02-r1-200rps: host saturated in 4 of 4 measured seconds", "[host_saturated]"} {
+		if !strings.Contains(w, want) {
+			t.Errorf("warnings lack %q: %s", want, w)
+		}
+	}
+	if strings.Contains(w, "sent late") || strings.Contains(w, "may have been starved") {
+		t.Errorf("ad-hoc checks are back: %s", w)
 	}
 	tiles := text(byID("tiles"))
 	if !strings.Contains(tiles, "FAILED") || !strings.Contains(tiles, stats.Thousands(sum.Totals.Exchanges)) {

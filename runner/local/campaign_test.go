@@ -9,7 +9,10 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,6 +59,10 @@ func tinyCampaign() config.Campaign {
 	c.Sanity.Duration = time.Second
 	c.Agents.Count = 3
 	c.Subject.Alg, c.Target.Embedded.SigningAlg = subject.ES256, subject.ES256
+	// These tests check the mechanics on shared 2-core machines, where the
+	// suite itself saturates the host; TestStarvedGeneratorFailsTheRun
+	// checks the warnings.
+	c.Thresholds.AllowWarnings = stats.InvalidatingCodes
 	return c
 }
 
@@ -304,4 +311,89 @@ func assertNoSecret(t *testing.T, dir, secret string) {
 		}
 		return nil
 	})
+}
+
+// A generator that competes for its only CPU (GOMAXPROCS=1 and a goroutine
+// burning it, as when pinned to one core beside another process) carries
+// generator_starved, fails its verdict, and says so in summary.json,
+// summary.md and on a recompute from the folder; allowing the warning lets
+// the same evidence pass.
+func TestStarvedGeneratorFailsTheRun(t *testing.T) {
+	prev := runtime.GOMAXPROCS(1)
+	defer runtime.GOMAXPROCS(prev)
+	stop := make(chan struct{})
+	var hog sync.WaitGroup
+	hog.Add(1)
+	go func() {
+		defer hog.Done()
+		x := 1
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			for i := 0; i < 1e5; i++ {
+				x = x*31 + i
+			}
+		}
+	}()
+	defer func() { close(stop); hog.Wait() }()
+
+	c := tinyCampaign()
+	c.Stages, c.Rounds, c.Duration, c.Warmup = []float64{100}, 1, 3*time.Second, time.Second
+	c.Sanity.Enabled = false
+	c.Thresholds.AllowWarnings = nil
+	dir := filepath.Join(t.TempDir(), "starved")
+	r := runCampaign(t, context.Background(), c, dir, nil, nil, nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	run := r.summary.Stages[0].Runs[0]
+	var codes []string
+	for _, w := range run.Warnings {
+		codes = append(codes, string(w.Code))
+	}
+	if !slices.Contains(codes, string(stats.WarnGeneratorStarved)) {
+		t.Fatalf("no generator_starved in %v", run.Warnings)
+	}
+	if run.ThresholdsPassed || r.summary.ThresholdsPassed {
+		t.Errorf("a starved run passed: %+v", run.Thresholds)
+	}
+	md, _ := os.ReadFile(filepath.Join(dir, evidence.SummaryMD))
+	if !strings.Contains(string(md), "[generator_starved]") {
+		t.Errorf("summary.md lacks the warning:\n%s", md)
+	}
+	// The live dashboard flagged the run on the ladder.
+	r.dash.SetSize(120, 40)
+	if v := r.dash.View(); !strings.Contains(v, "00-r1-100rps") || !strings.Contains(v, "⚠") {
+		t.Errorf("no badge on the dashboard:\n%s", v)
+	}
+	// Recomputed from the folder: the same warnings; allowed, it passes.
+	f, err := evidence.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.Recompute(c.Thresholds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := mustJSON(t, again.Stages[0].Runs[0].Warnings), mustJSON(t, run.Warnings); a != b {
+		t.Errorf("recomputed warnings differ:\n%s\n%s", a, b)
+	}
+	allowed := c.Thresholds
+	allowed.AllowWarnings = stats.InvalidatingCodes
+	if s, _ := f.Recompute(allowed); s == nil || !s.Stages[0].Runs[0].ThresholdsPassed {
+		t.Errorf("allowed warnings still fail: %+v", s.Stages[0].Runs[0].Thresholds)
+	}
+	// The pre-flight estimate was measured and recorded.
+	var capa *event.Capacity
+	for _, e := range r.events {
+		if v, ok := e.(event.Capacity); ok {
+			capa = &v
+		}
+	}
+	if capa == nil || capa.Estimate.SustainableRPS <= 0 || capa.Estimate.ServerCPUMs <= 0 || !strings.Contains(capa.Estimate.Method, "calibration exchanges") {
+		t.Errorf("pre-flight: %+v", capa)
+	}
 }
