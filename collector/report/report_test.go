@@ -20,7 +20,8 @@ import (
 // the 200/s run with dropped arrivals.
 func writeCampaign(t *testing.T) string {
 	dir := filepath.Join(t.TempDir(), "c")
-	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
+	// Allowed warnings are reported all the same; they do not fail a run.
+	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99, AllowWarnings: []stats.WarningCode{stats.WarnGeneratorLate, stats.WarnHostSaturated}}
 	w, err := evidence.Create(dir, []byte("name: t\n"), evidence.Manifest{CampaignID: "c", Name: "t", Started: time.Unix(1_800_000_000, 0)})
 	if err != nil {
 		t.Fatal(err)
