@@ -40,6 +40,7 @@ type Server struct {
 	tlsPair *tls.Certificate
 	baseURL string
 	mux     *http.ServeMux
+	handler http.Handler // mux behind the framing check
 	meta    []byte
 }
 
@@ -92,7 +93,33 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /jwks.json", s.handleJWKS)
 	s.mux.HandleFunc("GET /.well-known/oauth-authorization-server", s.handleMetadata)
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
+	s.handler = s.framing(s.mux)
 	return s, nil
+}
+
+// framing refuses request smuggling (RFC 9112 §6.1, §6.3). Go's server lets
+// Transfer-Encoding override Content-Length and hides which of them came,
+// so every HTTP/1.1 request framed by Transfer-Encoding is refused with 400
+// and its connection closed: tokex's endpoints take small bodies, and every
+// client sends those with Content-Length. An HTTP/1.0 request may carry a
+// Transfer-Encoding that Go silently ignores, so its connection is closed
+// after the answer.
+func (s *Server) framing(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor != 1 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if r.ProtoMinor == 0 {
+			w.Header().Set("Connection", "close")
+		}
+		if len(r.TransferEncoding) > 0 {
+			w.Header().Set("Connection", "close")
+			s.writeError(w, fail(400, exchange.ErrInvalidRequest, "Transfer-Encoding is not accepted; send the body with Content-Length"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Faults describes the configured fault injection ("" when off).
@@ -103,7 +130,7 @@ func (s *Server) Key() *subject.Key { return s.key }
 
 // Handler serves every endpoint. SetBaseURL must have been called (Serve
 // does it) for metadata and the default issuer to be right.
-func (s *Server) Handler() http.Handler { return s.mux }
+func (s *Server) Handler() http.Handler { return s.handler }
 
 // SetBaseURL fixes the public base URL, from which the issuer defaults.
 func (s *Server) SetBaseURL(u string) {
@@ -150,7 +177,7 @@ func (s *Server) Listen() (net.Listener, error) {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	scheme := "http"
 	srv := &http.Server{
-		Handler:           s.mux,
+		Handler:           s.handler,
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
