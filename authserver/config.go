@@ -58,6 +58,9 @@ type SubjectConfig struct {
 	// "any", or a literal audience value.
 	Audience string        `yaml:"audience"`
 	Leeway   time.Duration `yaml:"leeway"`
+	// MaxLifetime bounds how long a subject or actor token may live: exp −
+	// iat when it has an iat, and exp − now (plus leeway) always.
+	MaxLifetime time.Duration `yaml:"max_lifetime"`
 	// Refresh is the periodic JWKS refresh; UnknownKidInterval rate-limits
 	// the refresh triggered by a token with an unknown kid.
 	Refresh            time.Duration `yaml:"refresh"`
@@ -117,6 +120,11 @@ const (
 	DefaultScope    = "mcp:tools:invoke"
 	DefaultIssuerIn = "https://pf-perf-subject"
 	DefaultAddr     = "127.0.0.1:9031"
+	// DefaultMaxSubjectLifetime is the longest subject token accepted by
+	// default: access tokens rarely live longer, tokex mints 5-minute ones.
+	DefaultMaxSubjectLifetime = time.Hour
+	// MaxMaxSubjectLifetime is the largest max_lifetime accepted.
+	MaxMaxSubjectLifetime = 365 * 24 * time.Hour
 )
 
 // Default returns the configuration that reproduces the article's engine.
@@ -131,6 +139,7 @@ func Default() Config {
 			Algorithms:         slices.Clone(subject.Algorithms),
 			Audience:           "client_id",
 			Leeway:             10 * time.Second,
+			MaxLifetime:        DefaultMaxSubjectLifetime,
 			Refresh:            5 * time.Minute,
 			UnknownKidInterval: 10 * time.Second,
 		},
@@ -193,6 +202,9 @@ func (c *Config) Validate(doc *confload.Doc) error {
 	}
 	if c.Subject.Leeway < 0 || c.Subject.Leeway > 5*time.Minute {
 		return doc.Errorf("subject.leeway", "must be between 0 and 5m")
+	}
+	if c.Subject.MaxLifetime < time.Second || c.Subject.MaxLifetime > MaxMaxSubjectLifetime {
+		return doc.Errorf("subject.max_lifetime", "must be between 1s and 8760h")
 	}
 	if c.Subject.UnknownKidInterval <= 0 {
 		return doc.Errorf("subject.unknown_kid_interval", "must be positive")

@@ -5,15 +5,18 @@ import (
 	"errors"
 	"log/slog"
 	"slices"
+	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 )
 
 // verifier validates inbound JWTs against the subject JWKS.
 type verifier struct {
-	keys     *keySet
-	parser   *jwt.Parser
-	audience string
+	keys        *keySet
+	parser      *jwt.Parser
+	audience    string
+	leeway      time.Duration
+	maxLifetime time.Duration
 }
 
 func newVerifier(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Logger) (*verifier, error) {
@@ -29,7 +32,7 @@ func newVerifier(ctx context.Context, sc SubjectConfig, given []byte, log *slog.
 		jwt.WithIssuedAt(),
 		jwt.WithStrictDecoding(),
 	)
-	return &verifier{keys: keys, parser: p, audience: sc.Audience}, nil
+	return &verifier{keys: keys, parser: p, audience: sc.Audience, leeway: sc.Leeway, maxLifetime: sc.MaxLifetime}, nil
 }
 
 // tokenError is why an inbound token was refused; the text is safe to send.
@@ -52,6 +55,15 @@ func (v *verifier) verify(ctx context.Context, raw, what, clientID string) (*inb
 	}
 	if c.Subject == "" {
 		return nil, &tokenError{what + " has no sub"}
+	}
+	// golang-jwt has required exp; iat is optional (RFC 7519 §4.1.6), so
+	// the lifetime is bounded from now as well.
+	exp := c.Expiry.Time
+	if c.IssuedAt != nil && exp.Sub(c.IssuedAt.Time) > v.maxLifetime {
+		return nil, &tokenError{what + " lifetime (exp − iat) exceeds the maximum"}
+	}
+	if time.Until(exp) > v.maxLifetime+v.leeway {
+		return nil, &tokenError{what + " expires further ahead than the maximum lifetime"}
 	}
 	switch v.audience {
 	case "any":

@@ -69,7 +69,7 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 		useTLS := c.Target.Embedded.TLS == nil || *c.Target.Embedded.TLS
 		emb, err := StartEmbedded(ctx, EmbeddedOptions{
 			Exe: d.Exe, Clients: c.Agents.Count, ClientPrefix: c.Agents.ClientIDPrefix, Secret: d.Secret,
-			SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SigningAlg: c.Target.Embedded.SigningAlg,
+			SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SubjectLifetime: c.Subject.Lifetime, SigningAlg: c.Target.Embedded.SigningAlg,
 			TLS: useTLS, Resources: append(append([]string{}, c.Request.Resources...), c.Request.Audiences...),
 			Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
 		})

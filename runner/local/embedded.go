@@ -30,12 +30,15 @@ type EmbeddedOptions struct {
 	Secret        string // passed through the environment, never argv
 	SubjectKey    *subject.Key
 	SubjectIssuer string
-	SigningAlg    string
-	TLS           bool
-	Resources     []string
-	Scopes        []string
-	BaseConfig    string // a tokex serve YAML to start from
-	Log           func(level, msg string)
+	// SubjectLifetime is the minted tokens' lifetime; the server accepts it
+	// even when longer than its default maximum.
+	SubjectLifetime time.Duration
+	SigningAlg      string
+	TLS             bool
+	Resources       []string
+	Scopes          []string
+	BaseConfig      string // a tokex serve YAML to start from
+	Log             func(level, msg string)
 }
 
 // OnEmbeddedStart, when set (tests), learns each child's pid.
@@ -98,6 +101,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 	cfg.Addr = "127.0.0.1:0"
 	cfg.Subject.JWKSURL, cfg.Subject.JWKSFile, cfg.Subject.CAFile = e.jwks.URL, "", caFile
 	cfg.Subject.Issuer = o.SubjectIssuer
+	cfg.Subject.MaxLifetime = max(cfg.Subject.MaxLifetime, o.SubjectLifetime)
 	if o.SigningAlg != "" {
 		cfg.Signing.Alg = o.SigningAlg
 	}

@@ -106,6 +106,13 @@ func TestServeRejectsBadConfig(t *testing.T) {
 	}
 }
 
+func TestServeMaxSubjectLifetimeFlag(t *testing.T) {
+	code, _, errs := run(t, "serve", "--max-subject-lifetime", "9000h")
+	if code != ExitCannotRun || !strings.Contains(errs, "subject.max_lifetime: must be between 1s and 8760h") {
+		t.Fatalf("%d %s", code, errs)
+	}
+}
+
 func TestSmokeAgainstReferenceServer(t *testing.T) {
 	home := t.TempDir()
 	t.Setenv("TOKEX_HOME", home)

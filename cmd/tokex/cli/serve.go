@@ -7,6 +7,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -29,6 +30,7 @@ type serveOptions struct {
 	tlsKey        string
 	signingAlg    string
 	signingKey    string
+	maxLifetime   time.Duration
 	verbose       bool
 }
 
@@ -58,6 +60,7 @@ default subject key.`,
 	f.StringVar(&o.tlsKey, "tls-key", "", "private key (PEM) for --tls-cert")
 	f.StringVar(&o.signingAlg, "signing-alg", "", "issued-token algorithm RS256|ES256|EdDSA (default RS256)")
 	f.StringVar(&o.signingKey, "signing-key", "", "issued-token signing key (PEM); default: a fresh key per start")
+	f.DurationVar(&o.maxLifetime, "max-subject-lifetime", 0, "longest subject/actor token lifetime accepted (default 1h; subject.max_lifetime)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log at debug level")
 	return cmd
 }
@@ -102,6 +105,9 @@ func (o *serveOptions) complete() (authserver.Config, *confload.Doc, error) {
 	}
 	if o.signingKey != "" {
 		cfg.Signing.KeyFile = o.signingKey
+	}
+	if o.maxLifetime != 0 {
+		cfg.Subject.MaxLifetime = o.maxLifetime
 	}
 	return cfg, doc, cfg.Validate(doc)
 }
@@ -161,7 +167,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	fmt.Fprintf(out, "tokex serve: listening on %s\n", srv.BaseURL())
 	fmt.Fprintf(out, "  token endpoint  %s%s\n", srv.BaseURL(), cfg.TokenPath)
 	fmt.Fprintf(out, "  issuer          %s (signs %s, kid %s)\n", srv.Issuer(), srv.Key().Alg, srv.Key().Kid)
-	fmt.Fprintf(out, "  subject tokens  iss %s, keys from %s\n", cfg.Subject.Issuer, subjectSource)
+	fmt.Fprintf(out, "  subject tokens  iss %s, keys from %s, lifetime ≤ %s\n", cfg.Subject.Issuer, subjectSource, cfg.Subject.MaxLifetime)
 	if len(cfg.Clients) == 0 {
 		fmt.Fprintf(out, "  clients         %s0..%d (shared secret, not shown)\n", cfg.DefaultClients.Prefix, cfg.DefaultClients.Count-1)
 	} else {
