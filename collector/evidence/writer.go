@@ -220,6 +220,9 @@ func (w *Writer) Err() error {
 func (w *Writer) Consume(e event.Event) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if c, ok := e.(event.CampaignStarted); ok {
+		w.man.Target = c.Target // known once the driver started (the embedded server's port)
+	}
 	if w.finished {
 		return
 	}
