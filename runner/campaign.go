@@ -31,9 +31,10 @@ type Campaign struct {
 }
 
 type output struct {
-	bus *event.Bus
-	ev  *evidence.Writer
-	win *windower
+	bus   *event.Bus
+	ev    *evidence.Writer
+	win   *windower
+	reach *reachability
 }
 
 func (o *output) Emit(e event.Event) { o.bus.Emit(e) }
@@ -49,6 +50,9 @@ func (o *output) Record(r *stats.Request) {
 	o.ev.Record(r)
 	if o.win != nil {
 		o.win.Add(r)
+	}
+	if o.reach != nil {
+		o.reach.record(r)
 	}
 }
 
@@ -124,7 +128,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	complete := status == "done"
 	s := &stats.Summary{
 		CampaignID: c.ID, Name: c.Cfg.Name, Tool: c.Tool, Driver: c.Driver.Name(), Target: c.Driver.Target(),
-		Status: status, Started: started, Finished: time.Now(), Thresholds: c.Cfg.Thresholds,
+		Status: status, Reason: reason, Started: started, Finished: time.Now(), Thresholds: c.Cfg.Thresholds,
 	}
 	stats.BuildSummary(s, runs, complete)
 	if reason != "" {
@@ -146,33 +150,47 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	}
 	c.Bus.Emit(event.RunStarted{At: time.Now(), Run: p})
 	win := newWindower(p, c.Bus.Emit, c.Driver.InFlight)
-	out := &output{bus: c.Bus, ev: c.Evidence, win: win}
+	out := &output{bus: c.Bus, ev: c.Evidence, win: win, reach: &reachability{}}
+	// The run stops early when the target stops answering.
+	rctx, stopRun := context.WithCancelCause(ctx)
+	defer stopRun(nil)
 	stopFlush := make(chan struct{})
 	flushed := make(chan struct{})
 	go func() {
 		defer close(flushed)
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
+		flush := time.NewTicker(time.Second)
+		defer flush.Stop()
+		watch := time.NewTicker(200 * time.Millisecond)
+		defer watch.Stop()
 		for {
 			select {
 			case <-stopFlush:
 				return
-			case now := <-t.C:
+			case now := <-flush.C:
 				// One second of grace for the slowest responses of a second.
 				win.Flush(now.Add(-time.Second))
+			case now := <-watch.C:
+				if err := out.reach.check(now, c.Cfg.Target.UnreachableAfter); err != nil && rctx.Err() == nil {
+					c.Bus.Emit(event.Log{At: now, Source: "tokex", Level: "error", Message: err.Error() + "; stopping the run"})
+					stopRun(err)
+				}
 			}
 		}
 	}()
-	res, derr := c.Driver.Run(ctx, p, out)
+	res, derr := c.Driver.Run(rctx, p, out)
 	close(stopFlush)
 	<-flushed
-	if ctx.Err() != nil && !res.MeasuredEnd.IsZero() {
+	unreachable := context.Cause(rctx)
+	if !errors.Is(unreachable, ErrUnreachable) {
+		unreachable = nil
+	}
+	if rctx.Err() != nil && !res.MeasuredEnd.IsZero() {
 		win.Cut(res.MeasuredEnd)
 	}
 	win.Flush(time.Time{})
 	// Keep the run open for one more resource sample past its end, so the
 	// cumulative CPU counters bracket the measured window.
-	if ctx.Err() == nil {
+	if rctx.Err() == nil {
 		tail := c.Cfg.Sampling + 100*time.Millisecond
 		if wait := time.Until(res.MeasuredEnd.Add(tail)); wait > 0 {
 			time.Sleep(wait)
@@ -184,6 +202,10 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	switch {
 	case ctx.Err() != nil:
 		meta.Status, meta.Reason = stats.StatusAborted, "interrupted"
+	case unreachable != nil:
+		derr = unreachable
+		meta.Status, meta.Reason = stats.StatusFailed, unreachable.Error()
+		meta.Warnings = append(meta.Warnings, stats.Warn(stats.WarnTargetUnreachable, "", unreachable.Error()))
 	case derr != nil:
 		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
 	}

@@ -146,7 +146,7 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 	}
 	s := &stats.Summary{
 		CampaignID: f.Manifest.CampaignID, Name: f.Manifest.Name, Driver: f.Manifest.Driver, Target: f.Manifest.Target,
-		Tool: f.Manifest.Tool + " " + f.Manifest.Version, Status: f.Manifest.Status,
+		Tool: f.Manifest.Tool + " " + f.Manifest.Version, Status: f.Manifest.Status, Reason: f.Manifest.Reason,
 		Started: f.Manifest.Started, Finished: f.Manifest.Finished, Thresholds: th,
 	}
 	stats.BuildSummary(s, runs, complete)

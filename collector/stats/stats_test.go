@@ -139,6 +139,14 @@ func TestStageWithFailedRunSaysSo(t *testing.T) {
 	if !strings.Contains(string(b), `"thresholds_passed":false,"failed_runs":["02-r2-100rps"]`) || !strings.Contains(string(b), `"reported_run_rule":`) {
 		t.Errorf("summary.json: %s", b)
 	}
+	// A stage whose only run could not run still has a row in every table.
+	gone := &Summary{Thresholds: Thresholds{P95Ms: 500}}
+	BuildSummary(gone, []*Run{{ID: "01-r1-5rps", TargetRPS: 5, Round: 1, Status: StatusFailed, Reason: "target unreachable: …"}}, false)
+	for name, tb := range map[string]Table{"latency": gone.LatencyTable(), "schedule": gone.ScheduleTable(), "resources": gone.ResourceTable()} {
+		if len(tb.Rows) != 1 || tb.Rows[0][1] != "no finished run" || tb.Rows[0][len(tb.Rows[0])-1] != "✗ 1/1 failed" {
+			t.Errorf("%s table of a stage without a finished run: %v", name, tb.Rows)
+		}
+	}
 	// Unknown thresholds (a summary recomputed without them) fail no stage.
 	u := &Summary{}
 	BuildSummary(u, []*Run{mk("01-r1-100rps", 1, 9.5), dead}, false)

@@ -61,7 +61,8 @@ type Summary struct {
 	Tool              string     `json:"tool"`
 	Driver            string     `json:"driver"`
 	Target            string     `json:"target"`
-	Status            string     `json:"status"` // done, aborted, failed
+	Status            string     `json:"status"`           // done, aborted, failed
+	Reason            string     `json:"reason,omitempty"` // why the campaign did not finish
 	Started           time.Time  `json:"started"`
 	Finished          time.Time  `json:"finished"`
 	LatencyDefinition string     `json:"latency_definition"`
@@ -288,6 +289,7 @@ func (s *Summary) ScheduleTable() Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
+			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", st.Verdict()})
 			continue
 		}
 		row := []string{StageLabel(st.TargetRPS), Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
@@ -302,6 +304,7 @@ func (s *Summary) ResourceTable() Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
+			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "no finished run", "", "", "", st.Verdict()})
 			continue
 		}
 		if r.EngineCPU == nil {
@@ -446,8 +449,12 @@ func (t Table) Text() string {
 func (s *Summary) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# tokex campaign %s\n\n", s.CampaignID)
+	status := s.Status
+	if s.Reason != "" {
+		status += " (" + s.Reason + ")"
+	}
 	fmt.Fprintf(&b, "- name: %s\n- driver: %s\n- target: %s\n- status: %s\n- started: %s, finished: %s\n",
-		s.Name, s.Driver, s.Target, s.Status, s.Started.UTC().Format(time.RFC3339), s.Finished.UTC().Format(time.RFC3339))
+		s.Name, s.Driver, s.Target, status, s.Started.UTC().Format(time.RFC3339), s.Finished.UTC().Format(time.RFC3339))
 	verdict := "PASSED"
 	if !s.ThresholdsPassed {
 		verdict = "FAILED"

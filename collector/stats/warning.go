@@ -23,6 +23,9 @@ const (
 	WarnCampaignEnded      WarningCode = "campaign_unfinished" // aborted or failed campaign
 	// A run of the stage failed its thresholds or could not run.
 	WarnStageFailedRun WarningCode = "stage_has_failed_run"
+	// The target stopped answering (every request refused, reset or timed
+	// out for target.unreachable_after): the run and the campaign stopped.
+	WarnTargetUnreachable WarningCode = "target_unreachable"
 	// The load generator did not keep its schedule: send lag above its
 	// bound, so latency includes the generator's own delay.
 	WarnGeneratorLate WarningCode = "generator_late"

@@ -75,6 +75,10 @@ type Target struct {
 	// Process whose CPU to sample for a remote target on this host.
 	PID    int    `yaml:"pid"`
 	Cgroup string `yaml:"cgroup"` // a cgroup v2 directory
+	// UnreachableAfter stops the run and the campaign when no request got an
+	// HTTP response for this long while they failed at the connection
+	// (refused, reset, timed out).
+	UnreachableAfter time.Duration `yaml:"unreachable_after"`
 }
 
 // Embedded configures the reference server tokex starts for itself.
@@ -138,7 +142,7 @@ func Article() Campaign {
 			AuthMethod:         string(exchange.AuthBasic),
 			Timeout:            10 * time.Second,
 		},
-		Target:     Target{Embedded: Embedded{SigningAlg: subject.RS256}},
+		Target:     Target{Embedded: Embedded{SigningAlg: subject.RS256}, UnreachableAfter: 10 * time.Second},
 		Subject:    Subject{Issuer: "https://pf-perf-subject", Alg: subject.RS256, Lifetime: 5 * time.Minute},
 		Agents:     Agents{Count: 10, ClientIDPrefix: "perf-agent-", MaxInFlight: 100},
 		Users:      Users{Count: 100, Prefix: "perf-user-"},
@@ -226,6 +230,9 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return doc.Errorf("target.url", "must be an http(s) URL of the token endpoint")
 		}
+	}
+	if u := c.Target.UnreachableAfter; u < time.Second || u > time.Hour {
+		return doc.Errorf("target.unreachable_after", "%s must be between 1s and 1h", u)
 	}
 	if a := c.Target.Embedded.SigningAlg; a != "" && !slices.Contains(subject.Algorithms, a) {
 		return doc.Errorf("target.embedded.signing_alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", a)

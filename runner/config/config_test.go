@@ -47,6 +47,8 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"target url", "target:\n  url: ftp://x\n", []string{"campaign.yaml:2", "target.url"}},
 		{"auth method", "request:\n  auth_method: private_key_jwt\n", []string{"campaign.yaml:2", "request.auth_method"}},
 		{"yaml syntax", "stages: [100\n", []string{"campaign.yaml"}},
+		{"unreachable too short", "target:\n  unreachable_after: 100ms\n", []string{"campaign.yaml:2", "target.unreachable_after", "between 1s and 1h"}},
+		{"unreachable too long", "target:\n  unreachable_after: 2h\n", []string{"campaign.yaml:2", "target.unreachable_after"}},
 		{"allowed warning", "thresholds:\n  allow_warnings:\n    - generator_late\n    - dropped_arrivals\n",
 			[]string{"campaign.yaml:4", "thresholds.allow_warnings[1]", `"dropped_arrivals" is not a warning that fails the verdict`}},
 	}

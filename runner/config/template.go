@@ -21,6 +21,9 @@ target:
   # For a server on this host, whose CPU tokex should sample:
   # pid: 12345
   # cgroup: /sys/fs/cgroup/system.slice/my-as.service
+  # Stop the campaign (exit 2, evidence kept, --resume continues) when no
+  # request got an HTTP response for this long, every one refused or timed out.
+  unreachable_after: 10s
   embedded:
     signing_alg: RS256             # issued tokens of the embedded server
     # tls: true                    # HTTPS + HTTP/2, like the article's engines

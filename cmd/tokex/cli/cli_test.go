@@ -51,6 +51,11 @@ func TestRunExitCodes(t *testing.T) {
 		{"bad flag value", []string{"run", "--stages", "10,x"}, ExitCannotRun, `--stages: "x" is not a number`},
 		{"bad allowed warning", []string{"run", "--allow-warning", "generator_late,dropped_arrivals"}, ExitCannotRun, `--allow-warning: "dropped_arrivals" is not a warning that fails the verdict`},
 		{"unreachable target", append([]string{"run", "--target", "http://127.0.0.1:1/token", "--out", filepath.Join(dir, "c"), "--subject-alg", "RS256"}, "--stages", "5", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--no-tui"), ExitCannotRun, "sanity run failed"},
+		// Without the sanity run a dead target used to be loaded for every run, then "campaign done", exit 1.
+		{"target unreachable without sanity", append([]string{"run", "--target", "http://127.0.0.1:1/token", "--out", filepath.Join(dir, "d"), "--unreachable-after", "1s"},
+			"--stages", "5", "--rounds", "2", "--duration", "4s", "--warmup", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui"),
+			ExitCannotRun, "campaign failed: target unreachable: no HTTP response for 1s"},
+		{"unreachable-after out of range", []string{"run", "--unreachable-after", "10ms"}, ExitCannotRun, "target.unreachable_after: 10ms must be between 1s and 1h"},
 		{"unwritable out", append([]string{"run", "--out", "/proc/tokex"}, short...), ExitCannotRun, "evidence folder"},
 		{"resume non-evidence", []string{"run", "--resume", dir}, ExitCannotRun, "not a tokex evidence folder"},
 	}

@@ -60,6 +60,7 @@ type runOptions struct {
 	serverExe    string
 	driver       string
 	allowWarn    []string
+	unreachable  time.Duration
 	kube         *kubeConn
 
 	cfg    config.Campaign
@@ -103,6 +104,7 @@ run, 130 interrupted.`,
 	f.StringVar(&o.serverExe, "server-exe", "", "tokex binary to start as the embedded server (default: this one)")
 	_ = f.MarkHidden("server-exe")
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
+	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when the target answered nothing this long, every request refused or timed out (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
 	return cmd
 }
@@ -185,6 +187,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	if fl.Changed("insecure") {
 		c.Target.InsecureSkipVerify = o.insecure
+	}
+	if fl.Changed("unreachable-after") {
+		c.Target.UnreachableAfter = o.unreachable
 	}
 	if fl.Changed("allow-warning") {
 		c.Thresholds.AllowWarnings = nil
@@ -396,6 +401,9 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	case interrupted.Load() || (sum != nil && sum.Status == "aborted"):
 		fmt.Fprintf(stdout, "interrupted: finished runs are kept; continue with: tokex run --resume %s\n", dir)
 		return &exitError{code: ExitInterrupted}
+	case errors.Is(runErr, runner.ErrUnreachable):
+		fmt.Fprintf(stdout, "the target stopped answering: finished runs are kept; once it is back, continue with: tokex run --resume %s\n", dir)
+		return &exitError{code: ExitCannotRun, err: runErr}
 	case runErr != nil:
 		return &exitError{code: ExitCannotRun, err: runErr}
 	case closeErr != nil:

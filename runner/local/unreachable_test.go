@@ -1,0 +1,135 @@
+package local_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
+)
+
+// tokenServer answers every exchange like a healthy server, on addr
+// ("127.0.0.1:0" for a fresh port).
+func tokenServer(t *testing.T, addr string) (*http.Server, string) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = r.ParseForm()
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"access_token":"at","issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"Bearer"}`))
+	}), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return srv, ln.Addr().String()
+}
+
+// A remote target that dies mid-campaign stops the run and the campaign
+// (it used to be loaded for every remaining run, then "campaign done"),
+// with the reason in the manifest, the summary and a coded warning; the
+// evidence is kept, and --resume continues once the target is back.
+func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
+	srv, addr := tokenServer(t, "127.0.0.1:0")
+	c := tinyCampaign()
+	c.Target.URL = "http://" + addr + "/as/token.oauth2"
+	c.Stages, c.Rounds = []float64{20}, 3
+	c.Duration, c.Warmup = 4*time.Second, 0
+	c.Target.UnreachableAfter = time.Second
+	dir := filepath.Join(t.TempDir(), "dies")
+	// The server dies as soon as the first counted run has finished.
+	r := runCampaign(t, context.Background(), c, dir, nil, func(e event.Event) bool {
+		if f, ok := e.(event.RunFinished); ok && f.RunID == "01-r1-20rps" {
+			_ = srv.Close()
+		}
+		return false
+	}, nil)
+	if !errors.Is(r.err, runner.ErrUnreachable) {
+		t.Fatalf("err = %v", r.err)
+	}
+	s := r.summary
+	if s.Status != "failed" || !strings.Contains(s.Reason, "target unreachable: no HTTP response for 1s") || !strings.Contains(s.Reason, "conn_error") {
+		t.Fatalf("summary status %q reason %q", s.Status, s.Reason)
+	}
+	var warned bool
+	for _, w := range s.Warnings {
+		warned = warned || (w.Code == stats.WarnTargetUnreachable && w.Run == "02-r2-20rps")
+	}
+	if !warned {
+		t.Errorf("no target_unreachable warning: %v", s.Warnings)
+	}
+	for _, e := range r.events {
+		if rs, ok := e.(event.RunStarted); ok && rs.Run.ID == "03-r3-20rps" {
+			t.Error("the campaign went on loading a dead target")
+		}
+	}
+	f, err := evidence.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The campaign-level reason in manifest.json waits for Finish to keep it
+	// (issue 9 item 19); the failed run's entry carries it already.
+	if f.Manifest.Status != "failed" {
+		t.Errorf("manifest status %q", f.Manifest.Status)
+	}
+	statuses := map[string]string{}
+	for _, e := range f.Manifest.Runs {
+		statuses[e.ID] = e.Status
+		if e.ID == "02-r2-20rps" && !strings.Contains(e.Reason, "target unreachable: no HTTP response for 1s") {
+			t.Errorf("manifest entry of the dead run: reason %q", e.Reason)
+		}
+	}
+	if statuses["01-r1-20rps"] != "done" || statuses["02-r2-20rps"] != "failed" || statuses["03-r3-20rps"] != "pending" {
+		t.Fatalf("statuses %v", statuses)
+	}
+	onDisk, err := f.Summary()
+	if err != nil || onDisk.Reason != s.Reason {
+		t.Errorf("summary.json reason %q (%v)", onDisk.Reason, err)
+	}
+	failed, err := f.RunStats("02-r2-20rps")
+	if err != nil || failed.Status != stats.StatusFailed || failed.Responses != 0 || failed.MeasuredSeconds >= c.Duration.Seconds() {
+		t.Errorf("the dead run: %+v (%v)", failed, err)
+	}
+	first, _ := f.RunStats("01-r1-20rps")
+	if first == nil || first.OK != 80 {
+		t.Fatalf("the run before the failure: %+v", first)
+	}
+	if _, err := os.Stat(filepath.Join(dir, evidence.RunsDir, "02-r2-20rps", evidence.RequestsFile)); err != nil {
+		t.Errorf("the dead run's rows are gone: %v", err)
+	}
+
+	// The target is back on the same address: resume finishes the campaign.
+	tokenServer(t, addr)
+	done := map[string]*stats.Run{}
+	for _, e := range f.Manifest.Runs {
+		if e.Status == "done" {
+			done[e.ID], _ = f.RunStats(e.ID)
+		}
+	}
+	r2 := runCampaign(t, context.Background(), c, dir, done, nil, nil)
+	if r2.err != nil || r2.summary.Status != "done" || !r2.summary.ThresholdsPassed || r2.summary.Reason != "" {
+		t.Fatalf("resume: %+v %v", r2.summary, r2.err)
+	}
+	for _, e := range r2.events {
+		if rs, ok := e.(event.RunStarted); ok && (rs.Run.Sanity || rs.Run.ID == "01-r1-20rps") {
+			t.Errorf("resume re-ran %s", rs.Run.ID)
+		}
+	}
+	f2, _ := evidence.Open(dir)
+	if kept, _ := f2.RunStats("01-r1-20rps"); mustJSON(t, kept) != mustJSON(t, first) {
+		t.Error("a finished run's evidence changed on resume")
+	}
+	if f2.Manifest.Status != "done" || f2.Manifest.Reason != "" {
+		t.Errorf("after resume: manifest %q %q", f2.Manifest.Status, f2.Manifest.Reason)
+	}
+}
