@@ -35,6 +35,7 @@ type output struct {
 	ev    *evidence.Writer
 	win   *windower
 	reach *reachability
+	descs *descriptions
 }
 
 func (o *output) Emit(e event.Event) { o.bus.Emit(e) }
@@ -53,6 +54,9 @@ func (o *output) Record(r *stats.Request) {
 	}
 	if o.reach != nil {
 		o.reach.record(r)
+	}
+	if o.descs != nil {
+		o.descs.record(r)
 	}
 }
 
@@ -150,7 +154,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	}
 	c.Bus.Emit(event.RunStarted{At: time.Now(), Run: p})
 	win := newWindower(p, c.Bus.Emit, c.Driver.InFlight)
-	out := &output{bus: c.Bus, ev: c.Evidence, win: win, reach: &reachability{}}
+	out := &output{bus: c.Bus, ev: c.Evidence, win: win, reach: &reachability{}, descs: &descriptions{}}
 	// The run stops early when the target stops answering.
 	rctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
@@ -198,7 +202,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	}
 	meta := stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
 		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
-		Status: stats.StatusDone, Warnings: res.Warnings}
+		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: out.descs.list()}
 	switch {
 	case ctx.Err() != nil:
 		meta.Status, meta.Reason = stats.StatusAborted, "interrupted"
@@ -221,21 +225,16 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 }
 
 // sanityVerdict fails the campaign early when the sanity run shows the
-// target cannot be measured, naming the most common error.
+// target cannot be measured, naming the most common error and what the
+// server said about it.
 func sanityVerdict(st *stats.Run, th stats.Thresholds) error {
 	if st.Requests > 0 && st.SuccessRatio >= th.SuccessRatio {
 		return nil
 	}
-	top, n := "", int64(0)
-	for k, v := range st.Errors {
-		if v > n || (v == n && k < top) {
-			top, n = k, v
-		}
-	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d exchanges succeeded", st.OK, st.Requests)
-	if top != "" {
-		fmt.Fprintf(&b, "; most common error: %s (%d)", top, n)
+	if len(st.TopErrors) > 0 {
+		b.WriteString("; most common error: " + st.TopErrors[0].String())
 	}
 	if st.Dropped > 0 {
 		fmt.Fprintf(&b, "; %d dropped", st.Dropped)

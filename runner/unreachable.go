@@ -23,7 +23,7 @@ type reachability struct {
 	mu       sync.Mutex
 	since    int64 // unix µs; 0: the last request that completed was answered
 	failures int64
-	last     string // the latest failure, "conn_error" or "timeout"
+	last     string // the latest failure: "conn_error: dial tcp …: connection refused"
 }
 
 func (r *reachability) record(q *stats.Request) {
@@ -42,6 +42,9 @@ func (r *reachability) record(q *stats.Request) {
 	}
 	r.failures++
 	r.last = q.Outcome
+	if q.Description != "" {
+		r.last += ": " + q.Description
+	}
 }
 
 // check returns ErrUnreachable, with what happened, once the target has

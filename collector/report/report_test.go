@@ -260,3 +260,47 @@ func TestPerSecondAchieved(t *testing.T) {
 		t.Fatalf("%d seconds", len(secs))
 	}
 }
+
+// Each run's section lists its most common errors with what the server
+// said, escaped like every other text.
+func TestReportListsTopErrors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	w, err := evidence.Create(dir, []byte("name: t\n"), evidence.Manifest{CampaignID: "c", Name: "t", Started: time.Unix(1_800_000_000, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := event.PlannedRun{ID: "01-r1-10rps", Index: 1, Round: 1, TargetRPS: 10, Duration: 2 * time.Second, Agents: 1}
+	_ = w.SetPlan([]event.PlannedRun{p})
+	start := time.Unix(1_800_000_000, 0)
+	_ = w.BeginRun(p, start)
+	for k := 0; k < 20; k++ {
+		w.Record(&stats.Request{Seq: int64(k), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(k) * 100 * time.Millisecond).UnixMicro(),
+			DurationUS: 900, Status: 401, Outcome: "oauth_error", Detail: "invalid_client"})
+	}
+	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
+	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Index: 1, Round: 1, TargetRPS: 10, Agents: 1, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second),
+		Status: stats.StatusDone, ErrorDescriptions: []stats.ErrorDescription{{Error: "oauth_error:invalid_client", Text: "client <b>authentication</b> failed", Count: 20}}}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stats.Summary{CampaignID: "c", Status: "done", Thresholds: th}
+	stats.BuildSummary(s, []*stats.Run{st}, true)
+	if err := w.Finish(s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := html.Parse(bytes.NewReader(b))
+	var tables []*html.Node
+	find(doc, func(n *html.Node) bool { return n.Data == "table" && attr(n, "class") == "errors" }, &tables)
+	if len(tables) != 1 || !strings.Contains(text(tables[0]), "oauth_error:invalid_client20client <b>authentication</b> failed (20)") {
+		t.Fatalf("errors table: %d %q", len(tables), func() string {
+			if len(tables) > 0 {
+				return text(tables[0])
+			}
+			return ""
+		}())
+	}
+}

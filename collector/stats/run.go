@@ -1,11 +1,15 @@
 package stats
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // CPU summarizes a group of processes or pods over the measured window.
@@ -43,12 +47,14 @@ type Run struct {
 	// AchievedRPS is responses ÷ measured seconds; AchievedRatio is
 	// responses ÷ measured arrivals (sent, dropped or cut short): never
 	// more than 1, and 0 for a target that answered nothing.
-	AchievedRPS       float64           `json:"achieved_rps"`
-	AchievedRatio     float64           `json:"achieved_ratio"`
-	Dropped           int64             `json:"dropped"` // measured phase
-	OK                int64             `json:"ok"`
-	SuccessRatio      float64           `json:"success_ratio"`
-	Errors            map[string]int64  `json:"errors,omitempty"` // outcome/detail -> count
+	AchievedRPS   float64          `json:"achieved_rps"`
+	AchievedRatio float64          `json:"achieved_ratio"`
+	Dropped       int64            `json:"dropped"` // measured phase
+	OK            int64            `json:"ok"`
+	SuccessRatio  float64          `json:"success_ratio"`
+	Errors        map[string]int64 `json:"errors,omitempty"` // outcome/detail -> count
+	// TopErrors are the most common failures with what the server said.
+	TopErrors         []ErrorKind       `json:"top_errors,omitempty"`
 	LatencyMs         Latency           `json:"latency_ms"`
 	LatencyFromSched  Latency           `json:"latency_from_schedule_ms"`
 	SendLagMs         Latency           `json:"send_lag_ms"`
@@ -114,11 +120,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 			if r.Errors == nil {
 				r.Errors = map[string]int64{}
 			}
-			key := q.Outcome
-			if q.Detail != "" {
-				key += ":" + q.Detail
-			}
-			r.Errors[key]++
+			r.Errors[q.ErrorKey()]++
 		}
 		dur = append(dur, q.DurationUS)
 		fromSched = append(fromSched, q.SendLagUS+q.DurationUS)
@@ -136,6 +138,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 	if r.Requests > 0 {
 		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))
 	}
+	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
 	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, r.Requests)
 	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
 		r.GeneratorCPU = g
@@ -176,6 +179,63 @@ func (r *Run) checkThresholds(th Thresholds) {
 	for _, t := range r.Thresholds {
 		r.ThresholdsPassed = r.ThresholdsPassed && t.Passed
 	}
+}
+
+// ErrorKind is one of a run's most common failures: its key in Errors, how
+// often, and the most common things the server said about it.
+type ErrorKind struct {
+	Error        string             `json:"error"`
+	Count        int64              `json:"count"`
+	Descriptions []ErrorDescription `json:"descriptions,omitempty"` // Error left empty
+}
+
+// Bounds of Run.TopErrors.
+const (
+	MaxTopErrors       = 5
+	MaxTopDescriptions = 3
+)
+
+// topErrors ranks errors by count (then key) and attaches their most common
+// descriptions.
+func topErrors(errs map[string]int64, descs []ErrorDescription) []ErrorKind {
+	var out []ErrorKind
+	for k, n := range errs {
+		out = append(out, ErrorKind{Error: k, Count: n})
+	}
+	rank := func(ka string, na int64, kb string, nb int64) int {
+		if na != nb {
+			return cmp.Compare(nb, na)
+		}
+		return strings.Compare(ka, kb)
+	}
+	slices.SortFunc(out, func(a, b ErrorKind) int { return rank(a.Error, a.Count, b.Error, b.Count) })
+	out = out[:min(len(out), MaxTopErrors)]
+	descs = descs[:min(len(descs), 4*MaxTopErrors*MaxTopDescriptions+64)] // a manifest may be hostile
+	for i := range out {
+		for _, d := range descs {
+			if d.Error == out[i].Error {
+				text := exchange.SanitizeDescription(d.Text) // again: the manifest may be hostile
+				out[i].Descriptions = append(out[i].Descriptions, ErrorDescription{Text: text, Count: d.Count})
+			}
+		}
+		ds := out[i].Descriptions
+		slices.SortFunc(ds, func(a, b ErrorDescription) int { return rank(a.Text, a.Count, b.Text, b.Count) })
+		out[i].Descriptions = ds[:min(len(ds), MaxTopDescriptions)]
+	}
+	return out
+}
+
+// String renders "oauth_error:invalid_client ×12 (client authentication failed)".
+func (k ErrorKind) String() string {
+	s := fmt.Sprintf("%s ×%d", k.Error, k.Count)
+	if len(k.Descriptions) > 0 {
+		var ds []string
+		for _, d := range k.Descriptions {
+			ds = append(ds, fmt.Sprintf("%q", d.Text))
+		}
+		s += " (" + strings.Join(ds, ", ") + ")"
+	}
+	return s
 }
 
 // FailedChecks lists the thresholds the run failed, with the actual values:

@@ -273,3 +273,45 @@ func TestAchievedCountsResponses(t *testing.T) {
 		t.Errorf("aborted run achieved %v", aborted.AchievedRatio)
 	}
 }
+
+// A run's most common failures carry what the server said about them, from
+// the descriptions collected while it ran.
+func TestTopErrorsCarryDescriptions(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(10 * time.Second),
+		ErrorDescriptions: []ErrorDescription{
+			{Error: "oauth_error:invalid_client", Text: "client authentication failed", Count: 60},
+			{Error: "oauth_error:invalid_client", Text: "unknown client", Count: 10},
+			{Error: "conn_error", Text: "dial tcp 127.0.0.1:1: connect: connection refused", Count: 5},
+		}}
+	var reqs []Request
+	for k := 0; k < 100; k++ {
+		r := Request{Seq: int64(k), Phase: Measured, ScheduledUS: start.Add(time.Duration(k) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"}
+		switch {
+		case k < 70:
+			r.Outcome, r.Status, r.Detail = "oauth_error", 401, "invalid_client"
+		case k < 75:
+			r.Outcome, r.Status = "conn_error", 0
+		case k < 76:
+			r.Outcome, r.Status, r.Detail = "http_error", 503, "503"
+		}
+		reqs = append(reqs, r)
+	}
+	r := ComputeRun(m, reqs, nil, Thresholds{P95Ms: 500})
+	if len(r.TopErrors) != 3 {
+		t.Fatalf("top errors %+v", r.TopErrors)
+	}
+	if got := r.TopErrors[0].String(); got != `oauth_error:invalid_client ×70 ("client authentication failed", "unknown client")` {
+		t.Errorf("first: %s", got)
+	}
+	if got := r.TopErrors[1].String(); got != `conn_error ×5 ("dial tcp 127.0.0.1:1: connect: connection refused")` {
+		t.Errorf("second: %s", got)
+	}
+	if got := r.TopErrors[2].String(); got != "http_error:503 ×1" {
+		t.Errorf("third: %s", got)
+	}
+	b, _ := json.Marshal(r)
+	if !strings.Contains(string(b), `"top_errors":[{"error":"oauth_error:invalid_client","count":70,"descriptions":[{"text":"client authentication failed","count":60}`) {
+		t.Errorf("stats.json: %s", b)
+	}
+}

@@ -36,6 +36,18 @@ type Request struct {
 	Status      int   // HTTP status, 0 when none
 	Outcome     string
 	Detail      string // OAuth error code or status; never token material
+	// Description is what the server (error_description) or the transport
+	// said about a failure, sanitised; collected per run (RunMeta), not
+	// written per row.
+	Description string
+}
+
+// ErrorKey is the request's key in Run.Errors: outcome[:detail].
+func (r *Request) ErrorKey() string {
+	if r.Detail != "" {
+		return r.Outcome + ":" + r.Detail
+	}
+	return r.Outcome
 }
 
 // Dropped reports an arrival that was never sent.
@@ -97,4 +109,14 @@ type RunMeta struct {
 	Status        RunStatus
 	Reason        string
 	Warnings      []Warning `json:",omitempty"` // Run is filled in by ComputeRun
+	// ErrorDescriptions are what the server said about the run's failures,
+	// collected while it ran (sanitised, bounded).
+	ErrorDescriptions []ErrorDescription `json:",omitempty"`
+}
+
+// ErrorDescription counts one description of one kind of failure.
+type ErrorDescription struct {
+	Error string `json:"error,omitempty"` // a key of Run.Errors (empty inside ErrorKind)
+	Text  string `json:"text"`
+	Count int64  `json:"count"`
 }

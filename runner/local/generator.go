@@ -10,6 +10,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync"
@@ -237,23 +238,28 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 	a.sent.Add(1)
 	resp, err := a.client.Do(req)
 	var outcome exchange.Outcome
-	var detail string
+	var detail, desc string
 	if err == nil {
 		b, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
 		r.Status = resp.StatusCode
 		if rerr != nil {
-			outcome = exchange.ClassifyErr(ctx, rerr)
+			outcome, desc = exchange.ClassifyErr(ctx, rerr), exchange.TransportDescription(rerr)
 		} else {
 			outcome, detail = exchange.Classify(resp.StatusCode, b)
+			desc = exchange.Description(resp.StatusCode, b)
 		}
 	} else {
-		outcome = exchange.ClassifyErr(ctx, err)
+		outcome, desc = exchange.ClassifyErr(ctx, err), exchange.TransportDescription(err)
 	}
 	done := time.Now()
 	r.SendLagUS = sent.Sub(at).Microseconds()
 	r.DurationUS = done.Sub(sent).Microseconds()
 	r.Outcome, r.Detail = string(outcome), detail
+	if desc != "" && outcome != exchange.OutcomeOK && outcome != exchange.OutcomeAborted {
+		r.Description = exchange.SanitizeDescription(desc, a.Secret, url.QueryEscape(a.Secret),
+			strings.TrimPrefix(exchange.BasicAuth(a.ClientID, a.Secret), "Basic "), tok)
+	}
 	if outcome == exchange.OutcomeOK {
 		a.ok.Add(1)
 	} else if outcome != exchange.OutcomeAborted {

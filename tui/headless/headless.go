@@ -159,6 +159,12 @@ func (p *Printer) Consume(e event.Event) {
 			w.Run = ""
 			p.printf("%s   warning: %s\n", p.tag(v.RunID), w)
 		}
+		for i, k := range s.TopErrors {
+			if i == 3 {
+				break
+			}
+			p.printf("%s   error: %s\n", p.tag(v.RunID), k)
+		}
 	case event.CampaignFinished:
 		if v.Summary != nil {
 			io.WriteString(p.W, "\n"+Report(v.Summary))

@@ -1,0 +1,60 @@
+package runner
+
+import (
+	"sync"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// maxDescriptions bounds the distinct (error, description) pairs kept per
+// run; a hostile server could otherwise vary its text per request.
+const maxDescriptions = 32
+
+// descriptions counts what the server said about a run's failures.
+type descriptions struct {
+	mu     sync.Mutex
+	counts map[stats.ErrorDescription]int64 // Count left zero in the key
+	order  []stats.ErrorDescription
+	other  map[string]int64 // per error: descriptions past the bound
+}
+
+func (d *descriptions) record(q *stats.Request) {
+	if q.Description == "" || q.OK() || q.Dropped() || q.Outcome == "aborted" {
+		return
+	}
+	k := stats.ErrorDescription{Error: q.ErrorKey(), Text: q.Description}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.counts == nil {
+		d.counts, d.other = map[stats.ErrorDescription]int64{}, map[string]int64{}
+	}
+	if _, ok := d.counts[k]; !ok {
+		if len(d.counts) >= maxDescriptions {
+			d.other[k.Error]++
+			return
+		}
+		d.order = append(d.order, k)
+	}
+	d.counts[k]++
+}
+
+// list returns the counts in first-seen order.
+func (d *descriptions) list() []stats.ErrorDescription {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	var out []stats.ErrorDescription
+	for _, k := range d.order {
+		k.Count = d.counts[k]
+		out = append(out, k)
+	}
+	for _, k := range d.order { // once per error, after its kept texts
+		if n := d.other[k.Error]; n > 0 {
+			out = append(out, stats.ErrorDescription{Error: k.Error, Text: "(other descriptions, not kept)", Count: n})
+			delete(d.other, k.Error)
+		}
+	}
+	for e, n := range d.other { // errors first seen past the bound
+		out = append(out, stats.ErrorDescription{Error: e, Text: "(other descriptions, not kept)", Count: n})
+	}
+	return out
+}
