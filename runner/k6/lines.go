@@ -2,6 +2,7 @@ package k6
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 
@@ -50,8 +51,10 @@ func ParseLine(s string) (r stats.Request, ok bool, err error) {
 	return r, true, nil
 }
 
-// ScenarioCount reads a per-scenario count that the agent script makes k6
-// print through an always-true threshold, e.g. http_reqs{scenario:measured}.
+// ScenarioCount reads a per-scenario count: from the always-true threshold
+// the agent script sets on it (http_reqs{scenario:measured}: count=N), else
+// from --summary-mode=full's scenario section, else from the sub-line of
+// the totals. ok is false when the summary says nothing, or nonsense.
 func (s *Summary) ScenarioCount(metric, scenario string) (float64, bool) {
 	want := metric + "{scenario:" + scenario + "}"
 	for _, t := range s.Thresholds {
@@ -59,9 +62,21 @@ func (s *Summary) ScenarioCount(metric, scenario string) (float64, bool) {
 			continue
 		}
 		if v, found := strings.CutPrefix(t.Actual, "count="); found {
-			c, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			return c, err == nil
+			return count(strconv.ParseFloat(strings.TrimSpace(v), 64))
+		}
+	}
+	for _, m := range []*Metric{s.Sections["scenario "+scenario][metric], s.Metrics[want]} {
+		if m != nil && m.Kind == "counter" {
+			return count(m.Count, nil)
 		}
 	}
 	return 0, false
+}
+
+// count accepts a finite, non-negative whole count.
+func count(v float64, err error) (float64, bool) {
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) || v < 0 || v != math.Trunc(v) {
+		return 0, false
+	}
+	return v, true
 }

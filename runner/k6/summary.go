@@ -28,7 +28,8 @@ type Metric struct {
 	Stats     map[string]float64 // avg, min, med, max, p(90), p(95), …
 }
 
-// Threshold is one threshold verdict of a v1/v2 summary.
+// Threshold is one threshold verdict. A legacy (v0.4x) summary marks the
+// metric line ✓/✗ without the expression; Expr is then empty.
 type Threshold struct {
 	Metric string
 	Expr   string
@@ -38,8 +39,13 @@ type Threshold struct {
 
 // Summary is a parsed end-of-test summary.
 type Summary struct {
-	Format     string // "legacy" (v0.4x) or "v1" (v1.x/v2.x sections)
-	Metrics    map[string]*Metric
+	Format string // "legacy" (v0.4x), "v1" (v1.x/v2.x sections), "export", "handle-summary", "machine-readable"
+	// Metrics are the test's totals (TOTAL RESULTS; the whole legacy summary).
+	Metrics map[string]*Metric
+	// Sections are --summary-mode=full's per-scenario and per-group results,
+	// by "scenario NAME" and "scenario NAME › group NAME" (nested groups
+	// chain on).
+	Sections   map[string]map[string]*Metric
 	Thresholds []Threshold
 	// Crossed is true when k6 logged that thresholds were crossed (exit 99).
 	Crossed bool
@@ -57,88 +63,170 @@ func (s *Summary) Counter(name string) (float64, bool) {
 }
 
 var (
-	metricLine  = regexp.MustCompile(`^\s*(\{ [^}]*\}|[A-Za-z_][\w{}:., -]*?)\.{2,}: (.*)$`)
+	metricLine  = regexp.MustCompile(`^\s*(?:([✓✗]) )?(\{ [^}]*\}|[A-Za-z_][\w{}:., -]*?)\.{2,}: (.*)$`)
 	thresholdRE = regexp.MustCompile(`^\s*([✓✗]) '([^']*)' (.*)$`)
 	logrusRE    = regexp.MustCompile(`^time="[^"]*" level=(\w+) msg="((?:[^"\\]|\\.)*)"`)
 	legacyLogRE = regexp.MustCompile(`^(WARN|ERRO|INFO)\[\d+\] (.*?)\s*(?:\s\w+=\S+)*$`)
+	crossedRE   = regexp.MustCompile(`^thresholds on metrics '[^']*' have been crossed$`)
 	statRE      = regexp.MustCompile(`([a-z]+|p\([\d.]+\))=(\S+)`)
+	groupRE     = regexp.MustCompile(`^(\s*)↳ GROUP: (.*)$`)
 )
 
-// ParseSummary reads a k6 log or summary text and extracts the summary. It
-// accepts surrounding log noise (banner, progress, logrus lines).
+// summaryParser is ParseSummary's state: where in the summary a line is.
+type summaryParser struct {
+	s            *Summary
+	section      string   // "": totals; else a key of Sections
+	scenario     string   // the section of the current "█ SCENARIO:"
+	groups       []string // nested "↳ GROUP:" names under it
+	groupIndent  []int
+	parent       string // last top-level metric, for "{ tag:value }" sub-lines
+	thMetric     string // metric whose thresholds are being listed
+	thParent     string // the last metric named there without a tag filter
+	inThresholds bool
+	found        bool
+}
+
+// ParseSummary reads a k6 log or summary text and extracts the summary:
+// legacy (v0.4x, metrics marked ✓/✗ by their thresholds, "█ group" check
+// headers), v1/v2 compact and --summary-mode=full (per-scenario and group
+// sections, kept apart from the totals). It accepts surrounding log noise
+// (banner, progress, logrus, raw log lines).
 func ParseSummary(r io.Reader) (*Summary, error) {
-	s := &Summary{Metrics: map[string]*Metric{}, Format: "legacy"}
+	p := &summaryParser{s: &Summary{Metrics: map[string]*Metric{}, Sections: map[string]map[string]*Metric{}, Format: "legacy"}}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 4<<20)
-	var parent string     // last top-level metric, for "{ tag:value }" sub-lines
-	var thMetric string   // metric whose thresholds are being listed
-	inThresholds := false // inside "█ THRESHOLDS"
-	found := false
 	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), " \t\r")
-		trim := strings.TrimSpace(line)
-		switch {
-		case trim == "":
-			continue
-		case strings.HasPrefix(trim, "█ THRESHOLDS"):
-			s.Format, inThresholds = "v1", true
-			continue
-		case strings.HasPrefix(trim, "█ "):
-			s.Format, inThresholds = "v1", false
-			continue
-		}
-		if m := logrusRE.FindStringSubmatch(line); m != nil {
-			s.logLine(m[1], strings.ReplaceAll(m[2], `\"`, `"`))
-			continue
-		}
-		if m := legacyLogRE.FindStringSubmatch(line); m != nil {
-			s.logLine(map[string]string{"WARN": "warning", "ERRO": "error", "INFO": "info"}[m[1]], m[2])
-			continue
-		}
-		if inThresholds {
-			if m := thresholdRE.FindStringSubmatch(line); m != nil {
-				s.Thresholds = append(s.Thresholds, Threshold{Metric: thMetric, Expr: m[2], Passed: m[1] == "✓", Actual: m[3]})
-			} else if !strings.ContainsAny(trim, " ") || strings.Contains(trim, "{") {
-				thMetric = trim
-			}
-			continue
-		}
-		m := metricLine.FindStringSubmatch(line)
-		if m == nil {
-			continue
-		}
-		name := strings.TrimSpace(m[1])
-		if strings.HasPrefix(name, "{") {
-			if parent == "" {
-				continue
-			}
-			name = parent + "{" + strings.TrimSpace(strings.Trim(name, "{}")) + "}"
-		} else {
-			parent = name
-		}
-		met, err := parseValue(name, strings.TrimSpace(m[2]))
-		if err != nil {
-			return nil, fmt.Errorf("k6 summary: %s: %w", name, err)
-		}
-		if met != nil {
-			s.Metrics[name] = met
-			found = true
+		if err := p.line(strings.TrimRight(sc.Text(), " \t\r")); err != nil {
+			return nil, err
 		}
 	}
 	if err := sc.Err(); err != nil {
 		return nil, err
 	}
-	if !found {
+	if !p.found {
 		return nil, fmt.Errorf("no k6 end-of-test summary found")
 	}
-	return s, nil
+	return p.s, nil
+}
+
+func (p *summaryParser) line(line string) error {
+	trim := strings.TrimSpace(line)
+	switch {
+	case trim == "":
+		return nil
+	case strings.HasPrefix(trim, "█ THRESHOLDS"):
+		p.s.Format, p.inThresholds = "v1", true
+		return nil
+	case strings.HasPrefix(trim, "█ TOTAL RESULTS"):
+		p.s.Format, p.inThresholds, p.section, p.scenario, p.groups, p.groupIndent = "v1", false, "", "", nil, nil
+		return nil
+	case strings.HasPrefix(trim, "█ SCENARIO: "):
+		p.s.Format, p.inThresholds, p.groups, p.groupIndent = "v1", false, nil, nil
+		p.scenario = "scenario " + strings.TrimPrefix(trim, "█ SCENARIO: ")
+		p.section = p.scenario
+		return nil
+	case strings.HasPrefix(trim, "█ "):
+		return nil // a legacy group's checks follow; its metrics are the totals
+	}
+	if m := groupRE.FindStringSubmatch(line); m != nil {
+		p.group(len(m[1]), m[2])
+		return nil
+	}
+	if p.logLine(line, trim) {
+		return nil
+	}
+	if p.inThresholds {
+		if m := thresholdRE.FindStringSubmatch(line); m != nil {
+			p.s.Thresholds = append(p.s.Thresholds, Threshold{Metric: p.thMetric, Expr: m[2], Passed: m[1] == "✓", Actual: m[3]})
+		} else if strings.HasPrefix(trim, "{") { // a submetric under the last metric
+			p.thMetric = p.thParent + strings.ReplaceAll(trim, " ", "")
+		} else if !strings.ContainsAny(trim, " ") || strings.Contains(trim, "{") {
+			p.thMetric, p.thParent = trim, trim
+		}
+		return nil
+	}
+	return p.metric(line)
+}
+
+// group enters a "↳ GROUP:" section; its indentation says how deep it is.
+func (p *summaryParser) group(indent int, name string) {
+	for len(p.groupIndent) > 0 && p.groupIndent[len(p.groupIndent)-1] >= indent {
+		p.groups, p.groupIndent = p.groups[:len(p.groups)-1], p.groupIndent[:len(p.groupIndent)-1]
+	}
+	p.groups, p.groupIndent = append(p.groups, name), append(p.groupIndent, indent)
+	key := p.scenario
+	for _, g := range p.groups {
+		if key != "" {
+			key += " › "
+		}
+		key += "group " + g
+	}
+	p.section = key
+}
+
+// logLine recognises k6's own log lines (logfmt, legacy, or raw as with
+// --log-format=raw, where only the thresholds-crossed line is known).
+func (p *summaryParser) logLine(line, trim string) bool {
+	if m := logrusRE.FindStringSubmatch(line); m != nil {
+		p.s.logLine(m[1], strings.ReplaceAll(m[2], `\"`, `"`))
+		return true
+	}
+	if m := legacyLogRE.FindStringSubmatch(line); m != nil {
+		p.s.logLine(map[string]string{"WARN": "warning", "ERRO": "error", "INFO": "info"}[m[1]], m[2])
+		return true
+	}
+	if crossedRE.MatchString(trim) {
+		p.s.logLine("error", trim)
+		return true
+	}
+	return false
+}
+
+// metric files one metric line in the current section.
+func (p *summaryParser) metric(line string) error {
+	m := metricLine.FindStringSubmatch(line)
+	if m == nil {
+		return nil
+	}
+	name := strings.TrimSpace(m[2])
+	if strings.HasPrefix(name, "{") {
+		if p.parent == "" {
+			return nil
+		}
+		name = p.parent + "{" + strings.TrimSpace(strings.Trim(name, "{}")) + "}"
+	} else {
+		p.parent = name
+	}
+	if m[1] != "" { // legacy: the metric's thresholds passed (✓) or not (✗)
+		p.s.Thresholds = append(p.s.Thresholds, Threshold{Metric: name, Passed: m[1] == "✓"})
+		if m[1] == "✗" {
+			p.s.Crossed = true
+		}
+	}
+	met, err := parseValue(name, strings.TrimSpace(m[3]))
+	if err != nil {
+		return fmt.Errorf("k6 summary: %s: %w", name, err)
+	}
+	if met == nil {
+		return nil
+	}
+	p.found = true
+	if p.section == "" {
+		p.s.Metrics[name] = met
+		return nil
+	}
+	if p.s.Sections[p.section] == nil {
+		p.s.Sections[p.section] = map[string]*Metric{}
+	}
+	p.s.Sections[p.section][name] = met
+	return nil
 }
 
 func (s *Summary) logLine(level, msg string) {
 	if level == "warning" || level == "error" {
 		s.Warnings = append(s.Warnings, msg)
 	}
-	if strings.Contains(msg, "have been crossed") {
+	if strings.Contains(msg, "have been crossed") || strings.Contains(msg, "some thresholds have failed") {
 		s.Crossed = true
 	}
 }

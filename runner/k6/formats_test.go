@@ -1,0 +1,207 @@
+package k6
+
+import (
+	"strings"
+	"testing"
+)
+
+// The expected figures below were read off each fixture by hand (the line
+// quoted in the comment), not computed by the parser under test.
+
+func TestFullModeSectionsKeptApart(t *testing.T) {
+	s, err := ParseSummary(fixture(t, "k6docs-next-summary-full.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		section, metric string
+		count, p95      float64
+	}{
+		// "█ TOTAL RESULTS": http_reqs 65, http_req_duration p(95)=145.17ms
+		{"", "http_reqs", 65, 0}, {"", "http_req_duration", 0, 145.17},
+		// "█ SCENARIO: left": http_reqs 40, p(95)=207.85ms
+		{"scenario left", "http_reqs", 40, 0}, {"scenario left", "http_req_duration", 0, 207.85},
+		// "↳ GROUP: crocodiles results": http_reqs 20, p(95)=255.24ms
+		{"scenario left › group crocodiles results", "http_reqs", 20, 0},
+		{"scenario left › group crocodiles results", "http_req_duration", 0, 255.24},
+	}
+	for _, c := range cases {
+		ms := s.Metrics
+		if c.section != "" {
+			ms = s.Sections[c.section]
+		}
+		m := ms[c.metric]
+		if m == nil || c.count > 0 && m.Count != c.count || c.p95 > 0 && m.Stats["p(95)"] != c.p95 {
+			t.Errorf("%q %s: %+v", c.section, c.metric, m)
+		}
+	}
+	if n, ok := s.ScenarioCount("http_reqs", "left"); !ok || n != 40 {
+		t.Errorf("scenario count from the full section: %v %v", n, ok)
+	}
+}
+
+func TestNestedGroups(t *testing.T) {
+	// The nesting k6's own TestSummaryNestedGroups asserts for full mode.
+	text := "  █ SCENARIO: default\n\n    http_reqs..........: 9 1/s\n\n    ↳ GROUP: E\n      http_reqs........: 5 1/s\n" +
+		"      ↳ GROUP: D\n        http_reqs......: 3 1/s\n    ↳ GROUP: F\n      http_reqs........: 1 1/s\n"
+	s, err := ParseSummary(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]float64{"scenario default": 9, "scenario default › group E": 5,
+		"scenario default › group E › group D": 3, "scenario default › group F": 1} {
+		if m := s.Sections[key]["http_reqs"]; m == nil || m.Count != want {
+			t.Errorf("%s: %+v", key, m)
+		}
+	}
+}
+
+func TestLegacyMarkedMetrics(t *testing.T) {
+	s, err := ParseSummary(fixture(t, "k6docs-v0.47-legacy-summary-constant-arrival-thresholds.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "✗ http_req_duration...: … p(95)=113.18ms" and its sub-line below it,
+	// not under http_req_connecting two lines up.
+	if m := s.Metrics["http_req_duration{expected_response:true}"]; m == nil || m.Stats["p(95)"] != 113.18 {
+		t.Errorf("sub-line: %+v", m)
+	}
+	if m := s.Metrics["http_req_connecting{expected_response:true}"]; m != nil {
+		t.Errorf("sub-line misfiled under http_req_connecting: %+v", m)
+	}
+	// "✓ http_req_failed......: 0.00%   ✓ 0         ✗ 1501"
+	if m := s.Metrics["http_req_failed"]; m == nil || m.Passes != 0 || m.Total != 1501 {
+		t.Errorf("http_req_failed %+v", m)
+	}
+	// "checks.........................: 100.00% ✓ 4503      ✗ 0"
+	if m := s.Metrics["checks"]; m == nil || m.Ratio != 1 || m.Passes != 4503 || m.Total != 4503 {
+		t.Errorf("checks %+v", m)
+	}
+	want := []Threshold{{Metric: "http_req_duration", Passed: false}, {Metric: "http_req_failed", Passed: true}}
+	if len(s.Thresholds) != 2 || s.Thresholds[0] != want[0] || s.Thresholds[1] != want[1] {
+		t.Errorf("thresholds %+v", s.Thresholds)
+	}
+	if len(s.Warnings) != 1 || s.Warnings[0] != "some thresholds have failed" {
+		t.Errorf("warnings %q", s.Warnings)
+	}
+
+	// "█ GET home - …" group headers do not make a legacy summary v1.
+	g, err := ParseSummary(fixture(t, "k6docs-v0.47-legacy-summary-groups-thresholds.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "group_duration.................: … p(95)=9.32s"; "checks: 50.00% ✓ 45 ✗ 45"
+	if m := g.Metrics["group_duration"]; m == nil || m.Stats["p(95)"] != 9320 {
+		t.Errorf("group_duration %+v", m)
+	}
+	if m := g.Metrics["checks"]; m == nil || m.Ratio != 0.5 || m.Passes != 45 || m.Total != 90 {
+		t.Errorf("checks %+v", m)
+	}
+
+	// k6's own legacy text summary (internal/js/summary_test.go).
+	k, err := ParseSummary(fixture(t, "k6repo-summary_test-legacy-text-summary.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// "✓ checks......: 75.00% 45 out of 60", "✗ http_reqs...: 3      3/s",
+	// "✗ my_trend....: avg=15ms … p(95)=19.5ms p(99.9)=19.99ms", "vus: 1 min=1 max=1"
+	if m := k.Metrics["checks"]; m == nil || m.Ratio != 0.75 || m.Passes != 45 || m.Total != 60 {
+		t.Errorf("checks %+v", m)
+	}
+	if n, ok := k.Counter("http_reqs"); !ok || n != 3 || k.Metrics["http_reqs"].PerSecond != 3 {
+		t.Errorf("http_reqs %v", n)
+	}
+	if m := k.Metrics["my_trend"]; m == nil || m.Stats["p(95)"] != 19.5 || m.Stats["p(99.9)"] != 19.99 {
+		t.Errorf("my_trend %+v", m)
+	}
+	if m := k.Metrics["vus"]; m == nil || m.Kind != "gauge" || m.Value != 1 {
+		t.Errorf("vus %+v", m)
+	}
+	if k.Format != "legacy" || len(k.Thresholds) != 3 || !k.Thresholds[0].Passed || k.Thresholds[1].Passed || k.Thresholds[2].Passed || !k.Crossed {
+		// thresholds in file order: checks ✓, http_reqs ✗, my_trend ✗
+		t.Errorf("format %s thresholds %+v crossed %v", k.Format, k.Thresholds, k.Crossed)
+	}
+}
+
+func TestHandleSummaryData(t *testing.T) {
+	s, err := ParseExport(fixture(t, "k6repo-summary_test-handlesummary-raw-data.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// metrics.http_reqs.values: {"count": 3, "rate": 3}
+	if n, ok := s.Counter("http_reqs"); !ok || n != 3 || s.Metrics["http_reqs"].PerSecond != 3 {
+		t.Errorf("http_reqs %v %v", n, ok)
+	}
+	// metrics.checks.values: {"passes": 45, "fails": 15, "rate": 0.75}
+	if m := s.Metrics["checks"]; m.Kind != "rate" || m.Ratio != 0.75 || m.Passes != 45 || m.Total != 60 {
+		t.Errorf("checks %+v", m)
+	}
+	// metrics.my_trend.values: "p(95)": 19.5
+	if m := s.Metrics["my_trend"]; m.Kind != "trend" || m.Stats["p(95)"] != 19.5 {
+		t.Errorf("my_trend %+v", m)
+	}
+	// thresholds: checks "rate>70" ok:true; http_reqs "rate<100" ok:false; my_trend "my_trend<1000" ok:false
+	want := []Threshold{{Metric: "checks", Expr: "rate>70", Passed: true}, {Metric: "http_reqs", Expr: "rate<100"},
+		{Metric: "my_trend", Expr: "my_trend<1000"}}
+	if len(s.Thresholds) != 3 || s.Thresholds[0] != want[0] || s.Thresholds[1] != want[1] || s.Thresholds[2] != want[2] || !s.Crossed {
+		t.Errorf("thresholds %+v crossed %v", s.Thresholds, s.Crossed)
+	}
+	if s.Format != "handle-summary" {
+		t.Errorf("format %s", s.Format)
+	}
+}
+
+func TestMachineReadableSummary(t *testing.T) {
+	s, err := ParseExport(fixture(t, "k6summary-example-summary-v1-basic.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// results.metrics: http_reqs count 1500; http_req_duration "p(95)": 421.32;
+	// http_req_failed rate 0.02, passes 1470, fails 30; vus value 10;
+	// results.checks.metrics.checksTotal count 3000, checksSucceeded rate 0.95.
+	if n, _ := s.Counter("http_reqs"); n != 1500 {
+		t.Errorf("http_reqs %v", n)
+	}
+	if m := s.Metrics["http_req_duration"]; m == nil || m.Stats["p(95)"] != 421.32 {
+		t.Errorf("http_req_duration %+v", m)
+	}
+	if m := s.Metrics["http_req_failed"]; m == nil || m.Ratio != 0.02 || m.Passes != 1470 || m.Total != 1500 {
+		t.Errorf("http_req_failed %+v", m)
+	}
+	if m := s.Metrics["vus"]; m == nil || m.Kind != "gauge" || m.Value != 10 {
+		t.Errorf("vus %+v", m)
+	}
+	if n, _ := s.Counter("checks_total"); n != 3000 || s.Metrics["checks_succeeded"].Ratio != 0.95 {
+		t.Errorf("checks %v %+v", n, s.Metrics["checks_succeeded"])
+	}
+	// The shape k6 v2.2.0 itself writes, per the expectations of its
+	// TestMachineReadableSummary: checks as a list, p90/p95, matches/total.
+	k6shape := `{"config": {"duration": 1.2, "execution": "local", "script": "script.js"},
+	 "metadata": {"generated_at": "2026-11-30T18:00:00.5Z", "k6_version": "2.2.0"},
+	 "results": {"checks": {"metrics": [{"contains": "default", "name": "checks_total", "type": "counter", "values": {"count": 1}},
+	   {"contains": "default", "name": "checks_failed", "type": "rate", "values": {"matches": 0, "rate": 0, "total": 1}}],
+	   "results": [{"fails": 0, "name": "TRUE is TRUE", "passes": 1}]},
+	  "metrics": [{"contains": "time", "name": "iteration_duration", "type": "trend", "values": {"avg": 1, "max": 2, "med": 1, "min": 0.5, "p90": 1.8, "p95": 1.9}},
+	   {"contains": "default", "name": "iterations", "type": "counter", "values": {"count": 1}}]},
+	 "version": "1.0.0"}`
+	k, err := ParseExport(strings.NewReader(k6shape))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := k.Metrics["iteration_duration"]; m.Stats["p(95)"] != 1.9 || k.Metrics["checks_failed"].Total != 1 || k.Format != "machine-readable" {
+		t.Errorf("%+v %+v", m, k.Metrics["checks_failed"])
+	}
+}
+
+func TestScenarioCountRefusesNonsense(t *testing.T) {
+	for _, v := range []string{"NaN", "-3", "1e400", "2.5", "Inf"} {
+		s, err := ParseSummary(strings.NewReader("  █ THRESHOLDS\n\n    http_reqs{scenario:measured}\n    ✓ 'count>=0' count=" + v +
+			"\n\n  █ TOTAL RESULTS\n    http_reqs......: 1800 10/s\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, ok := s.ScenarioCount("http_reqs", "measured"); ok {
+			t.Errorf("count=%s read as %v", v, n)
+		}
+	}
+}
