@@ -205,3 +205,91 @@ func TestScenarioCountRefusesNonsense(t *testing.T) {
 		}
 	}
 }
+
+func TestReadCSV(t *testing.T) {
+	// Expected figures from Python's csv module over the same file:
+	// 1999 data rows; 118 http_req_duration rows (84 tagged
+	// scenario=steady_orders, 34 browse), the first at 1796049361 with
+	// 16.942012; 92 dropped_iterations rows; extra_tags carry instance_id=0.
+	var durations, steady, dropped int
+	var first Point
+	st, err := ReadCSV(fixture(t, "gen-k6v2.2.0-out.csv"), func(p Point) error {
+		switch p.Metric {
+		case "http_req_duration":
+			if durations == 0 {
+				first = p
+			}
+			durations++
+			if p.Tags["scenario"] == "steady_orders" {
+				steady++
+			}
+			if p.Tags["instance_id"] != "0" || p.Tags["testrun_name"] != "demo-run" {
+				t.Fatalf("extra_tags not read: %v", p.Tags)
+			}
+		case "dropped_iterations":
+			dropped++
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Lines != 1999 || st.Points != 1999 || st.Malformed != 0 {
+		t.Errorf("stats %+v", st)
+	}
+	if durations != 118 || steady != 84 || dropped != 92 {
+		t.Errorf("%d durations, %d steady_orders, %d dropped", durations, steady, dropped)
+	}
+	if first.Time.Unix() != 1796049361 || first.Value != 16.942012 || first.Tags["status"] != "201" && first.Tags["status"] != "200" {
+		t.Errorf("first point %+v", first)
+	}
+
+	// Every timeFormat k6 offers, and rows that are not samples.
+	text := "metric_name,timestamp,metric_value,scenario,extra_tags,metadata\n" +
+		"http_reqs,1796049361,1.000000,a,,\n" +
+		"http_reqs,1796049361123,1.000000,a,,\n" +
+		"http_reqs,1796049361123456,1.000000,a,,\n" +
+		"http_reqs,1796049361123456789,1.000000,a,,\n" +
+		"http_reqs,2026-11-30T14:36:01.5Z,1.000000,a,k=v&x=y=z,\n" +
+		"http_reqs,yesterday,1,a,,\n" +
+		"http_reqs,1796049361,NaNish,a,,\n" +
+		"too,few\n" +
+		"\"unterminated,1,2,3,4,5\n"
+	var got []Point
+	st, err = ReadCSV(strings.NewReader(text), func(p Point) error { got = append(got, p); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Points != 5 || st.Malformed != 4 || st.FirstBad != 6 {
+		t.Errorf("stats %+v", st)
+	}
+	wantUS := []int64{1796049361000000, 1796049361123000, 1796049361123456, 1796049361123456, 1796049361500000}
+	for i, p := range got {
+		if p.Time.UnixMicro() != wantUS[i] {
+			t.Errorf("row %d: %v", i, p.Time)
+		}
+	}
+	if len(got) == 5 && (got[4].Tags["k"] != "v" || got[4].Tags["x"] != "y=z") {
+		t.Errorf("extra_tags %v", got[4].Tags)
+	}
+	if _, err := ReadCSV(strings.NewReader("timestamp,value\n1,2\n"), func(Point) error { return nil }); err == nil {
+		t.Error("accepted a CSV that is not k6's")
+	}
+}
+
+func FuzzReadCSV(f *testing.F) {
+	f.Add("metric_name,timestamp,metric_value,scenario,extra_tags,metadata\nhttp_reqs,1796049361,1.000000,a,k=v,\n")
+	f.Add("metric_name,timestamp,metric_value,extra_tags,metadata\nx,2026-11-30T14:36:01.5Z,1,,\n\"a\n")
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ReadCSV(strings.NewReader(s), func(Point) error { return nil })
+	})
+}
+
+func FuzzParseExport(f *testing.F) {
+	f.Add(`{"metrics":{"http_reqs":{"count":3,"rate":1,"thresholds":{"count>1":true}}}}`)
+	f.Add(`{"metrics":{"checks":{"type":"rate","values":{"passes":1,"fails":2,"rate":0.3},"thresholds":{"rate>0.9":{"ok":false}}}}}`)
+	f.Add(`{"version":"1.0.0","results":{"metrics":[{"name":"x","type":"trend","values":{"p95":1}}],"checks":{"metrics":{"a":{"name":"c","type":"counter","values":{"count":1}}}}}}`)
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ParseExport(strings.NewReader(s))
+	})
+}
