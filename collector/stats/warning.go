@@ -17,6 +17,9 @@ const (
 	WarnNote               WarningCode = "note"                // free text (evidence of schema 1, imports)
 	WarnNoRequests         WarningCode = "no_requests"         // no request completed in the measured phase
 	WarnDropped            WarningCode = "dropped_arrivals"    // arrivals never sent
+	// How many arrivals were dropped is unknown (a k6 agent's summary could
+	// not be read): the dropped count shown is a lower bound.
+	WarnDroppedUnknown WarningCode = "dropped_unknown"
 	WarnEngineCPUUnknown   WarningCode = "engine_cpu_unknown"  // no engine CPU samples
 	WarnIncompleteEvidence WarningCode = "incomplete_evidence" // rows disagree with another count
 	WarnMalformedInput     WarningCode = "malformed_input"     // lines skipped while reading

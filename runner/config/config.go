@@ -62,6 +62,9 @@ type Kube struct {
 	TTLAfterFinished   time.Duration `yaml:"ttl_after_finished"`
 	MetricsInterval    time.Duration `yaml:"metrics_interval"`
 	StartTimeout       time.Duration `yaml:"start_timeout"` // a Pod not Running by then fails the run
+	// SummaryMode is k6's --summary-mode: compact (k6's default) or full
+	// (adds per-scenario and per-group sections to each agent's log).
+	SummaryMode string `yaml:"summary_mode"`
 }
 
 // Target is the authorization server under test.
@@ -221,6 +224,9 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 		}
 		if c.Kube.StartTimeout < time.Second {
 			return doc.Errorf("kube.start_timeout", "must be at least 1s")
+		}
+		if m := c.Kube.SummaryMode; m != "" && m != "compact" && m != "full" {
+			return doc.Errorf("kube.summary_mode", "unknown mode %q (compact, full: tokex reconciles every request with it)", m)
 		}
 	default:
 		return doc.Errorf("driver", "unknown driver %q (local, kube)", c.Driver)

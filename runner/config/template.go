@@ -102,4 +102,5 @@ kube:
   ttl_after_finished: 10m
   metrics_interval: 5s
   start_timeout: 30s               # an agent Pod not running by then fails the run
+  # summary_mode: full             # k6's --summary-mode: compact (default) or full (per-scenario sections)
 `

@@ -293,3 +293,30 @@ func FuzzParseExport(f *testing.F) {
 		_, _ = ParseExport(strings.NewReader(s))
 	})
 }
+
+func TestLogLine(t *testing.T) {
+	cases := []struct{ line, level, msg string }{
+		// testdata/k6/tokex-script-k6v2.2.0-drops-agent-0.log (--log-format=raw)
+		{"Insufficient VUs, reached 2 active VUs and cannot initialize more", "warn", "Insufficient VUs, reached 2 active VUs and cannot initialize more"},
+		{"thresholds on metrics 'checks{scenario:measured}, dropped_iterations{scenario:measured}' have been crossed", "error",
+			"thresholds on metrics 'checks{scenario:measured}, dropped_iterations{scenario:measured}' have been crossed"},
+		// testdata/k6/gen-k6v2.2.0-pod-quiet.log (logfmt)
+		{`time="2026-11-30T14:36:01Z" level=warning msg="Insufficient VUs, reached 4 active VUs and cannot initialize more" executor=constant-arrival-rate scenario=steady_orders`,
+			"warn", "Insufficient VUs, reached 4 active VUs and cannot initialize more"},
+		// testdata/k6/mini-nginx-v1-summary-constant-arrival-dropped.txt (legacy)
+		{"WARN[0008] Insufficient VUs, reached 1000 active VUs and cannot initialize more  executor=constant-arrival-rate scenario=vegeta_like",
+			"warn", "Insufficient VUs, reached 1000 active VUs and cannot initialize more"},
+		{"ERRO[0030] some thresholds have failed", "error", "some thresholds have failed"},
+		// the summary is indented; request lines are not logs
+		{"    http_reqs......................: 201    7.973559/s", "", ""},
+		{"  █ THRESHOLDS ", "", ""},
+		{"tokex1,0,measured,160,1796064369036000,12004000,203591,200,ok,", "", ""},
+		{"", "", ""},
+	}
+	for _, c := range cases {
+		level, msg, ok := LogLine(c.line)
+		if ok != (c.level != "") || level != c.level || msg != c.msg {
+			t.Errorf("%q: %q %q %v", c.line, level, msg, ok)
+		}
+	}
+}

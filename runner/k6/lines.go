@@ -51,6 +51,30 @@ func ParseLine(s string) (r stats.Request, ok bool, err error) {
 	return r, true, nil
 }
 
+// LogLine recognises one of k6's own log lines in a Pod log: logfmt
+// (time=… level=… msg=…), legacy (WARN[0008] …) or raw (--log-format=raw,
+// as tokex runs k6: the message alone, unindented). The end-of-test summary
+// is indented, so it is never taken for a log line. level is info, warn or
+// error; a raw line is a warning unless it says thresholds were crossed.
+func LogLine(line string) (level, msg string, ok bool) {
+	line = strings.TrimRight(line, " \t\r\n")
+	if line == "" || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, LinePrefix) {
+		return "", "", false
+	}
+	levels := map[string]string{"warning": "warn", "WARN": "warn", "error": "error", "ERRO": "error", "fatal": "error",
+		"FATA": "error", "info": "info", "INFO": "info", "debug": "info", "DEBU": "info"}
+	if m := logrusRE.FindStringSubmatch(line); m != nil {
+		return levels[m[1]], strings.ReplaceAll(m[2], `\"`, `"`), true
+	}
+	if m := legacyLogRE.FindStringSubmatch(line); m != nil {
+		return levels[m[1]], m[2], true
+	}
+	if crossedRE.MatchString(line) {
+		return "error", line, true
+	}
+	return "warn", line, true
+}
+
 // ScenarioCount reads a per-scenario count: from the always-true threshold
 // the agent script sets on it (http_reqs{scenario:measured}: count=N), else
 // from --summary-mode=full's scenario section, else from the sub-line of

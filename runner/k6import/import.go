@@ -205,7 +205,7 @@ func (p *parsed) read(tagK, tagV string) error {
 			return err
 		}
 		var seq int64
-		st, err := k6.ReadNDJSON(rc, func(pt k6.Point) error {
+		st, coarse, err := readPoints(path, rc, func(pt k6.Point) error {
 			agent := a
 			if v, err := strconv.Atoi(pt.Tags["instance_id"]); err == nil && len(p.in.ndjson) == 1 {
 				agent = v
@@ -238,6 +238,10 @@ func (p *parsed) read(tagK, tagV string) error {
 		if st.Malformed > 0 {
 			p.warn(stats.WarnMalformedInput, fmt.Sprintf("%s: %d malformed line(s) skipped (first at line %d)", filepath.Base(path), st.Malformed, st.FirstBad))
 		}
+		if coarse {
+			p.warn(stats.WarnNote, fmt.Sprintf("%s: k6 wrote whole-second timestamps (its default CSV timeFormat): request times are known to ±1 s, "+
+				"latencies exactly; K6_CSV_TIME_FORMAT=unix_micro keeps the times", filepath.Base(path)))
+		}
 	}
 	// Reconcile with end-of-test summaries (logs or exports), matched by
 	// file stem, else by order.
@@ -252,10 +256,16 @@ func (p *parsed) read(tagK, tagV string) error {
 			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("%s: %v", filepath.Base(sp), err))
 			continue
 		}
-		if n, ok := sum.Counter("http_reqs"); ok && n != perFile[i].reqs {
+		n, ok := sum.Counter("http_reqs")
+		if !ok { // a summary tokex cannot count from checks nothing: say so
+			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("%s: the k6 summary has no http_reqs count: %s is not cross-checked", filepath.Base(sp), filepath.Base(path)))
+			continue
+		}
+		if n != perFile[i].reqs {
 			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("incomplete evidence: %s: the k6 summary counts %.0f requests, the points hold %.0f",
 				filepath.Base(path), n, perFile[i].reqs))
 		}
+		// k6 leaves dropped_iterations out of a summary when none was dropped.
 		if n, _ := sum.Counter("dropped_iterations"); n != perFile[i].dropped {
 			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("incomplete evidence: %s: the k6 summary counts %.0f dropped iterations, the points hold %.0f",
 				filepath.Base(path), n, perFile[i].dropped))
@@ -346,6 +356,8 @@ func classify(dir string, entries []os.DirEntry) runInput {
 			} else {
 				in.exports = append(in.exports, p)
 			}
+		case strings.HasSuffix(base, ".csv") && isK6CSV(p):
+			in.ndjson = append(in.ndjson, p)
 		case strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".txt"):
 			in.logs = append(in.logs, p)
 		}

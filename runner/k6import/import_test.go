@@ -144,3 +144,75 @@ func FuzzReadMonitorCSV(f *testing.F) {
 		}
 	})
 }
+
+// importRun imports one run folder made of fixtures (fixture name → file
+// name in the folder) and returns its run and its warnings.
+func importRun(t *testing.T, files map[string]string) (*stats.Run, string) {
+	t.Helper()
+	src := t.TempDir()
+	for fx, name := range files {
+		copyFile(t, fixturePath(t, fx), filepath.Join(src, name), "")
+	}
+	res, err := Import(Options{Dir: src, Out: t.TempDir(), Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}, Tool: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ws []string
+	for _, w := range res.Warnings {
+		ws = append(ws, w.String())
+	}
+	return res.Summary.Stages[0].Runs[0], strings.Join(ws, "\n")
+}
+
+// TestImportTokexScriptUnderRealK6 imports the agent script's real k6
+// v2.2.0 output with drops: the summary (201 requests: 161 measured, 40
+// warmup; 300 dropped: 240 measured, 60 warmup) agrees with the points.
+func TestImportTokexScriptUnderRealK6(t *testing.T) {
+	r, ws := importRun(t, map[string]string{
+		"tokex-script-k6v2.2.0-drops-agent-0.ndjson.gz": "agent-0.ndjson.gz",
+		"tokex-script-k6v2.2.0-drops-agent-0.log":       "agent-0.log",
+	})
+	if r.Requests != 161 || r.WarmupRequests != 40 || r.Dropped != 240 || r.WarmupDropped != 60 {
+		t.Errorf("requests %d warmup %d dropped %d warmup dropped %d", r.Requests, r.WarmupRequests, r.Dropped, r.WarmupDropped)
+	}
+	if strings.Contains(ws, "incomplete") {
+		t.Errorf("warnings:\n%s", ws)
+	}
+}
+
+// TestImportSummaryFormats pairs the same points with summaries in every
+// machine-readable format: each is read (its counts are compared), none is
+// refused or taken as an empty summary.
+func TestImportSummaryFormats(t *testing.T) {
+	for fx, want := range map[string]string{
+		// metrics.http_reqs.values.count = 3
+		"k6repo-summary_test-handlesummary-raw-data.json": "the k6 summary counts 3 requests, the points hold 201",
+		// results.metrics[http_reqs].values.count = 1500
+		"k6summary-example-summary-v1-basic.json": "the k6 summary counts 1500 requests, the points hold 201",
+		// metrics.http_reqs.count = 215
+		"gen-k6v2.2.0-summary-export-legacy.json": "the k6 summary counts 215 requests, the points hold 201",
+	} {
+		_, ws := importRun(t, map[string]string{"tokex-script-k6v2.2.0-drops-agent-0.ndjson.gz": "agent-0.ndjson.gz", fx: "agent-0.json"})
+		if !strings.Contains(ws, want) {
+			t.Errorf("%s: warnings lack %q:\n%s", fx, want, ws)
+		}
+	}
+}
+
+// TestImportCSV imports k6's --out csv. Expected from Python's csv module
+// over the fixture: 118 http_req_duration rows, 92 dropped_iterations rows
+// (each value 1), timestamps whole seconds.
+func TestImportCSV(t *testing.T) {
+	r, ws := importRun(t, map[string]string{"gen-k6v2.2.0-out.csv": "agent-0.csv", "gen-k6v2.2.0-pod-quiet.log": "agent-0.log"})
+	if r.Requests+r.WarmupRequests != 118 || r.Dropped+r.WarmupDropped != 92 {
+		t.Errorf("requests %d+%d dropped %d+%d", r.Requests, r.WarmupRequests, r.Dropped, r.WarmupDropped)
+	}
+	for _, want := range []string{
+		"the k6 summary counts 215 requests, the points hold 118", // the fixture is the file's first 2000 lines
+		"agent-0.csv: k6 wrote whole-second timestamps",
+	} {
+		if !strings.Contains(ws, want) {
+			t.Errorf("warnings lack %q:\n%s", want, ws)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -85,6 +86,13 @@ func TestJobObject(t *testing.T) {
 	}
 	if !strings.Contains(env["FORM"].Value, "resource=https%3A%2F%2Fmcp.example.internal%2Fmcp") {
 		t.Errorf("form %q", env["FORM"].Value)
+	}
+	if args := strings.Join(pod.Containers[0].Args, " "); args != "run --quiet --no-color --log-format=raw /scripts/exchange.js" {
+		t.Errorf("args %q", args)
+	}
+	o.Cfg.Kube.SummaryMode = "full"
+	if j, _ := o.JobObject(p); !slices.Contains(j.Spec.Template.Spec.Containers[0].Args, "--summary-mode=full") {
+		t.Errorf("args %q", j.Spec.Template.Spec.Containers[0].Args)
 	}
 	// A wrong Kubernetes field name is an error, not silently ignored.
 	o.Cfg.Kube.Tolerations = []map[string]any{{"keyy": "x"}}

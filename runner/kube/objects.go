@@ -171,7 +171,7 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 		Containers: []corev1.Container{{
 			Name:         container,
 			Image:        k.Image,
-			Args:         []string{"run", "--quiet", "--no-color", "--log-format=raw", "/scripts/" + scriptKey},
+			Args:         k6Args(k.SummaryMode),
 			Env:          env,
 			VolumeMounts: []corev1.VolumeMount{{Name: "script", MountPath: "/scripts", ReadOnly: true}},
 		}},
@@ -210,6 +210,16 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 			},
 		},
 	}, nil
+}
+
+// k6Args is the agent's command line; --summary-mode only when asked for,
+// so that a pre-v1 k6 image still runs.
+func k6Args(summaryMode string) []string {
+	args := []string{"run", "--quiet", "--no-color", "--log-format=raw"}
+	if summaryMode != "" && summaryMode != "compact" {
+		args = append(args, "--summary-mode="+summaryMode)
+	}
+	return append(args, "/scripts/"+scriptKey)
 }
 
 // convert maps config values written with Kubernetes' JSON field names

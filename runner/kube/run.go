@@ -60,12 +60,13 @@ type podState struct {
 	following bool
 	done      chan struct{}
 
-	mu       sync.Mutex
-	summary  strings.Builder
-	counts   map[stats.Phase]int64
-	slots    map[stats.Phase]*phaseSlots
-	terminal bool
-	exitCode int32
+	mu        sync.Mutex
+	summary   strings.Builder
+	counts    map[stats.Phase]int64
+	slots     map[stats.Phase]*phaseSlots
+	logEvents int // k6 log lines seen
+	terminal  bool
+	exitCode  int32
 }
 
 // phaseSlots records which arrival slots of one agent's phase k6 started.
@@ -291,10 +292,7 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 func (r *kubeRun) record(ps *podState, line string) {
 	q, ok, err := k6.ParseLine(line)
 	if !ok {
-		ps.mu.Lock()
-		ps.summary.WriteString(line)
-		ps.summary.WriteByte('\n')
-		ps.mu.Unlock()
+		r.other(ps, line)
 		return
 	}
 	if err != nil {
@@ -327,6 +325,36 @@ func (r *kubeRun) record(ps *podState, line string) {
 		r.out.Emit(event.PhaseChanged{At: time.Now(), RunID: r.p.ID, Phase: stats.Measured})
 	}
 	r.out.Record(&q)
+}
+
+// Bounds of what one agent's log may make tokex keep: k6's summary is a
+// few KiB, its own log lines a handful.
+const (
+	maxSummaryBytes = 1 << 20
+	maxK6LogEvents  = 100
+)
+
+// other files a line that is not a request: k6's own log lines become log
+// events as they arrive (Insufficient VUs, thresholds crossed, errors), and
+// everything is kept for the end-of-test summary.
+func (r *kubeRun) other(ps *podState, line string) {
+	level, msg, isLog := k6.LogLine(line)
+	ps.mu.Lock()
+	if ps.summary.Len()+len(line) < maxSummaryBytes {
+		ps.summary.WriteString(line)
+		ps.summary.WriteByte('\n')
+	}
+	emit := isLog && ps.logEvents < maxK6LogEvents
+	if isLog {
+		ps.logEvents++
+		if ps.logEvents == maxK6LogEvents+1 {
+			emit, level, msg = true, "warn", "further k6 log lines are not shown (see the Pod log)"
+		}
+	}
+	ps.mu.Unlock()
+	if emit {
+		r.out.Emit(event.Log{At: time.Now(), Source: "k6", Level: level, Message: fmt.Sprintf("agent %d: %s", ps.index, msg)})
+	}
 }
 
 // drain waits for every follower to finish (bounded), cancelling the rest.
@@ -395,14 +423,16 @@ func (r *kubeRun) reconcile(res runner.RunResult) []stats.Warning {
 		ps := r.pods[n]
 		sum, err := k6.ParseSummary(strings.NewReader(ps.summary.String()))
 		if err != nil {
-			warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err)))
+			warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err)),
+				stats.Warn(stats.WarnDroppedUnknown, "", fmt.Sprintf("agent %d: how many arrivals k6 dropped is unknown (no summary)", ps.index)))
 			continue
+		}
+		if total, ok := sum.Counter("http_reqs"); ok && total != float64(ps.counts[stats.Warmup]+ps.counts[stats.Measured]) {
+			warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d: k6 counted %.0f requests in total, its log holds %d",
+				ps.index, total, ps.counts[stats.Warmup]+ps.counts[stats.Measured])))
 		}
 		for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
 			warnings = append(warnings, r.reconcilePhase(ps, sum, ph, res)...)
-		}
-		for _, w := range sum.Warnings {
-			r.d.log(r.out, "warn", fmt.Sprintf("agent %d: k6: %s", ps.index, w))
 		}
 	}
 	return warnings
@@ -418,14 +448,16 @@ func (r *kubeRun) reconcilePhase(ps *podState, sum *k6.Summary, ph stats.Phase, 
 	}
 	sent := ps.counts[ph]
 	want, ok := sum.ScenarioCount("http_reqs", string(ph))
-	if !ok {
-		return nil
-	}
-	if float64(sent) != want {
+	switch {
+	case !ok:
+		warn(stats.WarnIncompleteEvidence, "incomplete evidence: k6's summary has no count of %s requests: its log's %d are unchecked", ph, sent)
+		want = float64(sent)
+	case float64(sent) != want:
 		warn(stats.WarnIncompleteEvidence, "incomplete evidence: k6 counted %.0f %s requests, its log holds %d", want, ph, sent)
 	}
 	dropped, ok := sum.ScenarioCount("dropped_iterations", string(ph))
-	if !ok {
+	if !ok { // unknown stays unknown: never read as none
+		warn(stats.WarnDroppedUnknown, "how many %s arrivals k6 dropped is unknown: its summary has no dropped_iterations{scenario:%s} count", ph, ph)
 		return warnings
 	}
 	fired, plan := int(want+dropped), r.planned(ph)

@@ -70,6 +70,9 @@ type agentSpec struct {
 	sumWarm, sumMeas int
 	extraDropped     int // dropped arrivals the summary counts beyond dropSlots
 	noSummary        bool
+	noThresholds     bool  // a summary without the per-scenario threshold counts
+	full             bool  // --summary-mode=full: per-scenario sections too
+	k6Logs           bool  // k6's own lines, as real k6 v2.2.0 prints them raw
 	garbage          bool  // one malformed request line
 	exit             int32 // container exit code
 	waiting          string
@@ -100,6 +103,9 @@ func podLog(agent int, a agentSpec, period int64, warmup time.Duration) []string
 	if a.garbage {
 		lines = append(lines, "tokex1,0,measured,7,12")
 	}
+	if a.k6Logs { // testdata/k6/tokex-script-k6v2.2.0-drops-agent-0.log
+		lines = append([]string{"Insufficient VUs, reached 2 active VUs and cannot initialize more"}, lines...)
+	}
 	if a.noSummary {
 		return lines
 	}
@@ -110,7 +116,7 @@ func podLog(agent int, a agentSpec, period int64, warmup time.Duration) []string
 	if sm < 0 {
 		sm = sent
 	}
-	summary := fmt.Sprintf(`
+	thresholds := fmt.Sprintf(`
 
   █ THRESHOLDS 
 
@@ -125,14 +131,26 @@ func podLog(agent int, a agentSpec, period int64, warmup time.Duration) []string
 
     http_reqs{scenario:warmup}
     ✓ 'count>=0' count=%d
-
+`, len(a.dropSlots)+a.extraDropped, sm, sw)
+	if a.noThresholds {
+		thresholds = ""
+	}
+	summary := thresholds + fmt.Sprintf(`
 
   █ TOTAL RESULTS 
 
     HTTP
     http_reqs......................: %d    7.973559/s
-`, len(a.dropSlots)+a.extraDropped, sm, sw, sm+sw)
-	return append(lines, strings.Split(summary, "\n")...)
+`, sm+sw)
+	if a.full { // the last section would win if sections were not kept apart
+		summary += fmt.Sprintf("\n  █ SCENARIO: measured\n\n    HTTP\n    http_reqs......................: %d    7.9/s\n"+
+			"\n  █ SCENARIO: warmup\n\n    HTTP\n    http_reqs......................: %d    7.9/s\n", sm, sw)
+	}
+	lines = append(lines, strings.Split(summary, "\n")...)
+	if a.k6Logs {
+		lines = append(lines, "thresholds on metrics 'checks{scenario:measured}, dropped_iterations{scenario:measured}' have been crossed")
+	}
+	return lines
 }
 
 // fakeCluster plays the Job controller and the kubelets for one run: once
@@ -342,9 +360,15 @@ func TestRunVerdicts(t *testing.T) {
 	}{
 		{"thresholds crossed (99) is a verdict", []agentSpec{ok, with(func(a *agentSpec) { a.exit = 99 })}, "", "", ""},
 		{"k6 crashed", []agentSpec{ok, with(func(a *agentSpec) { a.exit = 107 })}, "k6 exited with code 107", "", ""},
-		{"image cannot be pulled", []agentSpec{ok, with(func(a *agentSpec) { a.waiting = "ImagePullBackOff" })}, "ImagePullBackOff: back-off pulling image", "incomplete_evidence", ""},
-		{"a line lost", []agentSpec{ok, with(func(a *agentSpec) { a.sumMeas = 21 })}, "", "incomplete_evidence", ""},
-		{"no summary", []agentSpec{ok, with(func(a *agentSpec) { a.noSummary = true })}, "", "incomplete_evidence", ""},
+		{"image cannot be pulled", []agentSpec{ok, with(func(a *agentSpec) { a.waiting = "ImagePullBackOff" })}, "ImagePullBackOff: back-off pulling image", "incomplete_evidence,dropped_unknown", ""},
+		{"a line lost", []agentSpec{ok, with(func(a *agentSpec) { a.sumMeas = 21 })}, "", "incomplete_evidence,incomplete_evidence", ""},
+		{"no summary", []agentSpec{ok, with(func(a *agentSpec) { a.noSummary = true })}, "", "incomplete_evidence,dropped_unknown", ""},
+		// An unreadable count stays unknown and is said, never read as 0.
+		{"no per-scenario counts", []agentSpec{ok, with(func(a *agentSpec) { a.noThresholds = true })}, "",
+			"incomplete_evidence,dropped_unknown,incomplete_evidence,dropped_unknown", ""},
+		{"full summary mode", []agentSpec{ok, with(func(a *agentSpec) { a.full = true })}, "", "", ""},
+		{"k6's own lines become log events", []agentSpec{ok, with(func(a *agentSpec) { a.k6Logs = true })}, "", "",
+			"warn: agent 1: Insufficient VUs, reached 2 active VUs and cannot initialize more\nerror: agent 1: thresholds on metrics 'checks{scenario:measured}, dropped_iterations{scenario:measured}' have been crossed"},
 		{"malformed line", []agentSpec{ok, with(func(a *agentSpec) { a.garbage = true })}, "", "malformed_input", ""},
 		{"stream breaks and resumes", []agentSpec{ok, with(func(a *agentSpec) { a.breakAfter = 3 })}, "", "", "ended early; resuming: connection reset by peer"},
 		// k6 fires the arrival at the very end of a phase or not (a race in
@@ -354,7 +378,7 @@ func TestRunVerdicts(t *testing.T) {
 		{"slot claimed twice", []agentSpec{ok, with(func(a *agentSpec) { a.dupSlot = 7; a.meas = 19 })}, "", "incomplete_evidence", ""},
 		// Slot 4 dropped and a line lost: two slots unclaimed for one drop.
 		{"slots do not add up", []agentSpec{ok, with(func(a *agentSpec) { a.dropSlots = []int{4}; a.sumMeas = 20 })}, "",
-			"incomplete_evidence,incomplete_evidence,dropped_arrivals", ""},
+			"incomplete_evidence,incomplete_evidence,incomplete_evidence,dropped_arrivals", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -377,11 +378,20 @@ func referenceServer(t *testing.T) int {
 func forcedDrops(t *testing.T, ctx context.Context, c *Cluster) {
 	cfg := campaign(2, 40, 3*time.Second, 12*time.Second)
 	cfg.Agents.MaxInFlight = 2
+	cfg.Kube.SummaryMode = "full" // k6 adds per-scenario sections after the totals
 	sim := &fakeK6{c: c, latency: 200 * time.Millisecond}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
 	sim.watch(sctx, t)
-	res := runKube(t, ctx, c, cfg, nil)
+	var mu sync.Mutex
+	var k6logs []string
+	res := runKube(t, ctx, c, cfg, func(e event.Event) {
+		if l, ok := e.(event.Log); ok && l.Source == "k6" {
+			mu.Lock()
+			k6logs = append(k6logs, l.Level+": "+l.Message)
+			mu.Unlock()
+		}
+	})
 	if res.Status != "done" {
 		t.Fatalf("status %s %s", res.Status, res.Reason)
 	}
@@ -447,8 +457,18 @@ func forcedDrops(t *testing.T, ctx context.Context, c *Cluster) {
 		t.Errorf("the last measured arrival is %.1f s into the 12 s window", float64(last)/1e6)
 	}
 	for _, w := range r.Warnings {
-		if w.Code == stats.WarnIncompleteEvidence {
+		if w.Code == stats.WarnIncompleteEvidence || w.Code == stats.WarnDroppedUnknown {
 			t.Errorf("warning: %s", w)
+		}
+	}
+	// k6's own lines reached the event stream as they came.
+	mu.Lock()
+	logs := strings.Join(k6logs, "\n")
+	mu.Unlock()
+	for _, want := range []string{"warn: agent 0: Insufficient VUs, reached 2 active VUs", "warn: agent 1: Insufficient VUs",
+		"error: agent 0: thresholds on metrics 'dropped_iterations{scenario:measured}' have been crossed"} {
+		if !strings.Contains(logs, want) {
+			t.Errorf("no k6 log event %q in:\n%s", want, logs)
 		}
 	}
 	t.Logf("forced drops: %d sent, %d dropped; send lag p50 %.1f p95 %.1f ms; latency from schedule p95 %.1f ms; last arrival %.2f s",
