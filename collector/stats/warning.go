@@ -17,9 +17,6 @@ const (
 	WarnNote               WarningCode = "note"                // free text (evidence of schema 1, imports)
 	WarnNoRequests         WarningCode = "no_requests"         // no request completed in the measured phase
 	WarnDropped            WarningCode = "dropped_arrivals"    // arrivals never sent
-	// How many arrivals were dropped is unknown (a k6 agent's summary could
-	// not be read): the dropped count shown is a lower bound.
-	WarnDroppedUnknown WarningCode = "dropped_unknown"
 	WarnEngineCPUUnknown   WarningCode = "engine_cpu_unknown"  // no engine CPU samples
 	WarnIncompleteEvidence WarningCode = "incomplete_evidence" // rows disagree with another count
 	WarnMalformedInput     WarningCode = "malformed_input"     // lines skipped while reading
@@ -40,6 +37,9 @@ const (
 	// Pre-flight estimate: the stage needs more CPU than this machine has
 	// for generator and server together. A forecast, not a measurement.
 	WarnCapacityExceeded WarningCode = "capacity_exceeded"
+	// How many arrivals were dropped is unknown (a k6 agent's summary could
+	// not be read): the dropped count shown is a lower bound.
+	WarnDroppedUnknown WarningCode = "dropped_unknown"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the
