@@ -139,6 +139,12 @@ func TestStageWithFailedRunSaysSo(t *testing.T) {
 	if !strings.Contains(string(b), `"thresholds_passed":false,"failed_runs":["02-r2-100rps"]`) || !strings.Contains(string(b), `"reported_run_rule":`) {
 		t.Errorf("summary.json: %s", b)
 	}
+	// An interrupted run shows its status, not "aborted ms".
+	cut := &Summary{Thresholds: Thresholds{P95Ms: 500}}
+	BuildSummary(cut, []*Run{mk("01-r1-100rps", 1, 7.23), {ID: "02-r2-100rps", TargetRPS: 100, Round: 2, Status: StatusAborted}}, false)
+	if got := cut.SpreadLine(); got != "100/s: 7.23 ms / aborted" {
+		t.Errorf("spread with an aborted run: %q", got)
+	}
 	// A stage whose only run could not run still has a row in every table.
 	gone := &Summary{Thresholds: Thresholds{P95Ms: 500}}
 	BuildSummary(gone, []*Run{{ID: "01-r1-5rps", TargetRPS: 5, Round: 1, Status: StatusFailed, Reason: "target unreachable: …"}}, false)
