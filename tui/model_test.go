@@ -347,3 +347,20 @@ func TestPreflightShownBeforeTheFirstRun(t *testing.T) {
 		t.Errorf("no pre-flight line:\n%s", v)
 	}
 }
+
+// A campaign stopped for an unreachable target says why in the status line,
+// and a long reason never hides how to leave.
+func TestFinalStatusKeepsTheReasonAndTheWayOut(t *testing.T) {
+	run := event.PlannedRun{ID: "01-r1-5rps", Index: 0, Round: 1, TargetRPS: 5, Duration: 4 * time.Second, Agents: 2}
+	m := New(Options{Live: true})
+	m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	reason := "target unreachable: no HTTP response for 10s (target.unreachable_after): every request since 21:28:42.469 failed at the connection (6 failed, the last with conn_error: dial tcp 127.0.0.1:1: connect: connection refused)"
+	feed(m, []event.Event{event.CampaignStarted{At: t0, ID: "c", Runs: []event.PlannedRun{run}}, event.RunStarted{At: t0, Run: run},
+		event.RunFinished{At: t0, RunID: run.ID, Status: stats.StatusFailed, Reason: reason, Stats: &stats.Run{ID: run.ID, TargetRPS: 5, Round: 1, Status: stats.StatusFailed, Reason: reason}},
+		event.CampaignFinished{At: t0, Status: "failed", Reason: reason}})
+	lines := strings.Split(m.View(), "\n")
+	status := lines[len(lines)-2]
+	if !strings.HasPrefix(status, "campaign failed: target unreachable: no HTTP response for 10s") || !strings.HasSuffix(status, "— press q to exit") {
+		t.Errorf("status line %q", status)
+	}
+}

@@ -543,7 +543,10 @@ func (m *Model) status(w int) string {
 		if m.finished.Reason != "" {
 			msg += ": " + m.finished.Reason
 		}
-		return ansi.Truncate(m.stateStyle(m.finished.Status).Render(msg)+s.Dim.Render(" — press q to exit"), w, "…")
+		// A long reason is cut, never the way out.
+		const hint = " — press q to exit"
+		msg = ansi.Truncate(msg, max(0, w-ansi.StringWidth(hint)), "…")
+		return ansi.Truncate(m.stateStyle(m.finished.Status).Render(msg)+s.Dim.Render(hint), w, "…")
 	case m.lastWarn != nil:
 		return ansi.Truncate(s.Warn.Render(m.lastWarn.Level+": "+m.lastWarn.Message), w, "…")
 	}
