@@ -1,7 +1,9 @@
 package exchange
 
 import (
+	"context"
 	"errors"
+	"net/http"
 	"net/url"
 	"strings"
 	"testing"
@@ -76,4 +78,21 @@ func FuzzSanitizeDescription(f *testing.F) {
 			t.Fatalf("secret %q kept in %q", secret, got)
 		}
 	})
+}
+
+// A request cut short because the campaign stopped the run with a cause
+// (the target unreachable) is aborted, not a connection error: net/http
+// returns the cause, not context.Canceled.
+func TestClassifyErrCancelledWithCause(t *testing.T) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cause := errors.New("target unreachable: no HTTP response for 10s")
+	cancel(cause)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1:1/token", nil)
+	_, err := http.DefaultClient.Do(req)
+	if got := ClassifyErr(ctx, err); got != OutcomeAborted {
+		t.Errorf("%v: %s", err, got)
+	}
+	if got := ClassifyErr(context.Background(), err); got != OutcomeConnError {
+		t.Errorf("without a stopped run: %s", got)
+	}
 }

@@ -44,7 +44,8 @@ func Classify(status int, body []byte) (Outcome, string) {
 
 // ClassifyErr maps a transport error to an outcome.
 func ClassifyErr(ctx context.Context, err error) Outcome {
-	if ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	// Cancelled with a cause, net/http returns the cause.
+	if ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.Cause(ctx))) {
 		return OutcomeAborted
 	}
 	var ne net.Error
