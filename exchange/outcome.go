@@ -7,6 +7,8 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
+	"sync"
 )
 
 // Outcome classifies one exchange attempt. "ok" is the only success: HTTP 200
@@ -25,7 +27,9 @@ const (
 )
 
 // Classify inspects a completed response. It returns the outcome and a short
-// detail (the OAuth error code or status) that never contains token material.
+// detail that never contains token material: for an OAuth error its code if
+// registered (else DetailOther), otherwise the HTTP status. A 3xx is an
+// http_error: redirects are never followed (NoRedirect).
 func Classify(status int, body []byte) (Outcome, string) {
 	if status == 200 {
 		// json.Valid plus a look-up of two top-level strings costs a tenth of
@@ -35,9 +39,13 @@ func Classify(status int, body []byte) (Outcome, string) {
 		}
 		return OutcomeOK, ""
 	}
-	var e ErrorResponse
-	if status >= 400 && status < 500 && json.Unmarshal(body, &e) == nil && e.Error != "" && safeCode(e.Error) {
-		return OutcomeOAuthError, e.Error
+	if status >= 400 && status < 500 {
+		// By exact name: a struct would also take "ERROR" or "Error".
+		var m map[string]json.RawMessage
+		var code string
+		if json.Unmarshal(body, &m) == nil && json.Unmarshal(m["error"], &code) == nil && code != "" {
+			return OutcomeOAuthError, ErrorCode(code)
+		}
 	}
 	return OutcomeHTTPError, strconv.Itoa(status)
 }
@@ -55,19 +63,93 @@ func ClassifyErr(ctx context.Context, err error) Outcome {
 	return OutcomeConnError
 }
 
-// safeCode accepts only the error-code charset of RFC 6749 §5.2 so that a
-// hostile server cannot smuggle arbitrary text into evidence files.
-func safeCode(s string) bool {
-	if len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == ',' {
-			return false
+// RegisteredErrors are the error codes a token endpoint answers: RFC 6749
+// §5.2, RFC 8693 §2.2.2 (invalid_target, also RFC 8707), RFC 6749 §4.1.2.1's
+// server_error and temporarily_unavailable (used by token endpoints too),
+// RFC 6750 §3.1, RFC 7009 §2.2.1, and RFC 9449 §12 (DPoP). A detail is one of
+// them, DetailOther, or a number: a hostile target cannot write anything else
+// (a secret, a token, a spreadsheet formula) into the evidence.
+var RegisteredErrors = []string{
+	ErrInvalidRequest, ErrInvalidClient, ErrInvalidGrant, ErrUnauthorizedClient,
+	ErrUnsupportedGrantType, ErrInvalidScope, ErrInvalidTarget, ErrServerError,
+	ErrTemporarilyUnavail, "access_denied", "invalid_token", "insufficient_scope",
+	"unsupported_token_type", "invalid_dpop_proof", "use_dpop_nonce",
+}
+
+// DetailOther stands for an error code that is not registered.
+const DetailOther = "other"
+
+// MaxDetails bounds the distinct details recorded in one run (DetailSet).
+const MaxDetails = 64
+
+// ErrorCode maps a server's error code to a detail: itself if registered,
+// else DetailOther.
+func ErrorCode(code string) string {
+	for _, c := range RegisteredErrors {
+		if code == c {
+			return c
 		}
 	}
-	return true
+	return DetailOther
+}
+
+// SafeDetail is the last check before a detail is stored: a registered
+// code, DetailOther, or 1–4 digits (an HTTP status, a k6 error code) pass;
+// anything else becomes DetailOther.
+func SafeDetail(d string) string {
+	if d == "" || d == DetailOther {
+		return d
+	}
+	if len(d) <= 4 {
+		digits := true
+		for i := 0; i < len(d); i++ {
+			digits = digits && d[i] >= '0' && d[i] <= '9'
+		}
+		if digits {
+			return d
+		}
+	}
+	return ErrorCode(d)
+}
+
+// Scrub refuses a detail equal to the client secret or containing the
+// subject token the request carried: neither can ever be stored.
+func Scrub(detail, secret, subjectToken string) string {
+	if detail == "" {
+		return ""
+	}
+	if detail == secret || (subjectToken != "" && strings.Contains(detail, subjectToken)) {
+		return DetailOther
+	}
+	return detail
+}
+
+// DetailSet bounds the distinct details of one run: past MaxDetails
+// distinct values, a new one is recorded as DetailOther. Safe for
+// concurrent use.
+type DetailSet struct {
+	mu   sync.Mutex
+	seen map[string]struct{}
+}
+
+// Admit returns d, or DetailOther when d would be one detail too many.
+func (s *DetailSet) Admit(d string) string {
+	if d == "" || d == DetailOther {
+		return d
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.seen[d]; ok {
+		return d
+	}
+	if len(s.seen) >= MaxDetails-1 { // one place is DetailOther's
+		return DetailOther
+	}
+	if s.seen == nil {
+		s.seen = map[string]struct{}{}
+	}
+	s.seen[d] = struct{}{}
+	return d
 }
 
 // nonEmptyString reports whether the (valid) JSON object body has a

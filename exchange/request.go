@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"net/http"
 	"net/url"
 	"strings"
 )
@@ -92,3 +93,10 @@ func (b Body) Form(subjectToken, clientID, secret string) string {
 	}
 	return sb.String()
 }
+
+// NoRedirect is the CheckRedirect of every client that sends an exchange:
+// a 3xx comes back as the answer (an http_error with its status). Following
+// it would re-send the client secret — the Basic header to another port of
+// the same host, the form body of client_secret_post to any host — and a
+// fresh subject token.
+func NoRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // RequestsHeader documents requests.csv.gz (see README "Evidence folder").
@@ -19,10 +20,15 @@ const RequestsHeader = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_u
 // ResourcesHeader documents resources.csv.
 const ResourcesHeader = "at_unix_us,kind,name,cpu_millicores,memory_bytes,cpu_seconds_total,source"
 
-// clean keeps a free-text field inside its CSV column.
+// clean keeps a free-text field inside its CSV column, and keeps a
+// spreadsheet from reading it as a formula (a leading =, +, -, @, tab or CR
+// gets a leading ').
 func clean(s string) string {
 	if strings.ContainsAny(s, ",\n\r\"") {
-		return strings.NewReplacer(",", ";", "\n", " ", "\r", " ", "\"", "'").Replace(s)
+		s = strings.NewReplacer(",", ";", "\n", " ", "\r", " ", "\"", "'").Replace(s)
+	}
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		s = "'" + s
 	}
 	return s
 }
@@ -49,7 +55,7 @@ func AppendRequest(buf []byte, r *stats.Request) []byte {
 	buf = append(buf, ',')
 	buf = append(buf, clean(r.Outcome)...)
 	buf = append(buf, ',')
-	buf = append(buf, clean(r.Detail)...)
+	buf = append(buf, clean(exchange.SafeDetail(r.Detail))...)
 	return append(buf, '\n')
 }
 

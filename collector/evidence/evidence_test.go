@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 func TestRequestRowRoundTrip(t *testing.T) {
@@ -25,7 +26,7 @@ func TestRequestRowRoundTrip(t *testing.T) {
 			t.Fatalf("%q: %v", line, err)
 		}
 		want := r
-		want.Detail = clean(r.Detail)
+		want.Detail = clean(exchange.SafeDetail(r.Detail))
 		if got != want {
 			t.Errorf("round trip of %+v gave %+v", want, got)
 		}

@@ -60,6 +60,8 @@ type Generator struct {
 	Timeout     time.Duration
 	// MintAhead is how far ahead of its schedule a token may be minted.
 	MintAhead time.Duration
+
+	details *exchange.DetailSet // this run's distinct details, bounded
 }
 
 // TransportOptions configure each agent's own connection pool.
@@ -88,7 +90,7 @@ func (g *Generator) Connect(o TransportOptions) {
 			TLSHandshakeTimeout: 5 * time.Second,
 			DisableCompression:  true,
 		}
-		a.client = &http.Client{Transport: tr, Timeout: g.Timeout}
+		a.client = &http.Client{Transport: tr, Timeout: g.Timeout, CheckRedirect: exchange.NoRedirect}
 	}
 }
 
@@ -141,6 +143,7 @@ func offset(rate float64, k int) time.Duration {
 // recorded as aborted). rec receives every arrival, including dropped ones.
 func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time, rec func(*stats.Request)) {
 	nAgents := len(g.Agents)
+	g.details = &exchange.DetailSet{}
 	total := arrivalsIn(p.TargetRPS, p.Total())
 	perAgent := p.TargetRPS / float64(nAgents)
 	ahead := g.MintAhead
@@ -247,6 +250,7 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 			outcome, desc = exchange.ClassifyErr(ctx, rerr), exchange.TransportDescription(rerr)
 		} else {
 			outcome, detail = exchange.Classify(resp.StatusCode, b)
+			detail = g.details.Admit(exchange.Scrub(detail, a.Secret, tok))
 			desc = exchange.Description(resp.StatusCode, b)
 		}
 	} else {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/spf13/cobra"
 
@@ -118,7 +119,8 @@ func smoke(ctx context.Context, out io.Writer, o *runOptions, target string, tls
 	if body.Auth() == exchange.AuthBasic {
 		req.Header.Set("Authorization", exchange.BasicAuth(client, o.secret))
 	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: true}}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg, ForceAttemptHTTP2: true},
+		CheckRedirect: exchange.NoRedirect}
 	start := time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -129,14 +131,16 @@ func smoke(ctx context.Context, out io.Writer, o *runOptions, target string, tls
 	fmt.Fprintf(out, "POST %s as %s (client_secret_%s, secret not shown): HTTP %d in %s\n", target, client, strings.TrimPrefix(string(body.Auth()), "client_secret_"), resp.StatusCode, time.Since(start).Round(time.Microsecond))
 	outcome, detail := exchange.Classify(resp.StatusCode, raw)
 	if outcome != exchange.OutcomeOK {
-		var e exchange.ErrorResponse
-		_ = json.Unmarshal(raw, &e)
-		fmt.Fprintf(out, "✗ exchange failed: %s %s %s\n", outcome, detail, e.ErrorDescription)
+		var desc string
+		exact(raw, map[string]any{"error_description": &desc})
+		fmt.Fprintf(out, "✗ exchange failed: %s %s %s\n", outcome, detail, printable(desc, 200))
 		return &exitError{code: ExitThresholds}
 	}
 	var r exchange.Response
-	_ = json.Unmarshal(raw, &r)
-	fmt.Fprintf(out, "issued_token_type %s, token_type %s, expires_in %d, scope %q\naccess_token %s\n", r.IssuedTokenType, r.TokenType, r.ExpiresIn, r.Scope, trunc(r.AccessToken, 24))
+	exact(raw, map[string]any{"access_token": &r.AccessToken, "issued_token_type": &r.IssuedTokenType,
+		"token_type": &r.TokenType, "expires_in": &r.ExpiresIn, "scope": &r.Scope})
+	fmt.Fprintf(out, "issued_token_type %s, token_type %s, expires_in %d, scope %q\naccess_token %s\n",
+		printable(r.IssuedTokenType, 100), printable(r.TokenType, 100), r.ExpiresIn, r.Scope, printable(trunc(r.AccessToken, 24), 30))
 	parts := strings.Split(r.AccessToken, ".")
 	if len(parts) != 3 {
 		fmt.Fprintln(out, "✗ the access token is not a JWT")
@@ -144,18 +148,15 @@ func smoke(ctx context.Context, out io.Writer, o *runOptions, target string, tls
 	}
 	hdr, _ := base64.RawURLEncoding.DecodeString(parts[0])
 	pay, _ := base64.RawURLEncoding.DecodeString(parts[1])
-	fmt.Fprintf(out, "header  %s\nclaims  %s\n", hdr, pay)
+	fmt.Fprintf(out, "header  %s\nclaims  %s\n", printable(string(hdr), 2000), printable(string(pay), 2000))
+	// Claim names are case-sensitive (RFC 7519 §4): read them exactly.
 	var cl struct {
-		Sub   string          `json:"sub"`
-		Aud   json.RawMessage `json:"aud"`
-		Scope string          `json:"scope"`
-		Iat   int64           `json:"iat"`
-		Exp   int64           `json:"exp"`
-		Act   *struct {
-			Sub string `json:"sub"`
-		} `json:"act"`
+		Sub, Scope, ActSub string
+		Aud, Act           json.RawMessage
+		Iat, Exp           int64
 	}
-	_ = json.Unmarshal(pay, &cl)
+	exact(pay, map[string]any{"sub": &cl.Sub, "aud": &cl.Aud, "scope": &cl.Scope, "iat": &cl.Iat, "exp": &cl.Exp, "act": &cl.Act})
+	exact(cl.Act, map[string]any{"sub": &cl.ActSub})
 	var aud []string
 	if json.Unmarshal(cl.Aud, &aud) != nil {
 		var one string
@@ -168,10 +169,10 @@ func smoke(ctx context.Context, out io.Writer, o *runOptions, target string, tls
 		ok   bool
 		got  string
 	}{
-		{"sub is the subject's user " + subject.Users(c.Users.Count)[0], cl.Sub == subject.Users(c.Users.Count)[0], cl.Sub},
-		{"act.sub is the client " + client, cl.Act != nil && cl.Act.Sub == client, fmt.Sprint(cl.Act)},
-		{"aud is " + strings.Join(wantAud, " "), slices.Equal(aud, wantAud), strings.Join(aud, " ")},
-		{"scope is " + c.Request.Scope, cl.Scope == c.Request.Scope, cl.Scope},
+		{"sub is the subject's user " + subject.Users(c.Users.Count)[0], cl.Sub == subject.Users(c.Users.Count)[0], printable(cl.Sub, 100)},
+		{"act.sub is the client " + client, cl.ActSub == client, printable(cl.ActSub, 100)},
+		{"aud is " + strings.Join(wantAud, " "), slices.Equal(aud, wantAud), printable(strings.Join(aud, " "), 200)},
+		{"scope is " + c.Request.Scope, cl.Scope == c.Request.Scope, printable(cl.Scope, 200)},
 		{"exp − iat is " + lifetime.String(), time.Duration(cl.Exp-cl.Iat)*time.Second == lifetime, (time.Duration(cl.Exp-cl.Iat) * time.Second).String()},
 	}
 	failed := 0
@@ -188,4 +189,30 @@ func smoke(ctx context.Context, out io.Writer, o *runOptions, target string, tls
 	}
 	fmt.Fprintln(out, "smoke test passed")
 	return nil
+}
+
+// exact decodes members of a JSON object by exact name into fields
+// (encoding/json would also fill a struct field from "SUB" or "ſub").
+func exact(raw []byte, fields map[string]any) {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return
+	}
+	for name, dst := range fields {
+		if v, ok := m[name]; ok {
+			_ = json.Unmarshal(v, dst)
+		}
+	}
+}
+
+// printable makes text a target chose safe for a terminal: control and
+// bidirectional-override characters become '?', and it is cut at max bytes.
+func printable(s string, max int) string {
+	s = trunc(s, max)
+	return strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) || (r >= 0x202a && r <= 0x202e) || (r >= 0x2066 && r <= 0x2069) {
+			return '?'
+		}
+		return r
+	}, s)
 }
