@@ -120,6 +120,8 @@ const (
 	DefaultScope    = "mcp:tools:invoke"
 	DefaultIssuerIn = "https://pf-perf-subject"
 	DefaultAddr     = "127.0.0.1:9031"
+	// MaxClients bounds the clients of a server (listed or default).
+	MaxClients = 10000
 	// DefaultMaxSubjectLifetime is the longest subject token accepted by
 	// default: access tokens rarely live longer, tokex mints 5-minute ones.
 	DefaultMaxSubjectLifetime = time.Hour
@@ -171,14 +173,14 @@ func (c *Config) Validate(doc *confload.Doc) error {
 	if c.TokenPath == "" || c.TokenPath[0] != '/' {
 		return doc.Errorf("token_path", "must start with /")
 	}
-	if c.MaxBodyBytes < 1024 {
-		return doc.Errorf("max_body_bytes", "must be at least 1024")
+	if c.MaxBodyBytes < 1024 || c.MaxBodyBytes > 16<<20 {
+		return doc.Errorf("max_body_bytes", "must be between 1024 and 16777216")
 	}
 	if !slices.Contains(subject.Algorithms, c.Signing.Alg) {
 		return doc.Errorf("signing.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", c.Signing.Alg)
 	}
-	if c.Signing.Lifetime < time.Second {
-		return doc.Errorf("signing.lifetime", "must be at least 1s")
+	if c.Signing.Lifetime < time.Second || c.Signing.Lifetime > 24*time.Hour {
+		return doc.Errorf("signing.lifetime", "must be between 1s and 24h")
 	}
 	if len(c.Subject.Algorithms) == 0 {
 		return doc.Errorf("subject.algorithms", "must list at least one algorithm")
@@ -206,8 +208,11 @@ func (c *Config) Validate(doc *confload.Doc) error {
 	if c.Subject.MaxLifetime < time.Second || c.Subject.MaxLifetime > MaxMaxSubjectLifetime {
 		return doc.Errorf("subject.max_lifetime", "must be between 1s and 8760h")
 	}
-	if c.Subject.UnknownKidInterval <= 0 {
-		return doc.Errorf("subject.unknown_kid_interval", "must be positive")
+	if c.Subject.UnknownKidInterval <= 0 || c.Subject.UnknownKidInterval > 24*time.Hour {
+		return doc.Errorf("subject.unknown_kid_interval", "must be positive and at most 24h")
+	}
+	if c.Subject.Refresh < 0 || c.Subject.Refresh > 24*time.Hour || (c.Subject.Refresh > 0 && c.Subject.Refresh < time.Second) {
+		return doc.Errorf("subject.refresh", "must be 0 (off) or between 1s and 24h")
 	}
 	if c.TLS.Enabled && !c.TLS.SelfSigned && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
 		return doc.Errorf("tls", "enabled needs cert_file and key_file, or self_signed: true")
@@ -226,12 +231,27 @@ func (c *Config) Validate(doc *confload.Doc) error {
 			}
 		}
 	}
-	if len(c.Clients) == 0 && c.DefaultClients.Count < 1 {
-		return doc.Errorf("default_clients.count", "must be at least 1 when no clients are listed")
+	if len(c.Clients) > MaxClients {
+		return doc.Errorf("clients", "lists %d clients; at most %d", len(c.Clients), MaxClients)
+	}
+	if len(c.Clients) == 0 && (c.DefaultClients.Count < 1 || c.DefaultClients.Count > MaxClients) {
+		return doc.Errorf("default_clients.count", "must be between 1 and %d when no clients are listed", MaxClients)
 	}
 	f := c.Faults
-	if f.ErrorRatio < 0 || f.ErrorRatio > 1 {
+	if !(f.ErrorRatio >= 0 && f.ErrorRatio <= 1) { // NaN too
 		return doc.Errorf("faults.error_ratio", "must be between 0 and 1")
+	}
+	for _, d := range []struct {
+		path string
+		v    time.Duration
+	}{{"faults.latency.fixed", f.Latency.Fixed}, {"faults.latency.mean", f.Latency.Mean}, {"faults.latency.stddev", f.Latency.StdDev},
+		{"faults.latency.max", f.Latency.Max}, {"faults.stall.duration", f.Stall.Duration}} {
+		if d.v < 0 || d.v > time.Minute {
+			return doc.Errorf(d.path, "must be between 0 and 1m")
+		}
+	}
+	if f.Stall.Every < 0 || f.Stall.Every > 24*time.Hour {
+		return doc.Errorf("faults.stall.every", "must be between 0 and 24h")
 	}
 	switch f.Latency.Distribution {
 	case "", "uniform", "exponential", "lognormal":

@@ -81,3 +81,28 @@ func TestMaxLifetimeConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestServeConfigBounds: the serve.yaml siblings of issue 9 item 22 — no
+// NaN, and no size that runs the server out of memory.
+func TestServeConfigBounds(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{"faults:\n  error_ratio: .nan\n", "serve.yaml:2: faults.error_ratio: .nan is not a finite number"},
+		{"default_clients:\n  count: 2000000000\n", "serve.yaml:2: default_clients.count: must be between 1 and 10000"},
+		{"max_body_bytes: 100000000000\n", "serve.yaml:1: max_body_bytes"},
+		{"signing:\n  lifetime: 1000h\n", "serve.yaml:2: signing.lifetime"},
+		{"subject:\n  refresh: 1ns\n", "serve.yaml:2: subject.refresh"},
+		{"subject:\n  unknown_kid_interval: 10000h\n", "serve.yaml:2: subject.unknown_kid_interval"},
+		{"faults:\n  latency:\n    fixed: 1h\n", "serve.yaml:3: faults.latency.fixed"},
+		{"faults:\n  stall:\n    every: 1000h\n    duration: 1s\n", "serve.yaml:3: faults.stall.every"},
+	} {
+		p := filepath.Join(t.TempDir(), "serve.yaml")
+		_ = os.WriteFile(p, []byte(tc.body), 0o600)
+		cfg, doc, err := Load(p)
+		if err == nil {
+			err = cfg.Validate(doc)
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: err = %v, want %q", tc.body, err, tc.want)
+		}
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"regexp"
 	"strconv"
@@ -48,11 +49,23 @@ type Doc struct {
 	paths map[string]int // field path -> line
 }
 
-// ReadFile parses a YAML file.
+// MaxFileBytes caps a config file: none comes near it, and a bigger one
+// (or /dev/zero) must not exhaust memory.
+const MaxFileBytes = 1 << 20
+
+// ReadFile parses a YAML file of at most MaxFileBytes.
 func ReadFile(path string) (*Doc, error) {
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > MaxFileBytes {
+		return nil, &Error{File: path, Msg: "larger than 1 MiB; not a tokex config"}
 	}
 	return Parse(path, data)
 }
@@ -68,8 +81,41 @@ func Parse(file string, data []byte) (*Doc, error) {
 	d.root = &root
 	if len(root.Content) > 0 {
 		d.index(root.Content[0], "")
+		if err := d.finite(root.Content[0], ""); err != nil {
+			return nil, err
+		}
 	}
 	return d, nil
+}
+
+// finite refuses the YAML floats that are not numbers (.nan, .inf, -.Inf,
+// …): no tokex setting means anything with them, and every range check
+// of a NaN passes.
+func (d *Doc) finite(n *yaml.Node, path string) error {
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			p := n.Content[i].Value
+			if path != "" {
+				p = path + "." + p
+			}
+			if err := d.finite(n.Content[i+1], p); err != nil {
+				return err
+			}
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			if err := d.finite(c, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	case yaml.ScalarNode:
+		var f float64
+		if n.ShortTag() == "!!float" && n.Decode(&f) == nil && (math.IsNaN(f) || math.IsInf(f, 0)) {
+			return &Error{File: d.File, Line: n.Line, Field: path, Msg: fmt.Sprintf("%s is not a finite number", n.Value)}
+		}
+	}
+	return nil
 }
 
 func (d *Doc) index(n *yaml.Node, path string) {

@@ -1,6 +1,8 @@
 package confload
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,5 +56,38 @@ func TestErrorsNameFileLineField(t *testing.T) {
 	var nilDoc *Doc
 	if e := nilDoc.Errorf("stages", "bad"); !strings.Contains(e.Error(), "stages: bad") {
 		t.Errorf("nil doc: %q", e)
+	}
+}
+
+// TestNonFiniteNumbersRefused is issue 9 item 22: .nan passed every range
+// check (all comparisons with NaN are false) and failed later without a
+// file, line or field.
+func TestNonFiniteNumbersRefused(t *testing.T) {
+	cases := []struct{ yaml, want string }{
+		{"items:\n  - rate: 1\n  - rate: .nan\n", "c.yaml:3: items[1].rate: .nan is not a finite number"},
+		{"items: [1, .NaN]\n", "c.yaml:1: items[1]"},
+		{"items:\n  - rate: .inf\n", "c.yaml:2: items[0].rate: .inf is not a finite number"},
+		{"items:\n  - rate: -.Inf\n", "c.yaml:2: items[0].rate"},
+		{"items:\n  - rate: +.INF\n", "c.yaml:2: items[0].rate"},
+		{"items:\n  - rate: !!float .nan\n", "c.yaml:2: items[0].rate"},
+	}
+	for _, c := range cases {
+		_, err := Parse("c.yaml", []byte(c.yaml))
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
+		}
+	}
+	for _, ok := range []string{"name: \".nan\"\n", "items:\n  - rate: 1e300\n", "name: NaN\n"} {
+		if _, err := Parse("c.yaml", []byte(ok)); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+}
+
+func TestReadFileIsBounded(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "big.yaml")
+	_ = os.WriteFile(p, []byte("name: "+strings.Repeat("x", MaxFileBytes)+"\n"), 0o600)
+	if _, err := ReadFile(p); err == nil || !strings.Contains(err.Error(), "big.yaml: larger than 1 MiB") {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -205,8 +205,35 @@ func FromProfile(name string) (Campaign, error) {
 	return p(), nil
 }
 
+// Limits of a campaign (README "Config limits"): every size is bounded, so
+// a config cannot make tokex run out of memory or write evidence its own
+// readers refuse.
+const (
+	MaxNameLen        = 64
+	MaxStages         = 100
+	MaxRounds         = 100
+	MaxRuns           = 1000 // stages × rounds, plus the sanity run: the readers' limit
+	MinRate           = 0.01 // exchanges/s, one every 100 s
+	MaxRate           = 100000
+	MaxRatePerAgent   = 20000
+	MaxArrivalsPerRun = 10_000_000 // rows of one run's requests.csv.gz: the readers' limit
+	MaxAgents         = 1000
+	MaxInFlight       = 10000
+	MaxWorkers        = 100000 // agents × max_in_flight: goroutines and connections
+	MaxUsers          = 1_000_000
+	MaxPhase          = 24 * time.Hour // duration, warmup, pause, sanity.duration, subject.lifetime
+	MaxTimeout        = 5 * time.Minute
+	MaxP95Ms          = 3_600_000
+)
+
+// inRange is false for NaN, unlike a pair of "<" / ">" refusals.
+func inRange(x, lo, hi float64) bool { return x >= lo && x <= hi }
+
 // Validate checks the campaign; doc (may be nil) locates fields in the file.
 func (c *Campaign) Validate(doc *confload.Doc) error {
+	if len(c.Name) > MaxNameLen {
+		return doc.Errorf("name", "is %d characters; at most %d", len(c.Name), MaxNameLen)
+	}
 	switch c.Driver {
 	case "local", "":
 	case "kube":
@@ -219,17 +246,23 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 		if c.Subject.Alg != subject.RS256 {
 			return doc.Errorf("subject.alg", "the k6 agents sign RS256 subject tokens, as in the article")
 		}
-		if c.Kube.MetricsInterval < time.Second {
-			return doc.Errorf("kube.metrics_interval", "must be at least 1s")
+		if c.Kube.MetricsInterval < time.Second || c.Kube.MetricsInterval > 5*time.Minute {
+			return doc.Errorf("kube.metrics_interval", "must be between 1s and 5m")
 		}
-		if c.Kube.StartTimeout < time.Second {
-			return doc.Errorf("kube.start_timeout", "must be at least 1s")
+		if c.Kube.StartTimeout < time.Second || c.Kube.StartTimeout > time.Hour {
+			return doc.Errorf("kube.start_timeout", "must be between 1s and 1h")
 		}
 		if m := c.Kube.SummaryMode; m != "" && m != "compact" && m != "full" {
 			return doc.Errorf("kube.summary_mode", "unknown mode %q (compact, full: tokex reconciles every request with it)", m)
 		}
 	default:
 		return doc.Errorf("driver", "unknown driver %q (local, kube)", c.Driver)
+	}
+	if c.Kube.TTLAfterFinished < 0 || c.Kube.TTLAfterFinished > 7*24*time.Hour {
+		return doc.Errorf("kube.ttl_after_finished", "must be between 0 and 168h")
+	}
+	if p := c.Kube.Engines.Port; p < 0 || p > 65535 {
+		return doc.Errorf("kube.engines.port", "%d is not a TCP port", p)
 	}
 	if c.Target.URL != "" {
 		u, err := url.Parse(c.Target.URL)
@@ -240,6 +273,9 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if u := c.Target.UnreachableAfter; u < time.Second || u > time.Hour {
 		return doc.Errorf("target.unreachable_after", "%s must be between 1s and 1h", u)
 	}
+	if c.Target.PID < 0 {
+		return doc.Errorf("target.pid", "must not be negative")
+	}
 	if a := c.Target.Embedded.SigningAlg; a != "" && !slices.Contains(subject.Algorithms, a) {
 		return doc.Errorf("target.embedded.signing_alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
 	}
@@ -249,63 +285,79 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if c.Subject.Issuer == "" {
 		return doc.Errorf("subject.issuer", "is required")
 	}
-	if c.Subject.Lifetime < time.Second {
-		return doc.Errorf("subject.lifetime", "must be at least 1s")
+	if c.Subject.Lifetime < time.Second || c.Subject.Lifetime > MaxPhase {
+		return doc.Errorf("subject.lifetime", "must be between 1s and 24h")
 	}
 	switch exchange.AuthMethod(c.Request.AuthMethod) {
 	case exchange.AuthBasic, exchange.AuthPost:
 	default:
 		return doc.Errorf("request.auth_method", "unknown method %q (client_secret_basic, client_secret_post)", c.Request.AuthMethod)
 	}
-	if c.Request.Timeout <= 0 {
-		return doc.Errorf("request.timeout", "must be positive")
+	if c.Request.Timeout <= 0 || c.Request.Timeout > MaxTimeout {
+		return doc.Errorf("request.timeout", "must be positive and at most 5m")
 	}
 	if c.Request.SubjectTokenType == "" {
 		return doc.Errorf("request.subject_token_type", "is required")
 	}
-	if c.Agents.Count < 1 || c.Agents.Count > 1000 {
-		return doc.Errorf("agents.count", "must be between 1 and 1000")
+	if c.Agents.Count < 1 || c.Agents.Count > MaxAgents {
+		return doc.Errorf("agents.count", "must be between 1 and %d", MaxAgents)
 	}
-	if c.Agents.MaxInFlight < 1 {
-		return doc.Errorf("agents.max_in_flight", "must be at least 1")
+	if c.Agents.MaxInFlight < 1 || c.Agents.MaxInFlight > MaxInFlight {
+		return doc.Errorf("agents.max_in_flight", "must be between 1 and %d", MaxInFlight)
 	}
-	if c.Users.Count < 1 {
-		return doc.Errorf("users.count", "must be at least 1")
+	if w := c.Agents.Count * c.Agents.MaxInFlight; w > MaxWorkers {
+		return doc.Errorf("agents.max_in_flight", "%d agents × %d in flight is %d workers; at most %d", c.Agents.Count, c.Agents.MaxInFlight, w, MaxWorkers)
 	}
-	if len(c.Stages) == 0 {
-		return doc.Errorf("stages", "needs at least one rate")
+	if c.Users.Count < 1 || c.Users.Count > MaxUsers {
+		return doc.Errorf("users.count", "must be between 1 and %d", MaxUsers)
+	}
+	if len(c.Stages) == 0 || len(c.Stages) > MaxStages {
+		return doc.Errorf("stages", "needs between 1 and %d rates", MaxStages)
+	}
+	if c.Rounds < 1 || c.Rounds > MaxRounds {
+		return doc.Errorf("rounds", "must be between 1 and %d", MaxRounds)
+	}
+	if n := len(c.Stages) * c.Rounds; n+1 > MaxRuns {
+		return doc.Errorf("rounds", "%d stages × %d rounds is %d runs; at most %d with the sanity run", len(c.Stages), c.Rounds, n, MaxRuns)
+	}
+	if c.Duration < time.Second || c.Duration > MaxPhase {
+		return doc.Errorf("duration", "must be between 1s and 24h")
+	}
+	if c.Warmup < 0 || c.Warmup > MaxPhase {
+		return doc.Errorf("warmup", "must be between 0 and 24h")
+	}
+	if c.Pause < 0 || c.Pause > MaxPhase {
+		return doc.Errorf("pause", "must be between 0 and 24h")
 	}
 	for i, s := range c.Stages {
-		if s <= 0 || s > 100000 {
-			return doc.Errorf(fmt.Sprintf("stages[%d]", i), "rate %g must be > 0 and ≤ 100000 exchanges/s", s)
+		f := fmt.Sprintf("stages[%d]", i)
+		if !inRange(s, MinRate, MaxRate) {
+			return doc.Errorf(f, "rate %g must be between %g and %d exchanges/s", s, MinRate, MaxRate)
 		}
-		if s/float64(c.Agents.Count) > 20000 {
-			return doc.Errorf(fmt.Sprintf("stages[%d]", i), "rate %g is more than 20000/s per agent; add agents", s)
+		if s/float64(c.Agents.Count) > MaxRatePerAgent {
+			return doc.Errorf(f, "rate %g is more than %d/s per agent; add agents", s, MaxRatePerAgent)
+		}
+		if n := s * (c.Warmup + c.Duration).Seconds(); n > MaxArrivalsPerRun {
+			return doc.Errorf(f, "rate %g over %s is %.0f arrivals in one run; at most %d", s, c.Warmup+c.Duration, n, MaxArrivalsPerRun)
 		}
 	}
-	if c.Rounds < 1 {
-		return doc.Errorf("rounds", "must be at least 1")
+	if c.Sanity.Enabled && (c.Sanity.Duration < time.Second || c.Sanity.Duration > MaxPhase) {
+		return doc.Errorf("sanity.duration", "must be between 1s and 24h")
 	}
-	if c.Duration < time.Second {
-		return doc.Errorf("duration", "must be at least 1s")
+	if r := c.Sanity.Rate; r != 0 && !inRange(r, MinRate, MaxRate) {
+		return doc.Errorf("sanity.rate", "must be 0 (the first stage's rate) or between %g and %d", MinRate, MaxRate)
 	}
-	if c.Warmup < 0 {
-		return doc.Errorf("warmup", "must not be negative")
+	if r := c.Sanity.Rate; c.Sanity.Enabled && r/float64(c.Agents.Count) > MaxRatePerAgent {
+		return doc.Errorf("sanity.rate", "rate %g is more than %d/s per agent; add agents", r, MaxRatePerAgent)
 	}
-	if c.Pause < 0 {
-		return doc.Errorf("pause", "must not be negative")
-	}
-	if c.Sanity.Enabled && c.Sanity.Duration < time.Second {
-		return doc.Errorf("sanity.duration", "must be at least 1s")
-	}
-	if c.Sanity.Rate < 0 {
-		return doc.Errorf("sanity.rate", "must not be negative")
+	if sr := c.Sanity.Rate; c.Sanity.Enabled && (sr == 0 && c.Stages[0]*c.Sanity.Duration.Seconds() > MaxArrivalsPerRun || sr*c.Sanity.Duration.Seconds() > MaxArrivalsPerRun) {
+		return doc.Errorf("sanity.duration", "the sanity run would be more than %d arrivals", MaxArrivalsPerRun)
 	}
 	th := c.Thresholds
-	if th.P95Ms <= 0 {
-		return doc.Errorf("thresholds.p95_ms", "must be positive")
+	if !inRange(th.P95Ms, 0, MaxP95Ms) || th.P95Ms == 0 {
+		return doc.Errorf("thresholds.p95_ms", "must be positive and at most %d", MaxP95Ms)
 	}
-	if th.SuccessRatio < 0 || th.SuccessRatio > 1 {
+	if !inRange(th.SuccessRatio, 0, 1) {
 		return doc.Errorf("thresholds.success_ratio", "must be between 0 and 1")
 	}
 	if th.MaxDropped < 0 {
@@ -316,8 +368,8 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 			return doc.Errorf(fmt.Sprintf("thresholds.allow_warnings[%d]", i), "%q is not a warning that fails the verdict (%s)", w, InvalidatingList())
 		}
 	}
-	if c.Sampling < 100*time.Millisecond {
-		return doc.Errorf("sample_interval", "must be at least 100ms")
+	if c.Sampling < 100*time.Millisecond || c.Sampling > time.Minute {
+		return doc.Errorf("sample_interval", "must be between 100ms and 1m")
 	}
 	return nil
 }

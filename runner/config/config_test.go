@@ -41,7 +41,7 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"unknown field", "name: x\nstagez: [1]\n", []string{"campaign.yaml:2", `unknown field "stagez"`}},
 		{"wrong type", "name: x\nrounds: three\n", []string{"campaign.yaml:2", "rounds"}},
 		{"bad duration", "warmup: 30 seconds\n", []string{"campaign.yaml:1", "warmup"}},
-		{"negative stage", "stages:\n  - 100\n  - -5\n", []string{"campaign.yaml:3", "stages[1]", "must be > 0"}},
+		{"negative stage", "stages:\n  - 100\n  - -5\n", []string{"campaign.yaml:3", "stages[1]", "must be between 0.01 and 100000"}},
 		{"nested", "agents:\n  count: 0\n", []string{"campaign.yaml:2", "agents.count"}},
 		{"threshold", "thresholds:\n  success_ratio: 1.5\n", []string{"campaign.yaml:2", "thresholds.success_ratio"}},
 		{"target url", "target:\n  url: ftp://x\n", []string{"campaign.yaml:2", "target.url"}},

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -145,8 +146,11 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		c.Stages = nil
 		for _, s := range stageSplit.Split(strings.TrimSpace(o.stages), -1) {
 			v, err := strconv.ParseFloat(s, 64)
-			if err != nil {
+			if err != nil && !errors.Is(err, strconv.ErrRange) {
 				return fmt.Errorf("--stages: %q is not a number", s)
+			}
+			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+				return fmt.Errorf("--stages: %q is not a finite number", s)
 			}
 			c.Stages = append(c.Stages, v)
 		}
