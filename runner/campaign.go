@@ -239,5 +239,16 @@ func sanityVerdict(st *stats.Run, th stats.Thresholds) error {
 	if st.Dropped > 0 {
 		fmt.Fprintf(&b, "; %d dropped", st.Dropped)
 	}
+	// A starved generator or a saturated host times out too: say so, or
+	// the server takes the blame.
+	var codes []string
+	for _, w := range st.Warnings {
+		if w.Code.Invalidating() {
+			codes = append(codes, string(w.Code))
+		}
+	}
+	if len(codes) > 0 {
+		fmt.Fprintf(&b, "; and this machine, not only the server, may be the cause: %s", strings.Join(codes, ", "))
+	}
 	return fmt.Errorf("%w: %s", ErrSanity, b.String())
 }
