@@ -224,8 +224,8 @@ func Report(s *stats.Summary) string {
 	if s.Reason != "" {
 		status += ": " + s.Reason
 	}
-	fmt.Fprintf(&b, "\nThresholds (p95 < %g ms, success ≥ %g%%, dropped ≤ %d): %s · %s exchanges, %.2f%% success, %d dropped · campaign %s\n",
-		s.Thresholds.P95Ms, s.Thresholds.SuccessRatio*100, s.Thresholds.MaxDropped, verdict,
+	fmt.Fprintf(&b, "\nThresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped · campaign %s\n",
+		s.Thresholds, verdict,
 		stats.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, status)
 	return b.String()
 }
