@@ -137,7 +137,7 @@ func TestModelFollowsTheCampaign(t *testing.T) {
 	}
 	// The saturated host shows live: a badge on the run and why.
 	m.SetSize(120, 40)
-	if v := m.View(); !strings.Contains(v, "▶ 03-r1-500rps     500/s ⚠") || !strings.Contains(v, "⚠ host_saturated: CPU 100% busy · 500/s exceeds the pre-flight ~430/s") {
+	if v := m.View(); !strings.Contains(v, "▶ 03-r1-500rps     500/s ⚠") || !strings.Contains(v, "⚠ host_saturated · 500/s exceeds the pre-flight ~430/s: CPU 100% busy") {
 		t.Errorf("no live badge:\n%s", v)
 	}
 	feed(m, all[cut:])

@@ -281,34 +281,39 @@ func (m *Model) live(w, h int) string {
 // server's: the rules that broke in the latest samples (and whether they
 // broke often enough to become the run's warning), and a stage beyond the
 // pre-flight estimate.
+// The codes come first, so a narrow panel still shows them.
 func (m *Model) healthLine() string {
-	var parts []string
+	var codes, why []string
 	if r := m.current; r != nil && !m.running() {
 		if r.stats != nil { // finished: the run's statistics decide
 			for _, w := range r.stats.Warnings {
 				if w.Code.Invalidating() {
-					parts = append(parts, string(w.Code))
+					codes = append(codes, string(w.Code))
 				}
 			}
 		}
 	} else {
 		for _, c := range stats.InvalidatingCodes {
-			why, now := m.health.Now[c]
+			reason, now := m.health.Now[c]
 			switch {
 			case now:
-				parts = append(parts, fmt.Sprintf("%s: %s", c, why))
+				codes, why = append(codes, string(c)), append(why, reason)
 			case m.health.Flagged(c):
-				parts = append(parts, fmt.Sprintf("%s earlier", c))
+				codes = append(codes, string(c)+" earlier")
 			}
 		}
 	}
 	if c := m.capacity; c != nil && m.current != nil && c.Estimate.Exceeds(m.current.plan.TargetRPS) {
-		parts = append(parts, fmt.Sprintf("%s exceeds the pre-flight ~%s/s", stats.StageLabel(m.current.plan.TargetRPS), stats.Thousands(int64(c.Estimate.SustainableRPS))))
+		codes = append(codes, fmt.Sprintf("%s exceeds the pre-flight ~%s/s", stats.StageLabel(m.current.plan.TargetRPS), stats.Thousands(int64(c.Estimate.SustainableRPS))))
 	}
-	if len(parts) == 0 {
+	if len(codes) == 0 {
 		return ""
 	}
-	return "⚠ " + strings.Join(parts, " · ")
+	line := "⚠ " + strings.Join(codes, " · ")
+	if len(why) > 0 {
+		line += ": " + strings.Join(why, "; ")
+	}
+	return line
 }
 
 // wrap breaks text into lines of at most w cells at spaces.
@@ -474,7 +479,7 @@ func warningsLine(sum *stats.Summary) string {
 	if len(parts) == 0 {
 		return ""
 	}
-	return "⚠ " + strings.Join(parts, " · ") + " — the figures of those runs are not the server's alone"
+	return "⚠ " + strings.Join(parts, " · ") + ": not the server's figures alone"
 }
 
 func plural(n int) string {
