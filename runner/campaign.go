@@ -202,7 +202,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	}
 	meta := stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
 		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
-		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: out.descs.list()}
+		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: out.descs.list(), SendLagParts: res.SendLagParts}
 	switch {
 	case ctx.Err() != nil:
 		meta.Status, meta.Reason = stats.StatusAborted, "interrupted"

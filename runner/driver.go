@@ -32,6 +32,8 @@ type RunResult struct {
 	MeasuredEnd   time.Time
 	// Warnings change what the run's numbers mean (incomplete evidence, …).
 	Warnings []stats.Warning
+	// SendLagParts splits the send lag when minting is part of it (k6 agents).
+	SendLagParts *stats.SendLagParts
 }
 
 // Driver runs load somewhere: in-process (local) or in a cluster (kube).

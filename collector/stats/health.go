@@ -150,11 +150,12 @@ func (r *Run) generatorLate() *Warning {
 		return nil
 	}
 	bound := LateBound(r.TargetRPS, r.LatencyMs.P50)
-	if r.SendLagMs.P99 <= bound {
+	lag, what := r.lateLag()
+	if lag <= bound {
 		return nil
 	}
-	w := Warn(WarnGeneratorLate, r.ID, fmt.Sprintf("send lag p99 %.1f ms exceeds %.1f ms (arrival interval %.1f ms, latency p50 %.1f ms): "+
-		"the generator did not keep its schedule, so latency includes its own delay", r.SendLagMs.P99, bound, 1000/r.TargetRPS, r.LatencyMs.P50))
+	w := Warn(WarnGeneratorLate, r.ID, fmt.Sprintf("%s %.1f ms exceeds %.1f ms (arrival interval %.1f ms, latency p50 %.1f ms): "+
+		"the generator did not keep its schedule, so latency includes its own delay", what, lag, bound, 1000/r.TargetRPS, r.LatencyMs.P50))
 	return &w
 }
 

@@ -58,6 +58,7 @@ type Run struct {
 	LatencyMs         Latency           `json:"latency_ms"`
 	LatencyFromSched  Latency           `json:"latency_from_schedule_ms"`
 	SendLagMs         Latency           `json:"send_lag_ms"`
+	SendLagParts      *SendLagParts     `json:"send_lag_parts,omitempty"` // kube: start lag and minting
 	EngineCPU         *CPU              `json:"engine_cpu"`
 	EngineMemoryBytes int64             `json:"engine_memory_bytes"`
 	GeneratorCPU      *CPU              `json:"generator_cpu,omitempty"`
@@ -129,6 +130,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 	r.LatencyMs = Summarize(dur)
 	r.LatencyFromSched = Summarize(fromSched)
 	r.SendLagMs = Summarize(lag)
+	r.SendLagParts = m.SendLagParts
 	if r.MeasuredSeconds > 0 {
 		r.AchievedRPS = round3(float64(r.Responses) / r.MeasuredSeconds)
 	}

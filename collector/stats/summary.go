@@ -66,6 +66,7 @@ type Summary struct {
 	Started           time.Time  `json:"started"`
 	Finished          time.Time  `json:"finished"`
 	LatencyDefinition string     `json:"latency_definition"`
+	SendLagDefinition string     `json:"send_lag_definition"` // what send lag measures with this driver
 	ReportedRunRule   string     `json:"reported_run_rule"`
 	Thresholds        Thresholds `json:"threshold_limits"`
 	ThresholdsPassed  bool       `json:"thresholds_passed"`
@@ -81,6 +82,7 @@ type Summary struct {
 func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.SchemaVersion = SchemaVersion
 	s.LatencyDefinition = LatencyDefinition
+	s.SendLagDefinition = SendLagDefinition(s.Driver)
 	s.ReportedRunRule = ReportedRunRule
 	byRate := map[float64]*Stage{}
 	s.Stages = nil
@@ -476,6 +478,6 @@ func (s *Summary) Markdown() string {
 			b.WriteString("- " + w.String() + "\n")
 		}
 	}
-	b.WriteString("\n---\n" + LatencyDefinition + "\n")
+	b.WriteString("\n---\n" + LatencyDefinition + "\n\n" + SendLagDefinition(s.Driver) + "\n")
 	return b.String()
 }

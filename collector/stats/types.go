@@ -128,6 +128,8 @@ type RunMeta struct {
 	// ErrorDescriptions are what the server said about the run's failures,
 	// collected while it ran (sanitised, bounded).
 	ErrorDescriptions []ErrorDescription `json:",omitempty"`
+	// SendLagParts splits a k6 agent's send lag (kube driver only).
+	SendLagParts *SendLagParts `json:",omitempty"`
 }
 
 // ErrorDescription counts one description of one kind of failure.

@@ -243,8 +243,8 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 		if c.Kube.Image == "" {
 			return doc.Errorf("kube.image", "is required")
 		}
-		if c.Subject.Alg != subject.RS256 {
-			return doc.Errorf("subject.alg", "the k6 agents sign RS256 subject tokens, as in the article")
+		if c.Subject.Alg != subject.RS256 && c.Subject.Alg != subject.ES256 {
+			return doc.Errorf("subject.alg", "the k6 agents sign RS256 (the article's) or ES256 subject tokens with WebCrypto, not %q", c.Subject.Alg)
 		}
 		if c.Kube.MetricsInterval < time.Second || c.Kube.MetricsInterval > 5*time.Minute {
 			return doc.Errorf("kube.metrics_interval", "must be between 1s and 5m")

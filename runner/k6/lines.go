@@ -2,6 +2,7 @@ package k6
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"strconv"
 	"strings"
@@ -9,17 +10,30 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
+// Line is one per-request line of the agent script: the request row, and
+// how its send lag splits (-1 in lines of the first version, tokex1).
+type Line struct {
+	stats.Request
+	StartLagUS int64 // scheduled slot → k6 began the iteration
+	MintUS     int64 // minting and signing the subject token
+}
+
 // ParseLine reads one per-request line of the agent script. ok is false for
 // lines that are not tokex lines (k6's summary, warnings); err is set for a
 // tokex line that is malformed (cut by log rotation, say).
-func ParseLine(s string) (r stats.Request, ok bool, err error) {
+func ParseLine(s string) (l Line, ok bool, err error) {
+	l.StartLagUS, l.MintUS = -1, -1
+	fields := 11
 	i := strings.Index(s, LinePrefix)
 	if i < 0 {
-		return r, false, nil
+		if i = strings.Index(s, linePrefixV1); i < 0 {
+			return l, false, nil
+		}
+		fields = 9
 	}
 	f := strings.Split(strings.TrimRight(s[i+len(LinePrefix):], "\r\n"), ",")
-	if len(f) != 9 {
-		return r, true, errors.New("want 9 fields")
+	if len(f) != fields {
+		return l, true, fmt.Errorf("want %d fields", fields)
 	}
 	n := func(x string) int64 {
 		if err != nil {
@@ -29,6 +43,7 @@ func ParseLine(s string) (r stats.Request, ok bool, err error) {
 		v, err = strconv.ParseInt(x, 10, 64)
 		return v
 	}
+	r := &l.Request
 	r.Agent = int(n(f[0]))
 	r.Phase = stats.Phase(f[1])
 	r.Seq = n(f[2])
@@ -37,18 +52,21 @@ func ParseLine(s string) (r stats.Request, ok bool, err error) {
 	r.DurationUS = n(f[5])
 	r.Status = int(n(f[6]))
 	r.Outcome, r.Detail = f[7], f[8]
+	if fields == 11 {
+		l.StartLagUS, l.MintUS = n(f[9]), n(f[10])
+	}
 	if err != nil {
-		return r, true, err
+		return l, true, err
 	}
 	if r.Phase != stats.Warmup && r.Phase != stats.Measured {
-		return r, true, errors.New("unknown phase " + f[1])
+		return l, true, errors.New("unknown phase " + f[1])
 	}
 	switch r.Outcome {
 	case "ok", "oauth_error", "http_error", "bad_response", "timeout", "conn_error":
 	default:
-		return r, true, errors.New("unknown outcome " + r.Outcome)
+		return l, true, errors.New("unknown outcome " + r.Outcome)
 	}
-	return r, true, nil
+	return l, true, nil
 }
 
 // LogLine recognises one of k6's own log lines in a Pod log: logfmt
@@ -58,7 +76,7 @@ func ParseLine(s string) (r stats.Request, ok bool, err error) {
 // error; a raw line is a warning unless it says thresholds were crossed.
 func LogLine(line string) (level, msg string, ok bool) {
 	line = strings.TrimRight(line, " \t\r\n")
-	if line == "" || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, LinePrefix) {
+	if line == "" || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, LinePrefix) || strings.HasPrefix(line, linePrefixV1) {
 		return "", "", false
 	}
 	levels := map[string]string{"warning": "warn", "WARN": "warn", "error": "error", "ERRO": "error", "fatal": "error",

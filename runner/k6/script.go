@@ -19,7 +19,8 @@ type ScriptParams struct {
 }
 
 // Script renders the k6 agent script: the article's agent, exactly. Every
-// iteration mints a fresh RS256 subject token with WebCrypto, exchanges it
+// iteration mints a fresh subject token (RS256 or ES256, by SUBJECT_ALG)
+// with WebCrypto, exchanges it
 // once with client_secret_basic, runs the three checks, and prints one
 // compact line (LinePrefix …) that tokex turns into a request row; k6's own
 // end-of-test summary follows and is reconciled with those lines. No token
@@ -34,8 +35,12 @@ func Script(p ScriptParams) (string, error) {
 }
 
 // LinePrefix starts every per-request line of the agent script:
-// tokex1,<agent>,<phase>,<slot>,<scheduled_us>,<send_lag_us>,<duration_us>,<status>,<outcome>,<detail>
-const LinePrefix = "tokex1,"
+// tokex2,<agent>,<phase>,<slot>,<scheduled_us>,<send_lag_us>,<duration_us>,<status>,<outcome>,<detail>,<start_lag_us>,<mint_us>
+// (start lag: scheduled → k6 began the iteration; mint: minting the subject
+// token). Lines of the first script version, tokex1, end at detail.
+const LinePrefix = "tokex2,"
+
+const linePrefixV1 = "tokex1,"
 
 // Slot mirrors the agent script's slotOf: the arrival slot of an iteration
 // that began at nowMS in a scenario that started at startMS (JavaScript's

@@ -39,7 +39,7 @@ func realDrops(t *testing.T) map[string]*realScenario {
 			continue
 		}
 		x := sc[string(r.Phase)]
-		x.lines = append(x.lines, r)
+		x.lines = append(x.lines, r.Request)
 		if r.Seq == 0 {
 			x.startMS = r.ScheduledUS / 1000
 		}

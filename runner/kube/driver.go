@@ -68,8 +68,8 @@ func (d *Driver) log(out runner.Output, level, msg string) {
 // Start creates the campaign's Secret and ConfigMap and starts polling
 // metrics.k8s.io (when the cluster serves it).
 func (d *Driver) Start(ctx context.Context, out runner.Output) error {
-	if d.Key == nil || d.Key.Alg != subject.RS256 {
-		return errors.New("the k6 agents need an RS256 subject key")
+	if d.Key == nil || d.Key.Alg != subject.RS256 && d.Key.Alg != subject.ES256 {
+		return errors.New("the k6 agents need an RS256 or ES256 subject key")
 	}
 	d.objs = &Objects{Cfg: d.Cfg, CampaignID: d.CampaignID, Namespace: d.Namespace, Secret: d.Secret, Key: d.Key}
 	if d.Poll == 0 {

@@ -39,7 +39,7 @@ type Objects struct {
 	CampaignID string
 	Namespace  string
 	Secret     string       // client secret of the agents
-	Key        *subject.Key // RS256 subject-token signing key
+	Key        *subject.Key // subject-token signing key (RS256 or ES256)
 }
 
 // Name is the prefix of every object of the campaign (DNS-1123, ≤ 52 chars).
@@ -145,6 +145,7 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 		{Name: "FORM", Value: o.form()},
 		{Name: "CLIENT_PREFIX", Value: c.Agents.ClientIDPrefix},
 		{Name: "SUBJECT_ISSUER", Value: c.Subject.Issuer},
+		{Name: "SUBJECT_ALG", Value: o.Key.Alg},
 		{Name: "SUBJECT_LIFETIME_S", Value: strconv.Itoa(int(c.Subject.Lifetime / time.Second))},
 		{Name: "USERS", Value: strconv.Itoa(c.Users.Count)},
 		{Name: "USER_PREFIX", Value: c.Users.Prefix},

@@ -129,7 +129,13 @@ type kubeRun struct {
 	mStartUS int64 // earliest measured scenario start
 	wStartUS int64 // earliest warmup scenario start
 	badLines int
+	// How the measured send lags split: k6's start lag and minting (µs).
+	startLag, mint []int64
 }
+
+// maxParts bounds the send-lag parts kept per run (an article-sized run has
+// 150,000 measured requests).
+const maxParts = 1 << 22
 
 // Run implements runner.Driver.
 func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
@@ -290,7 +296,8 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 // record files one log line: a request line becomes a row, anything else
 // is kept for the end-of-test summary.
 func (r *kubeRun) record(ps *podState, line string) {
-	q, ok, err := k6.ParseLine(line)
+	l, ok, err := k6.ParseLine(line)
+	q := l.Request
 	if !ok {
 		r.other(ps, line)
 		return
@@ -308,6 +315,9 @@ func (r *kubeRun) record(ps *podState, line string) {
 		first = !r.measured
 		r.measured = true
 		r.mStartUS = min(r.mStartUS, start)
+		if l.StartLagUS >= 0 && l.MintUS >= 0 && len(r.startLag) < maxParts {
+			r.startLag, r.mint = append(r.startLag, l.StartLagUS), append(r.mint, l.MintUS)
+		}
 	} else {
 		r.wStartUS = min(r.wStartUS, start)
 	}
@@ -389,6 +399,10 @@ func (r *kubeRun) window() runner.RunResult {
 		res.Started = res.MeasuredStart.Add(-r.p.Warmup)
 	}
 	res.MeasuredEnd = res.MeasuredStart.Add(r.p.Duration)
+	if len(r.mint) > 0 {
+		res.SendLagParts = &stats.SendLagParts{StartLagMs: stats.Summarize(r.startLag), MintMs: stats.Summarize(r.mint),
+			ClockResolutionMs: 1, SigningAlg: r.d.Cfg.Subject.Alg}
+	}
 	if r.badLines > 0 {
 		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", fmt.Sprintf("%d malformed agent log line(s) skipped", r.badLines)))
 	}

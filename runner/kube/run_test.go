@@ -94,7 +94,8 @@ func podLog(agent int, a agentSpec, period int64, warmup time.Duration) []string
 			continue
 		}
 		sent++
-		lines = append(lines, fmt.Sprintf("tokex1,%d,measured,%d,%d,1000,%d,200,ok,", agent, i, mStart+int64(i)*period, 4000+i))
+		// k6 began 1 ms late, minting took 3 ms: 4 ms of send lag.
+		lines = append(lines, fmt.Sprintf("tokex2,%d,measured,%d,%d,4000,%d,200,ok,,1000,3000", agent, i, mStart+int64(i)*period, 4000+i))
 		if i == a.dupSlot && i > 0 {
 			sent++
 			lines = append(lines, lines[len(lines)-1])
@@ -321,6 +322,10 @@ func TestRunFollowsRecordsAndReconciles(t *testing.T) {
 	}
 	if c := codes(r.res.Warnings); c != string(stats.WarnDropped) {
 		t.Errorf("warnings %v", r.res.Warnings)
+	}
+	// The measured lines' send lag split: 1 ms start lag, 3 ms minting.
+	if p := r.res.SendLagParts; p == nil || p.StartLagMs.P99 != 1 || p.MintMs.P50 != 3 || p.MintMs.Count != 38 || p.SigningAlg != "RS256" {
+		t.Errorf("send lag parts %+v", p)
 	}
 	// Each dropped arrival at its own slot's time (the agent's measured
 	// scenario started 1.3 s after s0; 100 ms between its arrivals).

@@ -427,6 +427,11 @@ func forcedDrops(t *testing.T, ctx context.Context, c *Cluster) {
 	if r.SendLagMs.P95 > float64((fakeStartLag+fakeMint+2*time.Millisecond)/time.Microsecond)/1000 {
 		t.Errorf("send lag p95 %.1f ms", r.SendLagMs.P95)
 	}
+	// Of that, minting is ~3.3 ms (3 or 4 on the millisecond clock) and the
+	// rest k6's start lag, which alone the late-generator rule judges.
+	if p := r.SendLagParts; p == nil || p.MintMs.P50 < 3 || p.MintMs.P50 > 4 || p.StartLagMs.P99 > 3 {
+		t.Errorf("send lag parts %+v", p)
+	}
 	if lfs := r.LatencyFromSched.P95; lfs < 200 || lfs > 215 {
 		t.Errorf("latency from schedule p95 %.1f ms, want 200 ms + lag", lfs)
 	}

@@ -242,8 +242,9 @@ func (f *fakeK6) play(ctx context.Context, agent int, scs []*scenario, write fun
 		slot := k6.Slot(startMS, begun.UnixMilli(), periodMS)
 		s.slots = append(s.slots, slot)
 		scheduled := float64(startMS) + float64(slot)*periodMS
-		text := fmt.Sprintf("tokex1,%d,%s,%d,%d,%d,%d,200,ok,", agent, s.name, slot, int64(math.Round(scheduled*1000)),
-			int64(math.Round((float64(sent.UnixMilli())-scheduled)*1000)), dur.Microseconds())
+		text := fmt.Sprintf("tokex2,%d,%s,%d,%d,%d,%d,200,ok,,%d,%d", agent, s.name, slot, int64(math.Round(scheduled*1000)),
+			int64(math.Round((float64(sent.UnixMilli())-scheduled)*1000)), dur.Microseconds(),
+			int64(math.Round((float64(begun.UnixMilli())-scheduled)*1000)), (sent.UnixMilli()-begun.UnixMilli())*1000)
 		i := sort.Search(len(pending), func(i int) bool { return pending[i].at.After(done) })
 		pending = slices.Insert(pending, i, line{done, text})
 	}
