@@ -1,0 +1,313 @@
+// Package knowncost is an HTTP server of known CPU cost per request, for
+// tests of tokex's CPU figures: every POST burns a fixed amount of CPU and
+// answers like an RFC 8693 token endpoint, GOMAXPROCS fixes the cores it can
+// use (its capacity is about procs ÷ cost), and GET /stats reports the
+// server's own getrusage CPU and request count (GET /stats/window: over an
+// interval, read at the completions nearest its edges), so the truth a test
+// compares with is measured, not assumed. It can expose Prometheus process metrics
+// (/metrics, client_golang's process collector) and run behind wrapper
+// processes (like `sh -c`, npm start or a java launcher), which do no work.
+//
+// Tests run it by re-executing their own binary: call RunIfServer first in
+// TestMain, then Start.
+package knowncost
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"golang.org/x/sys/unix"
+)
+
+// envServer marks a process (and its wrapped children) as the server.
+const envServer = "TOKEX_KNOWNCOST_SERVER"
+
+// listening prefixes the line that announces the URL on stdout.
+const listening = "knowncost: listening on "
+
+// Stats is GET /stats: the server's own account of its work.
+type Stats struct {
+	PID        int     `json:"pid"`
+	Procs      int     `json:"procs"`       // GOMAXPROCS
+	Work       int     `json:"work"`        // hash rounds per request
+	Requests   int64   `json:"requests"`    // POSTs answered
+	CPUSeconds float64 `json:"cpu_seconds"` // getrusage(RUSAGE_SELF) user+system, the whole process
+}
+
+// CPUPerRequest is the CPU-ms per request between two snapshots.
+func CPUPerRequest(before, after Stats) float64 {
+	n := after.Requests - before.Requests
+	if n <= 0 {
+		return 0
+	}
+	return (after.CPUSeconds - before.CPUSeconds) * 1000 / float64(n)
+}
+
+// Burn does n rounds of SHA-256 over a 64-byte block: fixed work, no memory.
+func Burn(n int) byte {
+	var b [sha256.Size * 2]byte
+	for i := 0; i < n; i++ {
+		s := sha256.Sum256(b[:])
+		copy(b[:], s[:])
+	}
+	return b[0]
+}
+
+// Calibrate returns the rounds of Burn that cost about d of CPU on this
+// machine, measured with the thread's own CPU clock (the least of three
+// tries, the one least disturbed by other work).
+func Calibrate(d time.Duration) int {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	const probe = 20000
+	best := time.Duration(1<<63 - 1)
+	for range 3 {
+		a := threadCPU()
+		Burn(probe)
+		if t := threadCPU() - a; t > 0 && t < best {
+			best = t
+		}
+	}
+	if best <= 0 || best == time.Duration(1<<63-1) {
+		return probe
+	}
+	return max(1, int(float64(probe)*float64(d)/float64(best)))
+}
+
+func threadCPU() time.Duration {
+	var ts unix.Timespec
+	if err := unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts); err != nil {
+		return 0
+	}
+	return time.Duration(ts.Nano())
+}
+
+// ProcessCPU is getrusage(RUSAGE_SELF): user+system CPU of every thread.
+func ProcessCPU() float64 {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
+}
+
+// Server is the handler; Work is the rounds of Burn per POST.
+type Server struct {
+	Work     int
+	Metrics  bool
+	requests atomic.Int64
+	sink     atomic.Uint32
+
+	mu  sync.Mutex
+	log []mark // ring of the latest completions
+	n   int    // marks written
+}
+
+// mark is the server's state right after one request completed.
+type mark struct {
+	atUS     int64
+	cpu      float64
+	requests int64
+}
+
+// logSize bounds the completion log (6 MB): 17 minutes at 250 requests/s.
+const logSize = 1 << 18
+
+// response is a well-formed RFC 8693 success, as tokex classifies it.
+var response = []byte(`{"access_token":"known-cost","issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"N_A","expires_in":60}`)
+
+// Handler serves POST (any path) with the burn, GET /stats and, if enabled,
+// GET /metrics.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(s.Stats())
+	})
+	if s.Metrics {
+		reg := prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "knowncost_requests_total", Help: "POST requests answered.",
+		}, func() float64 { return float64(s.requests.Load()) }))
+		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	}
+	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<16))
+		s.sink.Add(uint32(Burn(s.Work)))
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(response)
+		s.complete()
+	})
+	mux.HandleFunc("GET /stats/window", func(w http.ResponseWriter, r *http.Request) {
+		from, err1 := strconv.ParseInt(r.FormValue("from_us"), 10, 64)
+		to, err2 := strconv.ParseInt(r.FormValue("to_us"), 10, 64)
+		st, ok := s.Window(from, to)
+		if err1 != nil || err2 != nil || !ok {
+			http.Error(w, "window not covered by the completion log", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(st)
+	})
+	return mux
+}
+
+func (s *Server) complete() {
+	n := s.requests.Add(1)
+	m := mark{atUS: time.Now().UnixMicro(), cpu: ProcessCPU(), requests: n}
+	s.mu.Lock()
+	if s.log == nil {
+		s.log = make([]mark, logSize)
+	}
+	s.log[s.n%logSize] = m
+	s.n++
+	s.mu.Unlock()
+}
+
+// Window is the server's own account of (from, to] (unix µs): the requests
+// it completed and its CPU, read at the completions nearest the edges.
+func (s *Server) Window(fromUS, toUS int64) (Stats, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first := max(0, s.n-logSize)
+	at := func(i int) mark { return s.log[i%logSize] }
+	// The last completion at or before t, as an index into the ring.
+	find := func(t int64) int {
+		lo, hi := first, s.n // invariant: marks before lo are ≤ t
+		for lo < hi {
+			mid := (lo + hi) / 2
+			if at(mid).atUS <= t {
+				lo = mid + 1
+			} else {
+				hi = mid
+			}
+		}
+		return lo - 1
+	}
+	a, b := find(fromUS), find(toUS)
+	if s.n == 0 || a < first || b <= a || toUS <= fromUS {
+		return Stats{}, false
+	}
+	st := s.statsLocked()
+	st.Requests = at(b).requests - at(a).requests
+	st.CPUSeconds = at(b).cpu - at(a).cpu
+	return st, true
+}
+
+// Stats snapshots the server's own counters.
+func (s *Server) Stats() Stats {
+	st := s.statsLocked()
+	st.Requests, st.CPUSeconds = s.requests.Load(), ProcessCPU()
+	return st
+}
+
+func (s *Server) statsLocked() Stats {
+	return Stats{PID: os.Getpid(), Procs: runtime.GOMAXPROCS(0), Work: s.Work}
+}
+
+// RunIfServer runs the server and exits when this process was started as
+// one by Start; call it first in TestMain.
+func RunIfServer() {
+	if os.Getenv(envServer) == "1" {
+		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	}
+}
+
+// Main is the server's command line: -addr, -cost or -work, -procs,
+// -metrics, -wrap N (run the server N wrapper processes deep).
+func Main(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("knowncost", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	addr := fs.String("addr", "127.0.0.1:0", "listen address")
+	cost := fs.Duration("cost", 2*time.Millisecond, "CPU per request (calibrated at start)")
+	work := fs.Int("work", 0, "hash rounds per request (overrides -cost)")
+	procs := fs.Int("procs", 1, "GOMAXPROCS: the cores the server may use")
+	metrics := fs.Bool("metrics", false, "serve Prometheus process metrics at /metrics")
+	wrap := fs.Int("wrap", 0, "start the server as a child this many processes deep")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *wrap > 0 {
+		return wrapChild(args, *wrap, stderr)
+	}
+	if *procs < 1 {
+		fmt.Fprintln(stderr, "knowncost: -procs must be at least 1")
+		return 2
+	}
+	runtime.GOMAXPROCS(*procs)
+	s := &Server{Work: *work, Metrics: *metrics}
+	if s.Work <= 0 {
+		s.Work = Calibrate(*cost)
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		fmt.Fprintln(stderr, "knowncost:", err)
+		return 1
+	}
+	srv := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	go func() {
+		<-sig
+		_ = srv.Close()
+	}()
+	fmt.Fprintf(stdout, "%shttp://%s (work %d, procs %d, pid %d)\n", listening, ln.Addr(), s.Work, *procs, os.Getpid())
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(stderr, "knowncost:", err)
+		return 1
+	}
+	return 0
+}
+
+// wrapChild is a wrapper process that does no work itself: it starts the
+// same command one level less deep, forwards SIGTERM/SIGINT and waits.
+func wrapChild(args []string, depth int, stderr io.Writer) int {
+	exe, err := os.Executable()
+	if err != nil {
+		fmt.Fprintln(stderr, "knowncost:", err)
+		return 1
+	}
+	child := append(append([]string{}, args...), "-wrap", strconv.Itoa(depth-1)) // the last -wrap wins
+	cmd := exec.Command(exe, child...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	cmd.Env = append(os.Environ(), envServer+"=1")
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
+	if err := cmd.Start(); err != nil {
+		fmt.Fprintln(stderr, "knowncost:", err)
+		return 1
+	}
+	go func() {
+		for s := range sig {
+			_ = cmd.Process.Signal(s)
+		}
+	}()
+	if err := cmd.Wait(); err != nil {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() >= 0 {
+			return ee.ExitCode()
+		}
+		return 1
+	}
+	return 0
+}
