@@ -3,6 +3,7 @@ package stats
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -12,15 +13,27 @@ import (
 	"github.com/tokex-dev/tokex/exchange"
 )
 
+// CPUDefinition states how CPU per exchange is computed (summary.json).
+const CPUDefinition = "engine_cpu.cpu_ms_per_exchange: engine CPU used in the measured window " +
+	"(cumulative CPU counters interpolated at its edges, method cumulative; else the average sampled rate × window, " +
+	"method rate) ÷ engine_cpu.exchanges, the responses received in the same window by completion time " +
+	"(any HTTP status, warmup arrivals included; timeouts, connection errors and dropped arrivals excluded). " +
+	"CPU and the responses it paid for are counted over one interval, so the figure stays true when the " +
+	"server falls behind its schedule. engine_cpu.source says what was sampled."
+
 // CPU summarizes a group of processes or pods over the measured window.
 type CPU struct {
 	AvgCores         float64 `json:"avg_cores"`
 	PeakCores        float64 `json:"peak_cores"`
 	CPUMsPerExchange float64 `json:"cpu_ms_per_exchange,omitempty"`
+	// Exchanges divides the CPU: responses completed inside the window.
+	Exchanges int64 `json:"exchanges,omitempty"`
 	// Method: "cumulative" (exact CPU-seconds counters) or "rate" (average
 	// of sampled millicores × window); Samples counts the ticks used.
 	Method  string `json:"method"`
 	Samples int    `json:"samples"`
+	// Source: what was sampled (proc, proc-tree, cgroup, prometheus, kubelet…).
+	Source string `json:"source,omitempty"`
 }
 
 // ThresholdResult is one threshold check of a run.
@@ -141,7 +154,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))
 	}
 	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
-	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, r.Requests)
+	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, answeredIn(reqs, m))
 	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
 		r.GeneratorCPU = g
 	}
@@ -153,6 +166,9 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 	}
 	if r.EngineCPU == nil {
 		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, m.ID, "no engine CPU samples: CPU per exchange unknown"))
+	} else if w, ok := implausibleCPU(r.EngineCPU, r.OK); ok {
+		w.Run = m.ID
+		r.Warnings = append(r.Warnings, w)
 	}
 	if w := r.generatorLate(); w != nil {
 		r.Warnings = append(r.Warnings, *w)
@@ -162,14 +178,56 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 	return r
 }
 
+// MinPlausibleCPUMs is the least engine CPU an exchange can cost: verifying
+// one signature and signing one token take more on any server, so a lower
+// figure means the wrong process (a wrapper, a launcher) was sampled.
+const MinPlausibleCPUMs = 0.05
+
+func implausibleCPU(c *CPU, ok int64) (Warning, bool) {
+	if ok == 0 || c.Exchanges == 0 {
+		return Warning{}, false
+	}
+	src := c.Source
+	if src == "" {
+		src = "the sampled engine"
+	}
+	switch {
+	case c.CPUMsPerExchange == 0:
+		return Warn(WarnEngineCPUImplausible, "", fmt.Sprintf("engine CPU is zero (%s) while %d exchanges succeeded: "+
+			"the sampled process is not the one serving (a wrapper or launcher?); sample its process tree or cgroup", src, ok)), true
+	case c.CPUMsPerExchange < MinPlausibleCPUMs:
+		return Warn(WarnEngineCPUImplausible, "", fmt.Sprintf("engine CPU %.3f CPU-ms per exchange (%s) is below %.2f, less than any token exchange costs: "+
+			"the sampled process is probably not the one serving", c.CPUMsPerExchange, src, MinPlausibleCPUMs)), true
+	}
+	return Warning{}, false
+}
+
+// answeredIn counts the responses (any HTTP status, any phase) that
+// completed inside the measured window: the exchanges the window's CPU
+// paid for. Completion is scheduled + send lag + duration.
+func answeredIn(reqs []Request, m RunMeta) int64 {
+	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
+	var n int64
+	for i := range reqs {
+		q := &reqs[i]
+		if !q.Responded() {
+			continue
+		}
+		if done := q.ScheduledUS + q.SendLagUS + q.DurationUS; done > start && done <= end {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *Run) checkThresholds(th Thresholds) {
 	r.Thresholds = []ThresholdResult{
 		{Name: "p95_ms <", Limit: th.P95Ms, Actual: r.LatencyMs.P95, Passed: r.Requests > 0 && r.LatencyMs.P95 < th.P95Ms},
 		{Name: "success_ratio >=", Limit: th.SuccessRatio, Actual: r.SuccessRatio, Passed: r.Requests > 0 && r.SuccessRatio >= th.SuccessRatio},
 		{Name: "dropped <=", Limit: float64(th.MaxDropped), Actual: float64(r.Dropped), Passed: r.Dropped <= th.MaxDropped},
 	}
-	// A warning that says the figures are the generator's or the host's
-	// fails the run unless the campaign allows it.
+	// A warning that says the figures are the generator's, the host's or a
+	// wrapper's, not the server's, fails the run unless the campaign allows it.
 	var bad float64
 	for _, w := range r.Warnings {
 		if w.Code.Invalidating() && !th.Allows(w.Code) {
@@ -257,7 +315,8 @@ func (r *Run) FailedChecks() string {
 
 // groupCPU sums the samples of one kind over the measured window. A sample
 // at time t describes the interval ending at t, so the window takes samples
-// in (start, end]. Memory is the average of per-tick totals.
+// in (start, end]. Memory is the average of per-tick totals. exchanges are
+// the responses completed in the window (CPUDefinition).
 func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*CPU, int64) {
 	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
 	type tick struct {
@@ -266,11 +325,15 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 	}
 	ticks := map[int64]*tick{}
 	names := map[string][]ResourceSample{}
+	sources := map[string]bool{}
 	for _, s := range res {
 		if s.Kind != kind {
 			continue
 		}
 		names[s.Name] = append(names[s.Name], s)
+		if s.Source != "" {
+			sources[s.Source] = true
+		}
 		if s.AtUS <= start || s.AtUS > end {
 			continue
 		}
@@ -286,7 +349,7 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 	if len(ticks) == 0 {
 		return nil, 0
 	}
-	c := &CPU{Samples: len(ticks), Method: "rate"}
+	c := &CPU{Samples: len(ticks), Method: "rate", Exchanges: exchanges, Source: strings.Join(slices.Sorted(maps.Keys(sources)), ", ")}
 	var sumCPU float64
 	var sumMem int64
 	for _, t := range ticks {

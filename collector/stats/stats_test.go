@@ -201,7 +201,9 @@ func TestComputeRunPhasesDroppedAndCPU(t *testing.T) {
 	if r.AchievedRatio != 0.99 {
 		t.Errorf("achieved ratio = %v", r.AchievedRatio)
 	}
-	if r.EngineCPU == nil || r.EngineCPU.Method != "cumulative" || math.Abs(r.EngineCPU.CPUMsPerExchange-5000.0/99) > 0.01 {
+	// 5 CPU-s in the window paid for the 99 measured responses and the 10
+	// one-second warmup requests that completed inside it.
+	if r.EngineCPU == nil || r.EngineCPU.Method != "cumulative" || r.EngineCPU.Exchanges != 109 || math.Abs(r.EngineCPU.CPUMsPerExchange-5000.0/109) > 0.01 {
 		t.Errorf("engine cpu = %+v", r.EngineCPU)
 	}
 	if r.EngineCPU.AvgCores != 0.5 || r.EngineMemoryBytes != 1<<20 {
@@ -319,5 +321,96 @@ func TestTopErrorsCarryDescriptions(t *testing.T) {
 	b, _ := json.Marshal(r)
 	if !strings.Contains(string(b), `"top_errors":[{"error":"oauth_error:invalid_client","count":70,"descriptions":[{"text":"client authentication failed","count":60}`) {
 		t.Errorf("stats.json: %s", b)
+	}
+}
+
+// overloadedRun simulates a one-core server of cost ms per request that
+// completes one request every cost (its capacity) while arrivals come at
+// twice that rate: the backlog grows through the run, and requests
+// scheduled in the measured window complete after it.
+func overloadedRun(cost time.Duration, counter func(t time.Time) float64) (RunMeta, []Request, []ResourceSample) {
+	start := time.Unix(1_700_000_000, 0)
+	m := RunMeta{ID: "r", TargetRPS: 2 * float64(time.Second/cost), Status: StatusDone, Started: start,
+		MeasuredStart: start.Add(2 * time.Second), MeasuredEnd: start.Add(12 * time.Second)}
+	interval := cost / 2
+	var reqs []Request
+	free := start // when the server is next free
+	for at := start; at.Before(m.MeasuredEnd); at = at.Add(interval) {
+		begin := at
+		if free.After(begin) {
+			begin = free
+		}
+		free = begin.Add(cost)
+		r := Request{ScheduledUS: at.UnixMicro(), SendLagUS: 50, DurationUS: free.Sub(at).Microseconds() - 50,
+			Status: 200, Outcome: "ok", Phase: Measured}
+		if at.Before(m.MeasuredStart) {
+			r.Phase = Warmup
+		}
+		reqs = append(reqs, r)
+	}
+	var res []ResourceSample
+	for at := start.Add(300 * time.Millisecond); at.Before(free.Add(2 * time.Second)); at = at.Add(time.Second) {
+		res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 1000,
+			CPUSecondsTotal: counter(at), MemoryBytes: 1 << 20, Source: "proc-tree"})
+	}
+	return m, reqs, res
+}
+
+// TestCPUPerExchangeUnderOverload is issue 16 item 1 in numbers: arrivals
+// counted by schedule against CPU by wall clock gave half the true cost
+// when the backlog grows; CPU and responses over one window give it.
+func TestCPUPerExchangeUnderOverload(t *testing.T) {
+	const cost = 2 * time.Millisecond
+	start := time.Unix(1_700_000_000, 0)
+	busy := func(at time.Time) float64 { return 50 + at.Sub(start).Seconds() } // one core, always busy
+	m, reqs, res := overloadedRun(cost, busy)
+	r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 1e9, SuccessRatio: 0.99})
+	if r.Requests != 10000 {
+		t.Fatalf("measured arrivals %d", r.Requests)
+	}
+	c := r.EngineCPU
+	if c == nil || c.Method != "cumulative" || c.Source != "proc-tree" {
+		t.Fatalf("engine cpu %+v", c)
+	}
+	if c.Exchanges != 5000 || math.Abs(c.CPUMsPerExchange-2) > 0.001 {
+		t.Errorf("CPU per exchange %v ms over %d responses; the server spends 2 ms on each", c.CPUMsPerExchange, c.Exchanges)
+	}
+	// The rate method (no cumulative counters) divides the same way.
+	for i := range res {
+		res[i].CPUSecondsTotal = 0
+	}
+	if c := ComputeRun(m, reqs, res, Thresholds{}).EngineCPU; c.Method != "rate" || math.Abs(c.CPUMsPerExchange-2) > 0.001 {
+		t.Errorf("rate method %+v", c)
+	}
+}
+
+func TestImplausibleEngineCPUInvalidatesTheRun(t *testing.T) {
+	const cost = 2 * time.Millisecond
+	cases := []struct {
+		name    string
+		counter func(time.Time) float64
+		warn    bool
+	}{
+		{"a wrapper: zero CPU", func(time.Time) float64 { return 0.01 }, true},
+		{"a launcher: 0.02 ms each", func(at time.Time) float64 { return 1 + at.Sub(time.Unix(1_700_000_000, 0)).Seconds()/100 }, true},
+		{"the server", func(at time.Time) float64 { return 1 + at.Sub(time.Unix(1_700_000_000, 0)).Seconds() }, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			m, reqs, res := overloadedRun(cost, tc.counter)
+			r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 1e9, SuccessRatio: 0.99, MaxDropped: 0})
+			var got []Warning
+			for _, w := range r.Warnings {
+				if w.Code == WarnEngineCPUImplausible {
+					got = append(got, w)
+				}
+			}
+			if tc.warn != (len(got) == 1) || r.ThresholdsPassed == tc.warn {
+				t.Fatalf("warnings %v, thresholds passed %v (cpu %+v)", r.Warnings, r.ThresholdsPassed, r.EngineCPU)
+			}
+			if tc.warn && (got[0].Run != "r" || !strings.Contains(got[0].Detail, "proc-tree") || !strings.Contains(got[0].Detail, "not the one serving")) {
+				t.Errorf("warning %+v", got[0])
+			}
+		})
 	}
 }

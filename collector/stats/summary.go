@@ -68,6 +68,7 @@ type Summary struct {
 	LatencyDefinition string     `json:"latency_definition"`
 	SendLagDefinition string     `json:"send_lag_definition"` // what send lag measures with this driver
 	ReportedRunRule   string     `json:"reported_run_rule"`
+	CPUDefinition     string     `json:"cpu_definition"`
 	Thresholds        Thresholds `json:"threshold_limits"`
 	ThresholdsPassed  bool       `json:"thresholds_passed"`
 	Totals            Totals     `json:"totals"`
@@ -84,6 +85,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.LatencyDefinition = LatencyDefinition
 	s.SendLagDefinition = SendLagDefinition(s.Driver)
 	s.ReportedRunRule = ReportedRunRule
+	s.CPUDefinition = CPUDefinition
 	byRate := map[float64]*Stage{}
 	s.Stages = nil
 	s.Totals = Totals{}

@@ -40,11 +40,14 @@ const (
 	// How many arrivals were dropped is unknown (a k6 agent's summary could
 	// not be read): the dropped count shown is a lower bound.
 	WarnDroppedUnknown WarningCode = "dropped_unknown"
+	// The engine CPU cannot be the server's: below any exchange's cost, or
+	// zero while exchanges succeed (a wrapper or launcher sampled).
+	WarnEngineCPUImplausible WarningCode = "engine_cpu_implausible"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the
 // campaign allows them (thresholds.allow_warnings).
-var InvalidatingCodes = []WarningCode{WarnGeneratorLate, WarnGeneratorStarved, WarnHostSaturated}
+var InvalidatingCodes = []WarningCode{WarnGeneratorLate, WarnGeneratorStarved, WarnHostSaturated, WarnEngineCPUImplausible}
 
 // Invalidating reports whether c fails a run's verdict unless allowed.
 func (c WarningCode) Invalidating() bool { return slices.Contains(InvalidatingCodes, c) }

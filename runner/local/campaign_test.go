@@ -21,6 +21,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/knowncost"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/local"
@@ -29,9 +30,11 @@ import (
 	"github.com/tokex-dev/tokex/tui"
 )
 
-// TestMain lets this test binary stand in for the tokex binary: the local
-// driver starts "<exe> serve --config …" as its embedded server.
+// TestMain lets this test binary stand in for the tokex binary (the local
+// driver starts "<exe> serve --config …" as its embedded server) and for a
+// server of known CPU cost (knowncost).
 func TestMain(m *testing.M) {
+	knowncost.RunIfServer()
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
