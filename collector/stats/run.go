@@ -319,11 +319,14 @@ func (r *Run) FailedChecks() string {
 // the responses completed in the window (CPUDefinition).
 func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*CPU, int64) {
 	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
-	type tick struct {
-		cpu float64
-		mem int64
+	// A tick is one second: each member's samples in it are averaged (the
+	// sampling interval may be shorter), then the members are summed.
+	type member struct {
+		cpu   float64
+		mem   int64
+		count int
 	}
-	ticks := map[int64]*tick{}
+	ticks := map[int64]map[string]*member{}
 	names := map[string][]ResourceSample{}
 	sources := map[string]bool{}
 	for _, s := range res {
@@ -340,11 +343,17 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 		sec := s.AtUS / 1e6
 		t := ticks[sec]
 		if t == nil {
-			t = &tick{}
+			t = map[string]*member{}
 			ticks[sec] = t
 		}
-		t.cpu += s.CPUMillicores
-		t.mem += s.MemoryBytes
+		m := t[s.Name]
+		if m == nil {
+			m = &member{}
+			t[s.Name] = m
+		}
+		m.cpu += s.CPUMillicores
+		m.mem += s.MemoryBytes
+		m.count++
 	}
 	if len(ticks) == 0 {
 		return nil, 0
@@ -353,9 +362,13 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 	var sumCPU float64
 	var sumMem int64
 	for _, t := range ticks {
-		sumCPU += t.cpu
-		sumMem += t.mem
-		c.PeakCores = math.Max(c.PeakCores, t.cpu/1000)
+		var cpu float64
+		for _, m := range t {
+			cpu += m.cpu / float64(m.count)
+			sumMem += m.mem / int64(m.count)
+		}
+		sumCPU += cpu
+		c.PeakCores = math.Max(c.PeakCores, cpu/1000)
 	}
 	c.AvgCores = round3(sumCPU / float64(len(ticks)) / 1000)
 	c.PeakCores = round3(c.PeakCores)
@@ -370,7 +383,7 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 		sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
 		a, okA := interpolate(ss, start)
 		b, okB := interpolate(ss, end)
-		if !okA || !okB {
+		if !okA || !okB || !monotonic(ss) {
 			exact = false
 			break
 		}
@@ -384,6 +397,17 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 	seconds := float64(end-start) / 1e6
 	c.CPUMsPerExchange = round3(c.AvgCores * 1000 * seconds / float64(exchanges))
 	return c, mem
+}
+
+// monotonic reports whether a cumulative counter never went back (a
+// restarted process resets it; then only the sampled rates are usable).
+func monotonic(ss []ResourceSample) bool {
+	for i := 1; i < len(ss); i++ {
+		if ss[i].CPUSecondsTotal < ss[i-1].CPUSecondsTotal {
+			return false
+		}
+	}
+	return true
 }
 
 // interpolate reads a cumulative CPU counter at t (µs) between the samples

@@ -414,3 +414,22 @@ func TestImplausibleEngineCPUInvalidatesTheRun(t *testing.T) {
 		})
 	}
 }
+
+// Samples faster than one a second are averaged within the second, not
+// summed: 10 samples of 500 millicores are half a core.
+func TestSubSecondSampling(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	m := RunMeta{ID: "r", Status: StatusDone, MeasuredStart: start, MeasuredEnd: start.Add(4 * time.Second)}
+	var res []ResourceSample
+	for i := 1; i <= 50; i++ {
+		at := start.Add(time.Duration(i) * 100 * time.Millisecond)
+		for _, name := range []string{"a", "b"} {
+			res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: name, CPUMillicores: 500, MemoryBytes: 1000})
+		}
+	}
+	reqs := []Request{{ScheduledUS: start.Add(time.Second).UnixMicro(), DurationUS: 10, Status: 200, Outcome: "ok", Phase: Measured}}
+	r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 1})
+	if c := r.EngineCPU; c.AvgCores != 1 || c.PeakCores != 1 || r.EngineMemoryBytes != 2000 || c.CPUMsPerExchange != 4000 {
+		t.Errorf("cpu %+v memory %d", c, r.EngineMemoryBytes)
+	}
+}
