@@ -1,11 +1,10 @@
-// Package proc samples CPU and memory of local processes and cgroups from
-// /proc and /sys/fs/cgroup: the engine of the embedded default and tokex's
-// own generator.
+// Package proc samples CPU and memory of local processes, process trees and
+// cgroups from /proc and cgroup v2, and of remote servers from their
+// Prometheus process metrics: the engine under test and tokex's own
+// generator.
 package proc
 
 import (
-	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,13 +23,15 @@ type Reading struct {
 	MemoryBytes int64
 }
 
-// Source reads one process or cgroup.
+// Source reads one process, process tree, cgroup or metrics endpoint.
 type Source interface {
 	Read() (Reading, error)
 	Name() string
+	Kind() string // the method, in the evidence: proc, proc-tree, cgroup, prometheus
 }
 
-// Process reads /proc/<pid>/stat (utime+stime) and VmRSS.
+// Process reads one process's /proc/<pid>/stat: utime+stime (all its
+// threads) and RSS; its children are not counted (see Tree).
 type Process struct {
 	PID   int
 	Label string
@@ -44,55 +45,17 @@ func (p Process) Name() string {
 	return fmt.Sprintf("pid-%d", p.PID)
 }
 
+// Kind names the method in the evidence.
+func (p Process) Kind() string { return "proc" }
+
 // Read takes one reading.
 func (p Process) Read() (Reading, error) {
 	now := time.Now()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", p.PID))
+	st, err := readProcStat(fmt.Sprintf("/proc/%d/stat", p.PID))
 	if err != nil {
 		return Reading{}, err
 	}
-	cpu, err := parseStat(b)
-	if err != nil {
-		return Reading{}, fmt.Errorf("/proc/%d/stat: %w", p.PID, err)
-	}
-	st, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.PID))
-	if err != nil {
-		return Reading{}, err
-	}
-	return Reading{At: now, CPUSeconds: cpu, MemoryBytes: parseRSS(st)}, nil
-}
-
-// parseStat returns utime+stime in seconds. The command name (field 2) may
-// contain spaces and parentheses, so fields are counted after the last ')'.
-func parseStat(b []byte) (float64, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, errors.New("malformed stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// After ")": state(3) ... utime is field 14, stime 15 -> indexes 11, 12.
-	if len(f) < 13 {
-		return 0, errors.New("malformed stat")
-	}
-	ut, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err := errors.Join(err1, err2); err != nil {
-		return 0, err
-	}
-	return float64(ut+st) / clockTicks, nil
-}
-
-func parseRSS(status []byte) int64 {
-	for _, line := range strings.Split(string(status), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) >= 1 {
-				kb, _ := strconv.ParseInt(f[0], 10, 64)
-				return kb * 1024
-			}
-		}
-	}
-	return 0
+	return Reading{At: now, CPUSeconds: st.own, MemoryBytes: st.rss}, nil
 }
 
 // Cgroup reads a cgroup v2 directory's cpu.stat usage_usec and memory.current.
@@ -108,6 +71,9 @@ func (c Cgroup) Name() string {
 	}
 	return filepath.Base(c.Dir)
 }
+
+// Kind names the method in the evidence.
+func (c Cgroup) Kind() string { return "cgroup" }
 
 // Read takes one reading.
 func (c Cgroup) Read() (Reading, error) {

@@ -18,8 +18,8 @@ func TestParseStat(t *testing.T) {
 		{"1 (x) S 1 2", 0, false},
 	}
 	for _, c := range cases {
-		got, err := parseStat([]byte(c.in))
-		if (err == nil) != c.ok || (c.ok && got != c.want) {
+		got, err := parseProcStat([]byte(c.in))
+		if (err == nil) != c.ok || (c.ok && got.own != c.want) {
 			t.Errorf("parseStat(%q) = %v, %v; want %v ok=%v", c.in, got, err, c.want, c.ok)
 		}
 	}

@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
@@ -14,19 +15,32 @@ type Target struct {
 }
 
 // Sample reads every target each interval and emits Resource events until
-// ctx ends. A target that cannot be read (the process exited) is reported
-// once through warn and then skipped.
+// ctx ends; each target has its own loop, so a slow scrape delays no other.
+// A target that cannot be read at the start (or stops being readable, the
+// process exited) is reported once through warn and then skipped; a
+// failing scrape of a remote endpoint is reported once and retried.
 func Sample(ctx context.Context, interval time.Duration, targets []Target, emit func(event.Event), warn func(string)) {
-	prev := make([]Reading, len(targets))
-	dead := make([]bool, len(targets))
-	for i, t := range targets {
-		r, err := t.Source.Read()
-		if err != nil {
-			dead[i] = true
-			warn("cannot sample " + t.Source.Name() + ": " + err.Error())
-			continue
-		}
-		prev[i] = r
+	var wg sync.WaitGroup
+	for _, t := range targets {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sampleOne(ctx, interval, t, emit, warn)
+		}()
+	}
+	wg.Wait()
+}
+
+func sampleOne(ctx context.Context, interval time.Duration, t Target, emit func(event.Event), warn func(string)) {
+	_, remote := t.Source.(*Prometheus)
+	prev, err := t.Source.Read()
+	if err != nil && !remote {
+		warn("cannot sample " + t.Source.Name() + ": " + err.Error())
+		return
+	}
+	ok, failing := err == nil, err != nil
+	if failing {
+		warn("cannot sample " + t.Source.Name() + ": " + err.Error() + " (retrying)")
 	}
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
@@ -36,23 +50,35 @@ func Sample(ctx context.Context, interval time.Duration, targets []Target, emit 
 			return
 		case <-tick.C:
 		}
-		for i, t := range targets {
-			if dead[i] {
-				continue
+		r, err := t.Source.Read()
+		if err != nil {
+			if ctx.Err() != nil {
+				return
 			}
-			r, err := t.Source.Read()
-			if err != nil {
-				dead[i] = true
-				if ctx.Err() == nil {
-					warn("stopped sampling " + t.Source.Name() + ": " + err.Error())
-				}
-				continue
+			if !remote {
+				warn("stopped sampling " + t.Source.Name() + ": " + err.Error())
+				return
 			}
-			emit(event.Resource{
-				At: r.At, Role: t.Role, Name: t.Source.Name(), CPUMillicores: Rate(prev[i], r),
-				MemoryBytes: r.MemoryBytes, CPUSecondsTotal: r.CPUSeconds, Source: "proc",
-			})
-			prev[i] = r
+			if !failing {
+				warn("sampling " + t.Source.Name() + " failed: " + err.Error() + " (retrying)")
+				failing = true
+			}
+			continue
 		}
+		if failing {
+			warn("sampling " + t.Source.Name() + " works again")
+			failing = false
+		}
+		switch {
+		case !ok: // the first reading after failures: nothing to compare with yet
+		case r.CPUSeconds < prev.CPUSeconds:
+			warn("CPU counter of " + t.Source.Name() + " went back (the process restarted?)")
+		default:
+			emit(event.Resource{
+				At: r.At, Role: t.Role, Name: t.Source.Name(), CPUMillicores: Rate(prev, r),
+				MemoryBytes: r.MemoryBytes, CPUSecondsTotal: r.CPUSeconds, Source: t.Source.Kind(),
+			})
+		}
+		prev, ok = r, true
 	}
 }
