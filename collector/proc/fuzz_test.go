@@ -6,14 +6,14 @@ import (
 	"github.com/prometheus/common/expfmt"
 )
 
-// FuzzParseProcStat: /proc/<pid>/stat lines, including command names with
+// FuzzParsePIDStat: /proc/<pid>/stat lines, including command names with
 // spaces and parentheses; never a panic, never a negative figure.
-func FuzzParseProcStat(f *testing.F) {
+func FuzzParsePIDStat(f *testing.F) {
 	f.Add([]byte("1234 (tokex) S 1 1234 1234 0 -1 4194560 100 0 0 0 250 50 7 3 20 0 8 0 100 0 55 0"))
 	f.Add([]byte("99 (we ird) (name)) R 1 2 3 4 5 6 7 8 9 10 7 3 0 0 20 0 1 0 1 0 0 0"))
 	f.Add([]byte("7 (x) Z 1 2 3 4 5 6 7 8 9 10 18446744073709551615 3 0 0 20 0 1 0 1 0 1099511627776"))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		p, err := parseProcStat(b)
+		p, err := parsePIDStat(b)
 		if err == nil && (p.own < 0 || p.children < 0 || p.rss < 0) {
 			t.Fatalf("negative figures %+v from %q", p, b)
 		}

@@ -51,7 +51,7 @@ func (p Process) Kind() string { return "proc" }
 // Read takes one reading.
 func (p Process) Read() (Reading, error) {
 	now := time.Now()
-	st, err := readProcStat(fmt.Sprintf("/proc/%d/stat", p.PID))
+	st, err := readPIDStat(fmt.Sprintf("/proc/%d/stat", p.PID))
 	if err != nil {
 		return Reading{}, err
 	}
@@ -105,4 +105,23 @@ func Rate(prev, cur Reading) float64 {
 		return 0
 	}
 	return (cur.CPUSeconds - prev.CPUSeconds) / dt * 1000
+}
+
+// parseStat returns a process's utime+stime in seconds.
+func parseStat(b []byte) (float64, error) {
+	p, err := parsePIDStat(b)
+	return p.own, err
+}
+
+// parseRSS reads VmRSS from /proc/<pid>/status.
+func parseRSS(status []byte) int64 {
+	for _, line := range strings.Split(string(status), "\n") {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			if f := strings.Fields(rest); len(f) >= 1 {
+				kb, _ := strconv.ParseInt(f[0], 10, 64)
+				return kb * 1024
+			}
+		}
+	}
+	return 0
 }

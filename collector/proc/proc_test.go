@@ -18,7 +18,7 @@ func TestParseStat(t *testing.T) {
 		{"1 (x) S 1 2", 0, false},
 	}
 	for _, c := range cases {
-		got, err := parseProcStat([]byte(c.in))
+		got, err := parsePIDStat([]byte(c.in))
 		if (err == nil) != c.ok || (c.ok && got.own != c.want) {
 			t.Errorf("parseStat(%q) = %v, %v; want %v ok=%v", c.in, got, err, c.want, c.ok)
 		}

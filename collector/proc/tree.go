@@ -81,7 +81,7 @@ func (t *Tree) Read() (Reading, error) {
 	// its reaper's stat may have been read before that: read the reapers
 	// again, so that their children's CPU includes it.
 	for a := range gone(t.prev, cur) {
-		if p, err := readProcStat(filepath.Join(t.dir(), strconv.Itoa(a.pid), "stat")); err == nil && p.start == a.start {
+		if p, err := readPIDStat(filepath.Join(t.dir(), strconv.Itoa(a.pid), "stat")); err == nil && p.start == a.start {
 			cur[a] = p
 		}
 	}
@@ -117,7 +117,7 @@ func (t *Tree) Members() ([]int, error) {
 
 // scan reads every process once and keeps the root's descendants.
 func (t *Tree) scan() (map[procKey]procStat, error) {
-	root, err := readProcStat(filepath.Join(t.dir(), strconv.Itoa(t.PID), "stat"))
+	root, err := readPIDStat(filepath.Join(t.dir(), strconv.Itoa(t.PID), "stat"))
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("process %d exited", t.PID)
@@ -140,7 +140,7 @@ func (t *Tree) scan() (map[procKey]procStat, error) {
 		if err != nil || pid <= 0 {
 			continue
 		}
-		p, err := readProcStat(filepath.Join(t.dir(), e.Name(), "stat"))
+		p, err := readPIDStat(filepath.Join(t.dir(), e.Name(), "stat"))
 		if err != nil {
 			continue // gone since the listing
 		}
@@ -229,17 +229,17 @@ func lostCPU(prev, cur map[procKey]procStat) float64 {
 // pageSize converts stat's rss (pages) to bytes.
 var pageSize = int64(os.Getpagesize())
 
-// readProcStat parses /proc/<pid>/stat. The command name (field 2) may hold
+// readPIDStat parses /proc/<pid>/stat. The command name (field 2) may hold
 // spaces and parentheses, so fields are counted after the last ')'.
-func readProcStat(path string) (procStat, error) {
+func readPIDStat(path string) (procStat, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return procStat{}, err
 	}
-	return parseProcStat(b)
+	return parsePIDStat(b)
 }
 
-func parseProcStat(b []byte) (procStat, error) {
+func parsePIDStat(b []byte) (procStat, error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
 		return procStat{}, errors.New("malformed stat")

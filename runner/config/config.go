@@ -6,6 +6,7 @@ package config
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -75,9 +76,12 @@ type Target struct {
 	InsecureSkipVerify bool     `yaml:"insecure_skip_verify"`
 	HTTP2              *bool    `yaml:"http2"`
 	Embedded           Embedded `yaml:"embedded"`
-	// Process whose CPU to sample for a remote target on this host.
-	PID    int    `yaml:"pid"`
-	Cgroup string `yaml:"cgroup"` // a cgroup v2 directory
+	// How the engine of a target.url is measured (one at most): a process
+	// on this host and its descendants (or its own cgroup), a cgroup v2
+	// directory, or a Prometheus endpoint with the server's process metrics.
+	PID        int    `yaml:"pid"`
+	Cgroup     string `yaml:"cgroup"`
+	MetricsURL string `yaml:"metrics_url"`
 	// UnreachableAfter stops the run and the campaign when no request got an
 	// HTTP response for this long while they failed at the connection
 	// (refused, reset, timed out).
@@ -273,8 +277,8 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if u := c.Target.UnreachableAfter; u < time.Second || u > time.Hour {
 		return doc.Errorf("target.unreachable_after", "%s must be between 1s and 1h", u)
 	}
-	if c.Target.PID < 0 {
-		return doc.Errorf("target.pid", "must not be negative")
+	if err := c.validateEngineSampling(doc); err != nil {
+		return err
 	}
 	if a := c.Target.Embedded.SigningAlg; a != "" && !slices.Contains(subject.Algorithms, a) {
 		return doc.Errorf("target.embedded.signing_alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
@@ -383,6 +387,45 @@ func InvalidatingList() string {
 	return strings.Join(names, ", ")
 }
 
+// validateEngineSampling checks target.pid, target.cgroup and
+// target.metrics_url: each measures the whole engine, so at most one.
+func (c *Campaign) validateEngineSampling(doc *confload.Doc) error {
+	t := c.Target
+	var set []string
+	if t.PID != 0 {
+		if t.PID < 0 || t.PID > 1<<22 {
+			return doc.Errorf("target.pid", "%d is not a process id", t.PID)
+		}
+		set = append(set, "target.pid")
+	}
+	if t.Cgroup != "" {
+		if !filepath.IsAbs(t.Cgroup) || strings.ContainsAny(t.Cgroup, "\x00\n") {
+			return doc.Errorf("target.cgroup", "must be the absolute path of a cgroup v2 directory (like /sys/fs/cgroup/system.slice/as.service)")
+		}
+		set = append(set, "target.cgroup")
+	}
+	if t.MetricsURL != "" {
+		u, err := url.Parse(t.MetricsURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return doc.Errorf("target.metrics_url", "must be an http(s) URL of a Prometheus endpoint (like http://as.internal:9090/metrics)")
+		}
+		set = append(set, "target.metrics_url")
+	}
+	if len(set) == 0 {
+		return nil
+	}
+	if c.Embedded() {
+		return doc.Errorf(set[0], "applies to a target.url only: tokex measures its embedded server itself")
+	}
+	if c.Driver == "kube" {
+		return doc.Errorf(set[0], "the kube driver measures the engine Pods (kube.engines); leave it unset")
+	}
+	if len(set) > 1 {
+		return doc.Errorf(set[1], "give only one of %s: each measures the whole engine, together they would count it twice", strings.Join(set, ", "))
+	}
+	return nil
+}
+
 // ClientID of agent i.
 func (c *Campaign) ClientID(i int) string { return fmt.Sprintf("%s%d", c.Agents.ClientIDPrefix, i) }
 
@@ -394,6 +437,7 @@ func (c Campaign) Redacted() ([]byte, error) {
 	if c.Agents.ClientSecret != "" {
 		c.Agents.ClientSecret = "[redacted]"
 	}
+	c.Target.MetricsURL = redactURL(c.Target.MetricsURL)
 	if len(c.Request.Extra) > 0 {
 		extra := map[string]string{}
 		for k, v := range c.Request.Extra {
@@ -405,6 +449,25 @@ func (c Campaign) Redacted() ([]byte, error) {
 		c.Request.Extra = extra
 	}
 	return yaml.Marshal(c)
+}
+
+// redactURL hides a password and query values (tokens) of a URL.
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || s == "" {
+		return s
+	}
+	if _, ok := u.User.Password(); ok {
+		u.User = url.UserPassword(u.User.Username(), "redacted")
+	}
+	if u.RawQuery != "" {
+		q := u.Query()
+		for k := range q {
+			q[k] = []string{"redacted"}
+		}
+		u.RawQuery = q.Encode()
+	}
+	return u.String()
 }
 
 // EstimatedDuration is the campaign's planned wall time.

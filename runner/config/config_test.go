@@ -51,6 +51,11 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"unreachable too long", "target:\n  unreachable_after: 2h\n", []string{"campaign.yaml:2", "target.unreachable_after"}},
 		{"allowed warning", "thresholds:\n  allow_warnings:\n    - generator_late\n    - dropped_arrivals\n",
 			[]string{"campaign.yaml:4", "thresholds.allow_warnings[1]", `"dropped_arrivals" is not a warning that fails the verdict`}},
+		{"negative pid", "target:\n  url: http://127.0.0.1:9/t\n  pid: -4\n", []string{"campaign.yaml:3", "target.pid", "not a process id"}},
+		{"relative cgroup", "target:\n  url: http://127.0.0.1:9/t\n  cgroup: system.slice/as.service\n", []string{"campaign.yaml:3", "target.cgroup", "absolute"}},
+		{"metrics url", "target:\n  url: http://127.0.0.1:9/t\n  metrics_url: 127.0.0.1:9090/metrics\n", []string{"campaign.yaml:3", "target.metrics_url", "http(s) URL"}},
+		{"pid and metrics", "target:\n  url: http://127.0.0.1:9/t\n  pid: 42\n  metrics_url: http://127.0.0.1:9090/metrics\n", []string{"campaign.yaml:4", "target.metrics_url", "only one of target.pid, target.metrics_url", "twice"}},
+		{"pid of the embedded", "target:\n  pid: 42\n", []string{"campaign.yaml:2", "target.pid", "target.url only"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -74,15 +79,16 @@ func TestRedactedHidesSecrets(t *testing.T) {
 	c := Article()
 	c.Agents.ClientSecret = "hunter2-very-secret"
 	c.Request.Extra = map[string]string{"connector_id": "mock", "client_secret": "also-secret"}
+	c.Target.URL, c.Target.MetricsURL = "https://as.example/token", "https://scraper:pa55word@as.example:9090/metrics?token=t0ken"
 	y, err := c.Redacted()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(y)
-	if strings.Contains(s, "hunter2") || strings.Contains(s, "also-secret") {
+	if strings.Contains(s, "hunter2") || strings.Contains(s, "also-secret") || strings.Contains(s, "pa55word") || strings.Contains(s, "t0ken") {
 		t.Errorf("secret in redacted config:\n%s", s)
 	}
-	if !strings.Contains(s, "connector_id: mock") || !strings.Contains(s, "duration: 5m0s") {
+	if !strings.Contains(s, "connector_id: mock") || !strings.Contains(s, "duration: 5m0s") || !strings.Contains(s, "https://scraper:redacted@as.example:9090/metrics?token=redacted") {
 		t.Errorf("redacted config lost fields:\n%s", s)
 	}
 	// It must load back to the same campaign (resume reads it).

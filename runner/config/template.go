@@ -18,9 +18,10 @@ target:
   # ca_file: /path/to/ca.pem         # trust for an https url
   # insecure_skip_verify: false
   # http2: true
-  # For a server on this host, whose CPU tokex should sample:
-  # pid: 12345
-  # cgroup: /sys/fs/cgroup/system.slice/my-as.service
+  # How tokex measures the engine's CPU and memory (one of these):
+  # pid: 12345                     # a server on this host: the process and all its descendants
+  # cgroup: /sys/fs/cgroup/system.slice/my-as.service   # a cgroup v2 directory
+  # metrics_url: http://as.internal:9090/metrics      # Prometheus process_cpu_seconds_total, any host
   # Stop the campaign (exit 2, evidence kept, --resume continues) when no
   # request got an HTTP response for this long, every one refused or timed out.
   unreachable_after: 10s

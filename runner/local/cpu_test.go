@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -24,10 +25,14 @@ func knownCostCampaign(rate float64, url string, pid int) config.Campaign {
 	c.Stages = []float64{rate}
 	c.Rounds = 1
 	c.Warmup = time.Second
-	c.Duration = 4 * time.Second
+	c.Duration = 8 * time.Second
+	// Ten samples a second: the counter read at the window's edges is
+	// interpolated over 100 ms, not over a second of a server that a busy
+	// machine runs in bursts.
+	c.Sampling = 100 * time.Millisecond
 	c.Sanity.Enabled = false
 	c.Agents.Count = 4
-	c.Agents.MaxInFlight = 500 // room for the backlog: nothing is dropped
+	c.Agents.MaxInFlight = 250 // 1,000 in flight: a backlog of seconds at overload
 	c.Request.Timeout = time.Minute
 	c.Subject.Alg = subject.ES256
 	return c
@@ -49,37 +54,51 @@ func startKnownCost(t *testing.T, o knowncost.Options) *knowncost.Process {
 	return p
 }
 
+// minWindowRequests is the least work a measured window must hold for its
+// CPU per request to be known to 5 %: /proc counts CPU in 10 ms ticks, and
+// responses at the window's edges fall either side of it.
+const minWindowRequests = 300
+
 // measureKnownCost runs the campaign and returns the reported run and the
 // server's own CPU-ms per request over its measured window (getrusage at
 // the server's completions nearest the window's edges). The cost of the
 // same work drifts by 10 % and more on a shared machine, so the truth is
 // taken over the same interval as the figure it checks; the whole run's
-// average is logged beside it.
+// average is logged beside it. A machine so busy that the server did too
+// little work in the window is tried once more, then the test is skipped
+// with the reason: there is then nothing to measure to 5 %.
 func measureKnownCost(t *testing.T, p *knowncost.Process, c config.Campaign) (*stats.Run, float64) {
 	t.Helper()
-	before, err := p.Stats()
-	if err != nil {
-		t.Fatal(err)
+	for attempt := 1; ; attempt++ {
+		before, err := p.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "kc"), nil, nil, nil)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		after, err := p.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.summary.Stages) != 1 || len(r.summary.Stages[0].Runs) != 1 {
+			t.Fatalf("summary: %+v", r.summary)
+		}
+		run := r.summary.Stages[0].Runs[0]
+		w, err := p.Window(run.MeasuredStart, run.MeasuredEnd)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("server over the whole run: %d requests, %.3f CPU-ms each; over the measured window: %d requests",
+			after.Requests-before.Requests, knowncost.CPUPerRequest(before, after), w.Requests)
+		if w.Requests >= minWindowRequests {
+			return run, knowncost.CPUPerRequest(knowncost.Stats{}, w)
+		}
+		if attempt == 2 {
+			t.Skipf("the machine is too busy: the server completed %d requests in the measured window, fewer than %d", w.Requests, minWindowRequests)
+		}
 	}
-	r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "kc"), nil, nil, nil)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	after, err := p.Stats()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(r.summary.Stages) != 1 || len(r.summary.Stages[0].Runs) != 1 {
-		t.Fatalf("summary: %+v", r.summary)
-	}
-	run := r.summary.Stages[0].Runs[0]
-	w, err := p.Window(run.MeasuredStart, run.MeasuredEnd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("server over the whole run: %d requests, %.3f CPU-ms each; over the measured window: %d requests",
-		after.Requests-before.Requests, knowncost.CPUPerRequest(before, after), w.Requests)
-	return run, knowncost.CPUPerRequest(knowncost.Stats{}, w)
 }
 
 // TestEngineCPUPerExchangeKnownCost checks CPU-ms per exchange against a
@@ -109,11 +128,100 @@ func TestEngineCPUPerExchangeKnownCost(t *testing.T) {
 			got := run.EngineCPU.CPUMsPerExchange
 			t.Logf("%s: %.0f/s, server's own CPU per request %.3f ms, reported %.3f ms (%+.1f %%), %s",
 				tc.name, tc.factor*capacity, truth, got, (got/truth-1)*100, run.EngineCPU.Method)
-			if tc.factor > 1 && float64(run.EngineCPU.Exchanges) > 0.75*float64(run.Requests) {
-				t.Errorf("the server kept up (%d responses in the window for %d arrivals): not an overload", run.EngineCPU.Exchanges, run.Requests)
+			if arrivals := run.Requests + run.Dropped; tc.factor > 1 && float64(run.EngineCPU.Exchanges) > 0.75*float64(arrivals) {
+				t.Errorf("the server kept up (%d responses in the window for %d arrivals): not an overload", run.EngineCPU.Exchanges, arrivals)
 			}
 			if math.Abs(got/truth-1) > 0.05 {
 				t.Errorf("CPU per exchange %.3f ms, the server's own figure %.3f ms: off by more than 5 %%", got, truth)
+			}
+		})
+	}
+}
+
+// TestEngineCPUBehindAWrapper points target.pid at a process that only
+// waits for the server it started (sh -c, or a launcher two levels deep),
+// as with npm start or a java launcher script (issue 16 item 4: 0.00 CPU-ms
+// and a pass before the fix). The process tree is sampled, and the figure
+// is the server's.
+func TestEngineCPUBehindAWrapper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a server process")
+	}
+	for _, tc := range []struct {
+		name string
+		o    knowncost.Options
+	}{
+		{"sh -c", knowncost.Options{Cost: 4 * time.Millisecond, Shell: true}},
+		{"launcher two deep", knowncost.Options{Cost: 4 * time.Millisecond, Wrap: 2}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := startKnownCost(t, tc.o)
+			if p.PID == p.ServerPID {
+				t.Fatal("no wrapper process")
+			}
+			run, truth := measureKnownCost(t, p, knownCostCampaign(100, p.URL, p.PID))
+			c := run.EngineCPU
+			if c == nil {
+				t.Fatal("no engine CPU")
+			}
+			t.Logf("%s: server's own %.3f CPU-ms per request, reported %.3f (%s, %s)", tc.name, truth, c.CPUMsPerExchange, c.Source, c.Method)
+			if c.Source != "proc-tree" {
+				t.Errorf("source %q, want proc-tree", c.Source)
+			}
+			if math.Abs(c.CPUMsPerExchange/truth-1) > 0.05 {
+				t.Errorf("CPU per exchange %.3f ms, the server's own %.3f ms", c.CPUMsPerExchange, truth)
+			}
+			for _, w := range run.Warnings {
+				if w.Code == stats.WarnEngineCPUImplausible {
+					t.Errorf("warning on a true figure: %v", w)
+				}
+			}
+		})
+	}
+}
+
+// TestEngineCPUFromPrometheus measures the engine through its Prometheus
+// endpoint only (target.metrics_url, client_golang's process collector),
+// as for a server on another host.
+func TestEngineCPUFromPrometheus(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a server process")
+	}
+	p := startKnownCost(t, knowncost.Options{Cost: 4 * time.Millisecond, Metrics: true})
+	c := knownCostCampaign(100, p.URL, 0)
+	c.Target.MetricsURL = p.URL + "/metrics"
+	run, truth := measureKnownCost(t, p, c)
+	e := run.EngineCPU
+	if e == nil {
+		t.Fatal("no engine CPU")
+	}
+	t.Logf("server's own %.3f CPU-ms per request, reported %.3f (%s, %s), memory %d", truth, e.CPUMsPerExchange, e.Source, e.Method, run.EngineMemoryBytes)
+	if e.Source != "prometheus" || e.Method != "cumulative" || run.EngineMemoryBytes <= 0 {
+		t.Errorf("engine cpu %+v, memory %d", e, run.EngineMemoryBytes)
+	}
+	if math.Abs(e.CPUMsPerExchange/truth-1) > 0.05 {
+		t.Errorf("CPU per exchange %.3f ms, the server's own %.3f ms", e.CPUMsPerExchange, truth)
+	}
+}
+
+// TestEngineSamplingErrorsStopTheCampaign: a target.pid, target.cgroup or
+// target.metrics_url that cannot be read fails the start, naming the field.
+func TestEngineSamplingErrorsStopTheCampaign(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  func(*config.Campaign)
+		want string
+	}{
+		{"pid", func(c *config.Campaign) { c.Target.PID = 1 << 22 }, "target.pid: process 4194304 exited"},
+		{"cgroup", func(c *config.Campaign) { c.Target.Cgroup = "/sys/fs/cgroup/no-such-group" }, "target.cgroup"},
+		{"metrics", func(c *config.Campaign) { c.Target.MetricsURL = "http://127.0.0.1:1/metrics" }, "target.metrics_url: scrape 127.0.0.1:1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := knownCostCampaign(10, "http://127.0.0.1:1", 0)
+			tc.set(&c)
+			r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "bad"), nil, nil, nil)
+			if r.err == nil || !strings.Contains(r.err.Error(), tc.want) {
+				t.Fatalf("err %v, want %q", r.err, tc.want)
 			}
 		})
 	}

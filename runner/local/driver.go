@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"runtime"
 	"strings"
@@ -36,6 +37,7 @@ type Driver struct {
 	target   string
 	cancel   context.CancelFunc
 	samplers sync.WaitGroup
+	engineAt atomic.Int64 // unix µs of the latest engine sample
 }
 
 var _ runner.Driver = (*Driver)(nil)
@@ -88,15 +90,16 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 			}
 			tlsCfg.RootCAs = tlscert.Pool(pem)
 		}
-		if c.Target.PID > 0 {
-			targets = append(targets, proc.Target{Role: "engine", Source: proc.Process{PID: c.Target.PID}})
+		src, how, err := engineSource(c.Target, tlsCfg)
+		if err != nil {
+			return err
 		}
-		if c.Target.Cgroup != "" {
-			targets = append(targets, proc.Target{Role: "engine", Source: proc.Cgroup{Dir: c.Target.Cgroup}})
-		}
-		if len(targets) == 0 {
+		if src == nil {
 			out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn",
-				Message: "remote target without target.pid or target.cgroup: engine CPU is not measured"})
+				Message: "remote target without target.pid, target.cgroup or target.metrics_url: engine CPU is not measured"})
+		} else {
+			targets = append(targets, proc.Target{Role: "engine", Source: src})
+			out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: "engine CPU and memory: " + how})
 		}
 	}
 
@@ -139,7 +142,12 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	d.samplers.Add(2)
 	go func() {
 		defer d.samplers.Done()
-		proc.Sample(sctx, c.Sampling, targets, out.Emit, warn)
+		proc.Sample(sctx, c.Sampling, targets, func(e event.Event) {
+			if r, ok := e.(event.Resource); ok && r.Role == "engine" {
+				d.engineAt.Store(r.At.UnixMicro())
+			}
+			out.Emit(e)
+		}, warn)
 	}()
 	// The generator is sampled with the host, at the same instant, so its
 	// CPU can be held against the cores it may use and the host's load.
@@ -149,6 +157,50 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 			MaxProcs: func() int { return runtime.GOMAXPROCS(0) }}, out.Emit, warn)
 	}()
 	return nil
+}
+
+// engineSource is how a remote target's engine is measured, checked with a
+// first reading so a wrong pid, cgroup or endpoint stops the campaign before
+// it starts. TOKEX_METRICS_URL overrides target.metrics_url (credentials
+// stay out of the evidence, and a resumed campaign finds them again).
+func engineSource(t config.Target, tlsCfg *tls.Config) (proc.Source, string, error) {
+	var src proc.Source
+	var how, field string
+	switch {
+	case t.PID > 0:
+		field = "target.pid"
+		s, err := proc.ForPID(t.PID, "")
+		if err != nil {
+			return nil, "", fmt.Errorf("%s: %w", field, err)
+		}
+		src = s
+		if cg, ok := s.(*proc.PIDCgroup); ok {
+			how = fmt.Sprintf("cgroup %s, the process %d's own (cpu.stat usage_usec)", cg.Dir, t.PID)
+		} else {
+			how = fmt.Sprintf("process %d and all its descendants, from /proc", t.PID)
+		}
+	case t.Cgroup != "":
+		field, src = "target.cgroup", proc.Cgroup{Dir: t.Cgroup}
+		how = "cgroup " + t.Cgroup + " (cpu.stat usage_usec)"
+	case t.MetricsURL != "" || os.Getenv("TOKEX_METRICS_URL") != "":
+		u := t.MetricsURL
+		if env := os.Getenv("TOKEX_METRICS_URL"); env != "" {
+			u = env
+		}
+		tr := &http.Transport{Proxy: http.ProxyFromEnvironment, TLSClientConfig: tlsCfg.Clone(), MaxIdleConns: 1}
+		client := &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		// A saturated server answers its metrics late too: allow as long as
+		// Prometheus does by default; a slow scrape delays no other sample.
+		p := &proc.Prometheus{URL: u, Client: client, Timeout: 10 * time.Second}
+		field, src = "target.metrics_url", p
+		how = "Prometheus process metrics of " + p.Name()
+	default:
+		return nil, "", nil
+	}
+	if _, err := src.Read(); err != nil {
+		return nil, "", fmt.Errorf("%s: %w", field, err)
+	}
+	return src, how, nil
 }
 
 // Run implements runner.Driver: one run of the open-model generator.
@@ -213,11 +265,24 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	if err := died.Load(); err != nil {
 		return res, *err
 	}
+	d.awaitEngineSample(ctx, res.MeasuredEnd)
 	if ctx.Err() != nil && time.Now().Before(res.MeasuredEnd) {
 		res.MeasuredEnd = time.Now()
 		return res, ctx.Err()
 	}
 	return res, nil
+}
+
+// awaitEngineSample waits (15 s at most) for an engine sample taken after
+// the measured window, so that the cumulative counter brackets it even when
+// a busy server answers its metrics endpoint late.
+func (d *Driver) awaitEngineSample(ctx context.Context, end time.Time) {
+	if d.engineAt.Load() == 0 {
+		return // the engine is not sampled
+	}
+	for i := 0; i < 300 && d.engineAt.Load() <= end.UnixMicro() && ctx.Err() == nil; i++ {
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // Close stops sampling and the embedded server, and removes its files.
