@@ -291,6 +291,7 @@ func wrapChild(args []string, depth int, stderr io.Writer) int {
 	cmd := exec.Command(exe, child...)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	cmd.Env = append(os.Environ(), envServer+"=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // no server outlives its wrapper
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, syscall.SIGTERM, syscall.SIGINT)
 	if err := cmd.Start(); err != nil {

@@ -275,12 +275,15 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 
 // awaitEngineSample waits (15 s at most) for an engine sample taken after
 // the measured window, so that the cumulative counter brackets it even when
-// a busy server answers its metrics endpoint late.
+// a busy server answers its metrics endpoint late; not when sampling has
+// stopped (the process exited).
 func (d *Driver) awaitEngineSample(ctx context.Context, end time.Time) {
-	if d.engineAt.Load() == 0 {
-		return // the engine is not sampled
-	}
-	for i := 0; i < 300 && d.engineAt.Load() <= end.UnixMicro() && ctx.Err() == nil; i++ {
+	stale := max(3*d.Cfg.Sampling, 11*time.Second) // a scrape may take 10 s
+	for i := 0; i < 300 && ctx.Err() == nil; i++ {
+		last := d.engineAt.Load()
+		if last == 0 || last > end.UnixMicro() || time.Since(time.UnixMicro(last)) > stale {
+			return
+		}
 		time.Sleep(50 * time.Millisecond)
 	}
 }
