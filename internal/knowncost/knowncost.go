@@ -172,8 +172,13 @@ func (s *Server) Handler() http.Handler {
 	return mux
 }
 
-func (s *Server) complete() {
-	n := s.requests.Add(1)
+func (s *Server) complete() { s.mark(s.requests.Add(1)) }
+
+// Ready marks the start of serving, so that a window opening before the
+// first completion is covered.
+func (s *Server) Ready() { s.mark(s.requests.Load()) }
+
+func (s *Server) mark(n int64) {
 	m := mark{atUS: time.Now().UnixMicro(), cpu: ProcessCPU(), requests: n}
 	s.mu.Lock()
 	if s.log == nil {
@@ -185,7 +190,8 @@ func (s *Server) complete() {
 }
 
 // Window is the server's own account of (from, to] (unix µs): the requests
-// it completed and its CPU, read at the completions nearest the edges.
+// it completed and its CPU, read at the completions (or Ready) nearest the
+// edges.
 func (s *Server) Window(fromUS, toUS int64) (Stats, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -271,6 +277,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		<-sig
 		_ = srv.Close()
 	}()
+	s.Ready()
 	fmt.Fprintf(stdout, "%shttp://%s (work %d, procs %d, pid %d)\n", listening, ln.Addr(), s.Work, *procs, os.Getpid())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(stderr, "knowncost:", err)

@@ -37,6 +37,10 @@ func TestServerCountsItsWork(t *testing.T) {
 	if _, ok := s.Window(0, time.Now().UnixMicro()); ok {
 		t.Error("a window before any request")
 	}
+	s.Ready()
+	if w, ok := s.Window(time.Now().UnixMicro(), time.Now().Add(time.Hour).UnixMicro()); ok {
+		t.Errorf("a window after the last mark: %+v", w)
+	}
 	var start time.Time
 	for i := range 20 {
 		if b := post(t, ts.URL); !strings.Contains(b, `"issued_token_type"`) {
