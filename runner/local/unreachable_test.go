@@ -117,8 +117,14 @@ func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
 		}
 	}
 	r2 := runCampaign(t, context.Background(), c, dir, done, nil, nil)
-	if r2.err != nil || r2.summary.Status != "done" || !r2.summary.ThresholdsPassed || r2.summary.Reason != "" {
+	// (Whether the thresholds pass depends on how busy this machine is.)
+	if r2.err != nil || r2.summary.Status != "done" || r2.summary.Reason != "" || len(r2.summary.Stages[0].Runs) != 3 {
 		t.Fatalf("resume: %+v %v", r2.summary, r2.err)
+	}
+	for _, run := range r2.summary.Stages[0].Runs {
+		if run.Status != stats.StatusDone || run.OK != 80 {
+			t.Errorf("after resume %s: %s, %d ok", run.ID, run.Status, run.OK)
+		}
 	}
 	for _, e := range r2.events {
 		if rs, ok := e.(event.RunStarted); ok && (rs.Run.Sanity || rs.Run.ID == "01-r1-20rps") {
