@@ -14,7 +14,6 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
-	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
 
+	"github.com/tokex-dev/tokex/internal/confload"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/subject"
 )
@@ -81,7 +81,7 @@ func newKeySet(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Lo
 	s := &keySet{ctx: ctx, log: log}
 	switch {
 	case sc.JWKSFile != "":
-		raw, err := readCapped(sc.JWKSFile)
+		raw, err := confload.ReadLimited(sc.JWKSFile, MaxJWKSBytes)
 		if err != nil {
 			return nil, fmt.Errorf("subject.jwks_file: %w", err)
 		}
@@ -103,7 +103,7 @@ func newKeySet(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Lo
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	if sc.CAFile != "" {
-		pem, err := readCapped(sc.CAFile)
+		pem, err := tlscert.ReadPEM(sc.CAFile)
 		if err != nil {
 			return nil, fmt.Errorf("subject.ca_file: %w", err)
 		}
@@ -122,16 +122,6 @@ func newKeySet(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Lo
 	}
 	go s.periodic(sc.Refresh)
 	return s, nil
-}
-
-// readCapped reads a file of at most MaxJWKSBytes.
-func readCapped(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return readAllCapped(f, path)
 }
 
 func readAllCapped(r io.Reader, what string) ([]byte, error) {

@@ -234,6 +234,12 @@ func TestJWKSSizeIsCapped(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
 			t.Fatalf("err = %v", err)
 		}
+		if _, err := os.Stat("/dev/zero"); err == nil {
+			cfg.Subject.JWKSFile = "/dev/zero"
+			if _, err := New(context.Background(), cfg, Options{ClientSecret: testSecret}); err == nil || !strings.Contains(err.Error(), "larger than 1 MiB") {
+				t.Fatalf("/dev/zero: err = %v", err)
+			}
+		}
 	})
 }
 

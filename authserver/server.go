@@ -75,7 +75,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 	s.faults = newFaults(cfg.Faults)
 	if cfg.TLS.Enabled {
 		if cfg.TLS.CertFile != "" {
-			c, err := tls.LoadX509KeyPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
+			c, err := tlscert.LoadPair(cfg.TLS.CertFile, cfg.TLS.KeyFile)
 			if err != nil {
 				return nil, fmt.Errorf("tls: %w", err)
 			}

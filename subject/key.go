@@ -20,6 +20,8 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tokex-dev/tokex/internal/tlscert"
 )
 
 // Supported JWS algorithms for subject and issued tokens.
@@ -126,9 +128,9 @@ func ParsePEM(data []byte) (*Key, error) {
 	return NewKey(signer)
 }
 
-// LoadPEM reads a private key file.
+// LoadPEM reads a private key file (at most tlscert.MaxPEMBytes).
 func LoadPEM(path string) (*Key, error) {
-	data, err := os.ReadFile(path)
+	data, err := tlscert.ReadPEM(path)
 	if err != nil {
 		return nil, err
 	}

@@ -55,19 +55,37 @@ const MaxFileBytes = 1 << 20
 
 // ReadFile parses a YAML file of at most MaxFileBytes.
 func ReadFile(path string) (*Doc, error) {
+	data, err := ReadLimited(path, MaxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// ReadLimited reads a file a config names (a key, a certificate, a CA, a
+// JWKS) of at most limit bytes: a bigger one, or /dev/zero, must not
+// exhaust memory.
+func ReadLimited(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, MaxFileBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > MaxFileBytes {
-		return nil, &Error{File: path, Msg: "larger than 1 MiB; not a tokex config"}
+	if int64(len(data)) > limit {
+		return nil, fmt.Errorf("%s: larger than %s", path, size(limit))
 	}
-	return Parse(path, data)
+	return data, nil
+}
+
+func size(n int64) string {
+	if n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("%d MiB", n>>20)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }
 
 // Parse parses YAML data; file names it in errors.

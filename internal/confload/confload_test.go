@@ -90,4 +90,9 @@ func TestReadFileIsBounded(t *testing.T) {
 	if _, err := ReadFile(p); err == nil || !strings.Contains(err.Error(), "big.yaml: larger than 1 MiB") {
 		t.Fatalf("err = %v", err)
 	}
+	if _, err := os.Stat("/dev/zero"); err == nil {
+		if _, err := ReadFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "/dev/zero: larger than 1 MiB") {
+			t.Fatalf("/dev/zero: err = %v", err)
+		}
+	}
 }

@@ -1,5 +1,6 @@
-// Package tlscert makes the self-signed certificates tokex uses on loopback:
-// the reference server's --tls and the subject-token JWKS endpoint.
+// Package tlscert makes the self-signed certificates tokex uses on loopback
+// (the reference server's --tls and the subject-token JWKS endpoint) and
+// reads the PEM files a config names, capped in size.
 package tlscert
 
 import (
@@ -13,7 +14,28 @@ import (
 	"math/big"
 	"net"
 	"time"
+
+	"github.com/tokex-dev/tokex/internal/confload"
 )
+
+// MaxPEMBytes caps a certificate, key or CA file a config names.
+const MaxPEMBytes = 1 << 20
+
+// ReadPEM reads a PEM file of at most MaxPEMBytes.
+func ReadPEM(path string) ([]byte, error) { return confload.ReadLimited(path, MaxPEMBytes) }
+
+// LoadPair is tls.LoadX509KeyPair with both files capped.
+func LoadPair(certFile, keyFile string) (tls.Certificate, error) {
+	cert, err := ReadPEM(certFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	key, err := ReadPEM(keyFile)
+	if err != nil {
+		return tls.Certificate{}, err
+	}
+	return tls.X509KeyPair(cert, key)
+}
 
 // Pair is a self-signed certificate with its PEM forms. The certificate is
 // its own CA, so CertPEM is what a client adds to its trust pool.

@@ -84,7 +84,7 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 		d.target = c.Target.URL
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.Target.InsecureSkipVerify} //nolint:gosec // opt-in
 		if c.Target.CAFile != "" {
-			pem, err := os.ReadFile(c.Target.CAFile)
+			pem, err := tlscert.ReadPEM(c.Target.CAFile)
 			if err != nil {
 				return fmt.Errorf("target.ca_file: %w", err)
 			}

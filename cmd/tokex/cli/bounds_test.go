@@ -22,3 +22,23 @@ func TestStagesFlagBounds(t *testing.T) {
 		}
 	}
 }
+
+// TestFloatFlagsAreFinite: the other float flags, siblings of --stages.
+func TestFloatFlagsAreFinite(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"replay", "--speed", "NaN", dir}, "--speed must be 0 or between 0.01 and 10000"},
+		{[]string{"replay", "--speed", "1e-300", dir}, "--speed must be 0 or between"},
+		{[]string{"import", "k6", "--rate", "NaN", dir}, "--rate must be 0 (inferred) or between 0.01 and 100000"},
+		{[]string{"import", "k6", "--rate", "1e-300", dir}, "--rate must be 0"},
+		{[]string{"import", "k6", "--p95-ms", "NaN", dir}, "--p95-ms must be positive"},
+	} {
+		code, _, errs := run(t, tc.args...)
+		if code != ExitCannotRun || !strings.Contains(errs, tc.want) {
+			t.Errorf("%v: exit %d, %q; want %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

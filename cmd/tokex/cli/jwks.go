@@ -65,7 +65,7 @@ func serveJWKS(cmd *cobra.Command, addr string, jwks []byte, certFile, keyFile s
 	var pair tls.Certificate
 	var err error
 	if certFile != "" {
-		pair, err = tls.LoadX509KeyPair(certFile, keyFile)
+		pair, err = tlscert.LoadPair(certFile, keyFile)
 	} else {
 		var p *tlscert.Pair
 		if p, err = tlscert.Loopback(); err == nil {

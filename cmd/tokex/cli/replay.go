@@ -28,8 +28,8 @@ dashboard, or with --no-tui into the same progress lines and final table.
 A folder from an aborted campaign replays as far as it got.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if speed < 0 {
-				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--speed must be 0 or more")}
+			if !(speed == 0 || speed >= 0.01 && speed <= 10000) { // NaN too
+				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--speed must be 0 or between 0.01 and 10000")}
 			}
 			src, err := replay.Load(args[0])
 			if err != nil {

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -57,7 +56,7 @@ like the article's smoke test. Tokens and secrets are printed truncated.`,
 			}
 			tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: tu.Hostname(), InsecureSkipVerify: c.Target.InsecureSkipVerify || c.Kube.InsecureSkipVerify} //nolint:gosec // opt-in
 			if c.Target.CAFile != "" {
-				pem, err := os.ReadFile(c.Target.CAFile)
+				pem, err := tlscert.ReadPEM(c.Target.CAFile)
 				if err != nil {
 					return &exitError{code: ExitCannotRun, err: err}
 				}
