@@ -5,8 +5,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -97,87 +97,171 @@ func checkName(name string, registered nameSet) error {
 	return nil
 }
 
-// checkMembers walks data, which must be one JSON object: member names must
-// be unique in every object, and those of the top-level object and of the
-// objects under nestedClaims (the act chain) must not be case variants of a
-// registered name.
-func checkMembers(data []byte, registered nameSet, nestedClaims map[string]bool) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if tok, err := dec.Token(); err != nil {
-		return errBadJSON
-	} else if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return errNotObject
-	}
-	if err := walkObject(dec, 1, true, registered, nestedClaims); err != nil {
-		return err
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return errBadJSON
-	}
-	return nil
+// member is one member of a JSON object: its name and its raw value.
+type member struct {
+	name string
+	raw  json.RawMessage
 }
 
-// walkObject consumes an object's members after its '{' and its '}'.
-func walkObject(dec *json.Decoder, depth int, claims bool, registered nameSet, nested map[string]bool) error {
-	var seen map[string]struct{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return errBadJSON
-		}
-		name, ok := tok.(string)
-		if !ok {
-			return errBadJSON
-		}
-		if seen == nil {
-			seen = make(map[string]struct{}, 8)
-		}
-		if _, dup := seen[name]; dup {
-			return errDuplicateName
-		}
-		seen[name] = struct{}{}
-		if claims {
-			if err := checkName(name, registered); err != nil {
-				return err
+// members checks data, which must be one JSON object, and returns its
+// top-level members: member names must be unique in every object, and those
+// of the top-level object and of the objects under nestedClaims (the act
+// chain) must not be case variants of a registered name. A byte scanner
+// over JSON that json.Valid accepted: a token's payload is read for every
+// exchange, and encoding/json's Decoder.Token costs four times as much.
+func members(data []byte, registered nameSet, nestedClaims map[string]bool) ([]member, error) {
+	if !json.Valid(data) {
+		return nil, errBadJSON
+	}
+	return validMembers(data, registered, nestedClaims)
+}
+
+// validMembers is members of data already known to be valid JSON.
+func validMembers(data []byte, registered nameSet, nestedClaims map[string]bool) ([]member, error) {
+	w := walker{data: data, registered: registered, nested: nestedClaims}
+	i := w.space(0)
+	if data[i] != '{' {
+		return nil, errNotObject
+	}
+	var top []member
+	if _, err := w.object(i, 1, true, &top); err != nil {
+		return nil, err
+	}
+	return top, nil
+}
+
+type walker struct {
+	data       []byte
+	registered nameSet
+	nested     map[string]bool
+}
+
+func (w *walker) space(i int) int {
+	for i < len(w.data) && (w.data[i] == ' ' || w.data[i] == '\t' || w.data[i] == '\n' || w.data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// object scans the object at i (its '{') and returns the index after its
+// '}'; with out non-nil it records the members.
+func (w *walker) object(i, depth int, claims bool, out *[]member) (int, error) {
+	if depth > maxJSONDepth {
+		return 0, errTooDeep
+	}
+	var names []string       // a few members: a linear search
+	var many map[string]bool // many: a map, so a huge object costs linear time
+	i = w.space(i + 1)
+	if w.data[i] == '}' {
+		return i + 1, nil
+	}
+	for {
+		end := stringEnd(w.data, i)
+		name := jsonString(w.data[i : end+1])
+		if many == nil && len(names) == 16 {
+			many = make(map[string]bool, 64)
+			for _, n := range names {
+				many[n] = true
 			}
 		}
-		if err := walkValue(dec, depth, claims && nested[name], registered, nested); err != nil {
-			return err
+		if many != nil {
+			if many[name] {
+				return 0, errDuplicateName
+			}
+			many[name] = true
+		} else {
+			if slices.Contains(names, name) {
+				return 0, errDuplicateName
+			}
+			names = append(names, name)
 		}
+		if claims {
+			if err := checkName(name, w.registered); err != nil {
+				return 0, err
+			}
+		}
+		i = w.space(end + 1)
+		start := w.space(i + 1) // after ':'
+		next, err := w.value(start, depth, claims && w.nested[name])
+		if err != nil {
+			return 0, err
+		}
+		if out != nil {
+			*out = append(*out, member{name, w.data[start:next]})
+		}
+		i = w.space(next)
+		if w.data[i] == '}' {
+			return i + 1, nil
+		}
+		i = w.space(i + 1) // after ','
 	}
-	if _, err := dec.Token(); err != nil {
-		return errBadJSON
-	}
-	return nil
 }
 
-// walkValue consumes one value; claims says whether an object here is a
-// claims object (an act).
-func walkValue(dec *json.Decoder, depth int, claims bool, registered nameSet, nested map[string]bool) error {
-	tok, err := dec.Token()
-	if err != nil {
-		return errBadJSON
+// value scans the value at i and returns the index after it.
+func (w *walker) value(i, depth int, claims bool) (int, error) {
+	switch w.data[i] {
+	case '{':
+		return w.object(i, depth+1, claims, nil)
+	case '[':
+		if depth+1 > maxJSONDepth {
+			return 0, errTooDeep
+		}
+		i = w.space(i + 1)
+		if w.data[i] == ']' {
+			return i + 1, nil
+		}
+		for {
+			next, err := w.value(i, depth+1, false)
+			if err != nil {
+				return 0, err
+			}
+			i = w.space(next)
+			if w.data[i] == ']' {
+				return i + 1, nil
+			}
+			i = w.space(i + 1)
+		}
+	case '"':
+		return stringEnd(w.data, i) + 1, nil
 	}
-	d, ok := tok.(json.Delim)
-	if !ok {
-		return nil
+	for i < len(w.data) && strings.IndexByte(",}] \t\n\r", w.data[i]) < 0 {
+		i++
 	}
-	if depth >= maxJSONDepth {
-		return errTooDeep
-	}
-	if d == '{' {
-		return walkObject(dec, depth+1, claims, registered, nested)
-	}
-	for dec.More() {
-		if err := walkValue(dec, depth+1, false, registered, nested); err != nil {
-			return err
+	return i, nil
+}
+
+// stringEnd returns the index of the quote closing the string at i.
+func stringEnd(b []byte, i int) int {
+	for j := i + 1; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j
 		}
 	}
-	if _, err := dec.Token(); err != nil {
-		return errBadJSON
+	return len(b) - 1 // unreachable for valid JSON
+}
+
+// jsonString decodes a JSON string literal; without escapes, and valid
+// UTF-8, it is the bytes between the quotes, as encoding/json reads it.
+func jsonString(raw []byte) string {
+	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+		return string(raw[1 : len(raw)-1])
 	}
-	return nil
+	var s string
+	_ = json.Unmarshal(raw, &s)
+	return s
+}
+
+// get is the raw value of the member named exactly name.
+func get(ms []member, name string) (json.RawMessage, bool) {
+	for _, m := range ms {
+		if m.name == name {
+			return m.raw, true
+		}
+	}
+	return nil, false
 }
 
 // actChain are the members whose objects hold claims of a prior actor.
@@ -196,14 +280,11 @@ func checkHeader(raw string) error {
 	if err != nil {
 		return nil // likewise
 	}
-	if err := checkMembers(b, registeredHeaders, nil); err != nil {
+	h, err := members(b, registeredHeaders, nil)
+	if err != nil {
 		return err
 	}
-	var h map[string]json.RawMessage
-	if err := json.Unmarshal(b, &h); err != nil {
-		return errBadJSON
-	}
-	crit, ok := h["crit"]
+	crit, ok := get(h, "crit")
 	if !ok {
 		return nil
 	}
@@ -214,7 +295,10 @@ func checkHeader(raw string) error {
 	for i, n := range names {
 		// RFC 7515 §4.1.11: names the JWS/JWA specifications define may not
 		// be listed (RFC 7797's b64 is an extension and may).
-		if _, reg := registeredHeaders.fold[foldKey(n)]; (reg && n != "b64") || h[n] == nil {
+		if _, present := get(h, n); !present {
+			return errCritMalformed
+		}
+		if _, reg := registeredHeaders.fold[foldKey(n)]; reg && n != "b64" {
 			return errCritMalformed
 		}
 		for _, m := range names[:i] {
@@ -252,29 +336,26 @@ func (c *inbound) GetIssuer() (string, error)                   { return c.Issue
 func (c *inbound) GetSubject() (string, error)                  { return c.Subject, nil }
 func (c *inbound) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
 
-// UnmarshalJSON is called by golang-jwt on the decoded payload.
+// UnmarshalJSON is called by encoding/json (for golang-jwt) on the decoded
+// payload, which it has checked to be valid JSON.
 func (c *inbound) UnmarshalJSON(b []byte) error {
-	if err := checkMembers(b, registeredClaims, actChain); err != nil {
+	m, err := validMembers(b, registeredClaims, actChain)
+	if err != nil {
 		return err
 	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(b, &m); err != nil {
-		return errBadJSON
-	}
-	var err error
 	str := func(name string) string {
-		v, present := m[name]
+		v, present := get(m, name)
 		if !present || err != nil {
 			return ""
 		}
-		var s string
-		if json.Unmarshal(v, &s) != nil || v[0] != '"' {
+		if v[0] != '"' {
 			err = &claimError{"claim " + name + " is not a string"}
+			return ""
 		}
-		return s
+		return jsonString(v)
 	}
 	date := func(name string) *jwt.NumericDate {
-		v, present := m[name]
+		v, present := get(m, name)
 		if !present || err != nil {
 			return nil
 		}
@@ -290,17 +371,17 @@ func (c *inbound) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
-	if v, ok := m["aud"]; ok {
+	if v, ok := get(m, "aud"); ok {
 		if c.Audience, err = audience(v); err != nil {
 			return err
 		}
 	}
-	if v, ok := m["act"]; ok {
+	if v, ok := get(m, "act"); ok {
 		if c.Act, err = parseActor(v); err != nil {
 			return err
 		}
 	}
-	if v, ok := m["may_act"]; ok && (len(v) == 0 || v[0] != '{') {
+	if v, ok := get(m, "may_act"); ok && v[0] != '{' {
 		return &claimError{"claim may_act is not an object"}
 	}
 	return nil

@@ -205,7 +205,7 @@ func FuzzClaims(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var c inbound
-		if c.UnmarshalJSON(data) != nil {
+		if json.Unmarshal(data, &c) != nil {
 			return
 		}
 		var m map[string]json.RawMessage
@@ -268,4 +268,33 @@ func TestCritHeader(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzMembers checks the byte scanner against encoding/json: on any input it
+// must not panic, and what it accepts has exactly the members encoding/json
+// finds (so no duplicate), each with the same value.
+func FuzzMembers(f *testing.F) {
+	for _, s := range []string{`{"alg":"RS256","kid":"k"}`, `{"a":[1,{"b":2}],"c":"\u00e9\"x"}`, `{"a":1,"a":2}`,
+		`{"crit":["x"],"x":1}`, `{ "a" : { } , "b" : [ ] }`, `{"\u212aid":1}`, `[{}]`, `{"a":"\xff"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		ms, err := members(data, registeredHeaders, nil)
+		if err != nil {
+			return
+		}
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(data, &m); err != nil {
+			t.Fatalf("accepted what encoding/json refuses: %v", err)
+		}
+		if len(m) != len(ms) {
+			t.Fatalf("%d members, encoding/json finds %d", len(ms), len(m))
+		}
+		for _, x := range ms {
+			var a, b any
+			if json.Unmarshal(x.raw, &a) != nil || json.Unmarshal(m[x.name], &b) != nil || fmt.Sprint(a) != fmt.Sprint(b) {
+				t.Fatalf("member %q: %s, encoding/json %s", x.name, x.raw, m[x.name])
+			}
+		}
+	})
 }

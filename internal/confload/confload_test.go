@@ -1,6 +1,7 @@
 package confload
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -95,4 +96,45 @@ func TestReadFileIsBounded(t *testing.T) {
 			t.Fatalf("/dev/zero: err = %v", err)
 		}
 	}
+}
+
+// FuzzParse: no YAML panics the parser, and what it accepts holds no
+// non-finite number anywhere.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"stages: [100, 250]\n", "a: .nan\n", "a: [1, -.Inf]\n", "a: !!float .NaN\n",
+		"a: &x [1]\nb: *x\n", "a:\n  b:\n    - c: 1e308\n", "[\n"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		d, err := Parse("f.yaml", data)
+		if err != nil {
+			return
+		}
+		var v any
+		if d.Decode(&v) != nil {
+			return
+		}
+		var walk func(any)
+		walk = func(x any) {
+			switch x := x.(type) {
+			case float64:
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					t.Fatalf("accepted a non-finite number in %q", data)
+				}
+			case []any:
+				for _, e := range x {
+					walk(e)
+				}
+			case map[string]any:
+				for _, e := range x {
+					walk(e)
+				}
+			case map[any]any:
+				for _, e := range x {
+					walk(e)
+				}
+			}
+		}
+		walk(v)
+	})
 }

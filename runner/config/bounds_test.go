@@ -45,29 +45,35 @@ func TestConfigBounds(t *testing.T) {
 		{"ttl", "kube:\n  ttl_after_finished: 1000h\n", []string{"campaign.yaml:2: kube.ttl_after_finished"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, doc, err := Load(write(t, tc.body), "article")
-			if err == nil {
-				err = c.Validate(doc)
-			}
-			if err == nil {
-				t.Fatal("accepted")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantErrors(t, tc.body, tc.want) })
 	}
 	// At the limits, a campaign is valid.
 	edge := "stages: [0.01, 100000]\nagents:\n  count: 10\n  max_in_flight: 10000\nrounds: 100\nduration: 1m\nwarmup: 30s\n" +
 		"users:\n  count: 1000000\nsanity:\n  rate: 0.01\n"
-	c, doc, err := Load(write(t, edge), "article")
+	if err := loadAndValidate(t, edge); err != nil {
+		t.Fatalf("limits refused: %v", err)
+	}
+}
+
+func loadAndValidate(t *testing.T, body string) error {
+	t.Helper()
+	c, doc, err := Load(write(t, body), "article")
 	if err == nil {
 		err = c.Validate(doc)
 	}
-	if err != nil {
-		t.Fatalf("limits refused: %v", err)
+	return err
+}
+
+// wantErrors fails unless body is refused with every piece of want.
+func wantErrors(t *testing.T, body string, want []string) {
+	t.Helper()
+	err := loadAndValidate(t, body)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, w := range want {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q lacks %q", err, w)
+		}
 	}
 }

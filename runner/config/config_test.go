@@ -58,20 +58,7 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"pid of the embedded", "target:\n  pid: 42\n", []string{"campaign.yaml:2", "target.pid", "target.url only"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			c, doc, err := Load(write(t, tc.body), "article")
-			if err == nil {
-				err = c.Validate(doc)
-			}
-			if err == nil {
-				t.Fatal("no error")
-			}
-			for _, w := range tc.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q lacks %q", err, w)
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { wantErrors(t, tc.body, tc.want) })
 	}
 }
 
