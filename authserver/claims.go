@@ -18,10 +18,10 @@ import (
 
 // JWT claim names are case-sensitive (RFC 7519 §4), but encoding/json matches
 // struct fields case-insensitively, folds "ſ" to "s" and keeps the last of
-// duplicate members. So tokex reads claims by exact name from a map, refuses
-// duplicate member names at any depth, and refuses any member whose name is
-// a registered name in another case, which a case-insensitive consumer
-// (ours before, or one downstream) could read as the registered one.
+// duplicate members. So tokex reads claims by exact name, refuses duplicate
+// member names at any depth, and refuses any member whose name is a
+// registered name in another case, which a case-insensitive consumer (ours
+// before, or one downstream) could read as the registered one.
 
 // registeredClaims are claim names of RFC 7519 §4.1, RFC 8693 §4, RFC 9068
 // §2.2 and OpenID Connect that an inbound token may only spell exactly.
