@@ -162,7 +162,7 @@ func Article() Campaign {
 		Sampling:   time.Second,
 		Out:        "tokex-evidence",
 		Kube: Kube{Image: "grafana/k6:2.2.0", TTLAfterFinished: 10 * time.Minute, MetricsInterval: 5 * time.Second,
-			StartTimeout: 30 * time.Second, Resources: map[string]any{"requests": map[string]any{"cpu": "100m"}}},
+			StartTimeout: 30 * time.Second},
 	}
 }
 

@@ -42,6 +42,7 @@ type Driver struct {
 	created  bool
 	logs     logOpener // nil: the API server's Pod logs
 	fast     *timings  // nil: the defaults (tests shorten them)
+	agentCPU agentCPU  // the agents' PodMetrics, for the starvation rule
 }
 
 var _ runner.Driver = (*Driver)(nil)

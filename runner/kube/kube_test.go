@@ -59,7 +59,8 @@ func TestJobObject(t *testing.T) {
 	if len(pod.Tolerations) != 1 || *pod.Tolerations[0].TolerationSeconds != 30 {
 		t.Errorf("tolerations %+v", pod.Tolerations)
 	}
-	if pod.Containers[0].Resources.Requests.Cpu().String() != "100m" {
+	// 500/s over 10 agents, RS256: 100m + 50 × 5 ms = 350m; 64Mi + 100 VUs × 0.4Mi = 104Mi.
+	if rq := pod.Containers[0].Resources.Requests; rq.Cpu().String() != "350m" || rq.Memory().String() != "104Mi" {
 		t.Errorf("resources %+v", pod.Containers[0].Resources)
 	}
 	for _, l := range []map[string]string{j.Labels, s.Template.Labels} {
@@ -307,4 +308,64 @@ func (r *resourceSink) Emit(e event.Event) {
 		*r.res = append(*r.res, x)
 	}
 	r.sink.Emit(e)
+}
+
+// TestAgentSizing: the requests follow the per-agent rate and the signing
+// algorithm (issue 10 item 4: RS256 costs real k6 3.6–5 ms of CPU per
+// request, 3.3 ms of it minting; 105–139 MB with 200 VUs), and
+// kube.resources overrides what it sets.
+func TestAgentSizing(t *testing.T) {
+	cases := []struct {
+		rate        float64 // total
+		alg         string
+		vus         int
+		resources   map[string]any
+		cpu, memory string
+		limit       string
+	}{
+		{500, "RS256", 100, nil, "350m", "104Mi", ""}, // the article's 50/s per agent: ~0.25 core of work + 100m
+		{500, "ES256", 100, nil, "200m", "104Mi", ""}, // 100m + 50 × 2 ms
+		{250, "RS256", 200, nil, "225m", "144Mi", ""}, // 25/s; 200 VUs: above the 139 MB measured
+		{100, "RS256", 100, nil, "150m", "104Mi", ""}, // 10/s
+		{500, "RS256", 100, map[string]any{"requests": map[string]any{"cpu": "1"}, "limits": map[string]any{"cpu": "2"}}, "1", "104Mi", "2"},
+	}
+	for _, c := range cases {
+		o := testObjects(t)
+		o.Cfg.Subject.Alg, o.Cfg.Agents.MaxInFlight, o.Cfg.Kube.Resources = c.alg, c.vus, c.resources
+		j, err := o.JobObject(event.PlannedRun{ID: "r", TargetRPS: c.rate, Duration: time.Minute, Agents: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := j.Spec.Template.Spec.Containers[0].Resources
+		if r.Requests.Cpu().String() != c.cpu || r.Requests.Memory().String() != c.memory || c.limit != "" && r.Limits.Cpu().String() != c.limit {
+			t.Errorf("%g/s %s %d VUs %v: %+v", c.rate, c.alg, c.vus, c.resources, r)
+		}
+	}
+}
+
+func TestAgentThrottled(t *testing.T) {
+	var a agentCPU
+	t0 := time.Unix(1796064361, 0)
+	for i, m := range []int64{120, 250, 245, 248, 90, 251, 250} {
+		a.note("agent-0", t0.Add(time.Duration(i)*15*time.Second), m)
+	}
+	a.note("agent-0", t0, 999)                            // not after the last: ignored
+	in := a.within("agent-0", t0, t0.Add(90*time.Second)) // (t0, t0+90s]: the last six
+	if len(in) != 6 {
+		t.Fatalf("%d samples", len(in))
+	}
+	// limit 260m: ≥ 234m is at the limit: 250, 245, 248, 251, 250 → 5 of 6.
+	if n, peak := throttled(in, 260); n != 5 || peak != 251 {
+		t.Errorf("n %d peak %d", n, peak)
+	}
+	if n, _ := throttled(in, 0); n != 0 {
+		t.Error("no limit, yet throttled")
+	}
+	if n, _ := throttled(in, 1000); n != 0 {
+		t.Error("far below the limit, yet throttled")
+	}
+	spans := []span{{0, 10}, {5, 15}, {10, 20}, {12, 13}, {30, 40}}
+	if p := peakInFlight(spans); p != 3 { // at 12: [5,15), [10,20), [12,13)
+		t.Errorf("peak %d", p)
+	}
 }

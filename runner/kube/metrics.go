@@ -116,6 +116,9 @@ func (p *metricsPoller) poll(ctx context.Context) {
 				mem += c.Usage.Memory().Value()
 			}
 			p.emit(g.role, pm.Name, pm.Timestamp, pm.Window, cpu, mem)
+			if g.role == "agent" {
+				d.agentCPU.note(pm.Name, pm.Timestamp.Time, cpu)
+			}
 		}
 		pods, err := d.Client.CoreV1().Pods(g.ns).List(ctx, metav1.ListOptions{LabelSelector: g.selector})
 		if err == nil {

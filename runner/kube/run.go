@@ -64,7 +64,8 @@ type podState struct {
 	summary   strings.Builder
 	counts    map[stats.Phase]int64
 	slots     map[stats.Phase]*phaseSlots
-	logEvents int // k6 log lines seen
+	logEvents int    // k6 log lines seen
+	spans     []span // measured iterations, for the starvation rule
 	terminal  bool
 	exitCode  int32
 }
@@ -147,6 +148,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 		return runner.RunResult{}, err
 	}
 	defer r.deleteJob()
+	r.logSizing()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	r.poll(rctx)
@@ -167,6 +169,18 @@ func (d *Driver) newRun(p event.PlannedRun, out runner.Output) (*kubeRun, error)
 	return &kubeRun{d: d, p: p, out: out, t: d.timings(), job: job, pods: map[string]*podState{},
 		period:   float64(d.Cfg.Agents.Count) / p.TargetRPS * 1e6,
 		mStartUS: math.MaxInt64, wStartUS: math.MaxInt64}, nil
+}
+
+// logSizing says what each agent Pod requests, and why.
+func (r *kubeRun) logSizing() {
+	c := r.d.Cfg
+	_, _, why := AgentRequests(r.p.TargetRPS/float64(c.Agents.Count), c.Subject.Alg, c.Agents.MaxInFlight)
+	rq := r.job.Spec.Template.Spec.Containers[0].Resources.Requests
+	msg := fmt.Sprintf("agent Pods request %s CPU and %s memory each (%s", rq.Cpu(), rq.Memory(), why)
+	if len(c.Kube.Resources) > 0 {
+		msg += "; kube.resources wins where it sets a value"
+	}
+	r.d.log(r.out, "info", msg+")")
 }
 
 // create creates the run's Job, replacing a leftover of an earlier attempt.
@@ -330,6 +344,10 @@ func (r *kubeRun) record(ps *podState, line string) {
 		ps.slots[q.Phase] = sl
 	}
 	sl.mark(q.Seq, start)
+	if q.Phase == stats.Measured && len(ps.spans) < maxParts {
+		from := q.ScheduledUS + max(l.StartLagUS, 0)
+		ps.spans = append(ps.spans, span{from, q.ScheduledUS + q.SendLagUS + q.DurationUS})
+	}
 	ps.mu.Unlock()
 	if first {
 		r.out.Emit(event.PhaseChanged{At: time.Now(), RunID: r.p.ID, Phase: stats.Measured})
@@ -448,6 +466,8 @@ func (r *kubeRun) reconcile(res runner.RunResult) []stats.Warning {
 		for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
 			warnings = append(warnings, r.reconcilePhase(ps, sum, ph, res)...)
 		}
+		dropped, _ := sum.ScenarioCount("dropped_iterations", string(stats.Measured))
+		warnings = append(warnings, r.starved(ps, res.MeasuredStart, res.MeasuredEnd, dropped)...)
 	}
 	return warnings
 }
