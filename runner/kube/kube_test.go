@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -367,5 +369,38 @@ func TestAgentThrottled(t *testing.T) {
 	spans := []span{{0, 10}, {5, 15}, {10, 20}, {12, 13}, {30, 40}}
 	if p := peakInFlight(spans); p != 3 { // at 12: [5,15), [10,20), [12,13)
 		t.Errorf("peak %d", p)
+	}
+}
+
+// TestAgentTransportFollowsTheTarget: the TLS and HTTP settings the local
+// driver applies reach k6 (issue 10 item 5).
+func TestAgentTransportFollowsTheTarget(t *testing.T) {
+	o := testObjects(t)
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	_ = os.WriteFile(ca, []byte("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n"), 0o644)
+	off := false
+	o.Cfg.Target.CAFile, o.Cfg.Target.InsecureSkipVerify, o.Cfg.Target.HTTP2 = ca, true, &off
+	o.Cfg.Request.AuthMethod, o.Cfg.Request.Timeout = "client_secret_post", 2500*time.Millisecond
+	j, err := o.JobObject(event.PlannedRun{ID: "r", TargetRPS: 10, Duration: time.Minute, Agents: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{}
+	for _, e := range j.Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e.Value
+	}
+	for k, want := range map[string]string{"K6_INSECURE_SKIP_TLS_VERIFY": "true", "SSL_CERT_FILE": "/scripts/ca.pem",
+		"GODEBUG": "http2client=0", "AUTH_METHOD": "client_secret_post", "REQUEST_TIMEOUT": "2500ms", "SUBJECT_ALG": "RS256"} {
+		if env[k] != want {
+			t.Errorf("%s = %q, want %q", k, env[k], want)
+		}
+	}
+	cm, err := o.ConfigMapObject()
+	if err != nil || !strings.Contains(cm.Data["ca.pem"], "BEGIN CERTIFICATE") {
+		t.Errorf("configmap: %v %v", err, cm)
+	}
+	o.Cfg.Target.CAFile = filepath.Join(t.TempDir(), "missing.pem")
+	if _, err := o.ConfigMapObject(); err == nil || !strings.Contains(err.Error(), "target.ca_file") {
+		t.Errorf("a missing CA file: %v", err)
 	}
 }

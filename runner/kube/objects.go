@@ -7,6 +7,7 @@ package kube
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,7 @@ const (
 	LabelManaged  = "app.kubernetes.io/managed-by"
 	NameValue     = "tokex"
 	scriptKey     = "exchange.js"
+	caKey         = "ca.pem"
 	container     = "k6"
 )
 
@@ -87,17 +89,44 @@ func (o *Objects) SecretObject() (*corev1.Secret, error) {
 	}, nil
 }
 
-// ConfigMapObject holds the generated k6 script.
+// ConfigMapObject holds the generated k6 script, and target.ca_file's
+// certificates when set (public material).
 func (o *Objects) ConfigMapObject() (*corev1.ConfigMap, error) {
 	js, err := k6.Script(k6.ScriptParams{MaxVUs: o.Cfg.Agents.MaxInFlight})
 	if err != nil {
 		return nil, err
 	}
+	data := map[string]string{scriptKey: js}
+	if f := o.Cfg.Target.CAFile; f != "" {
+		pem, err := os.ReadFile(f)
+		if err != nil {
+			return nil, fmt.Errorf("target.ca_file: %w", err)
+		}
+		data[caKey] = string(pem)
+	}
 	return &corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name(), Namespace: o.Namespace, Labels: o.CampaignLabels()},
-		Data:       map[string]string{scriptKey: js},
+		Data:       data,
 	}, nil
+}
+
+// transportEnv makes k6 connect as the local driver does: TLS verification
+// off when asked (target.insecure_skip_verify or kube.insecure_skip_verify),
+// target.ca_file as the roots (Go's SSL_CERT_FILE, which k6 inherits), and
+// HTTP/2 off when target.http2 is false (Go's GODEBUG=http2client=0).
+func transportEnv(c config.Campaign) []corev1.EnvVar {
+	var env []corev1.EnvVar
+	if c.Kube.InsecureSkipVerify || c.Target.InsecureSkipVerify {
+		env = append(env, corev1.EnvVar{Name: "K6_INSECURE_SKIP_TLS_VERIFY", Value: "true"})
+	}
+	if c.Target.CAFile != "" {
+		env = append(env, corev1.EnvVar{Name: "SSL_CERT_FILE", Value: "/scripts/" + caKey})
+	}
+	if c.Target.HTTP2 != nil && !*c.Target.HTTP2 {
+		env = append(env, corev1.EnvVar{Name: "GODEBUG", Value: "http2client=0"})
+	}
+	return env
 }
 
 // form is the request's fixed part, form-encoded, for the script.
@@ -143,6 +172,8 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 		{Name: "DURATION", Value: k6Duration(p.Duration)},
 		{Name: "TOKEN_URL", Value: c.Target.URL},
 		{Name: "FORM", Value: o.form()},
+		{Name: "AUTH_METHOD", Value: c.Request.AuthMethod},
+		{Name: "REQUEST_TIMEOUT", Value: k6Duration(c.Request.Timeout)},
 		{Name: "CLIENT_PREFIX", Value: c.Agents.ClientIDPrefix},
 		{Name: "SUBJECT_ISSUER", Value: c.Subject.Issuer},
 		{Name: "SUBJECT_ALG", Value: o.Key.Alg},
@@ -156,9 +187,7 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 		secretEnv("CLIENT_SECRET", "client-secret"),
 		secretEnv("SUBJECT_JWK", "subject-jwk"),
 	}
-	if k.InsecureSkipVerify {
-		env = append(env, corev1.EnvVar{Name: "K6_INSECURE_SKIP_TLS_VERIFY", Value: "true"})
-	}
+	env = append(env, transportEnv(c)...)
 	labels := o.RunLabels(p)
 	podLabels := map[string]string{}
 	for kk, v := range k.Labels {

@@ -1,7 +1,14 @@
 package kube
 
 import (
+	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +20,10 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/k6"
+	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -55,8 +65,8 @@ type shimRequest struct {
 }
 
 // runAgentScript runs the agent script tokex generates for o under node
-// for n iterations of agent 3, with the Job's environment.
-func runAgentScript(t *testing.T, o *Objects, n int) ([]shimRequest, []string) {
+// for n iterations of the agent, with the Job's environment.
+func runAgentScript(t *testing.T, o *Objects, n, agent int) ([]shimRequest, []string) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
@@ -82,7 +92,7 @@ func runAgentScript(t *testing.T, o *Objects, n int) ([]shimRequest, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := map[string]string{"AGENT_INDEX": "3"}
+	env := map[string]string{"AGENT_INDEX": strconv.Itoa(agent)}
 	for _, e := range job.Spec.Template.Spec.Containers[0].Env {
 		if e.ValueFrom == nil {
 			env[e.Name] = e.Value
@@ -127,7 +137,7 @@ func TestAgentScriptSignsAndSplitsSendLag(t *testing.T) {
 				t.Fatal(err)
 			}
 			o.Key, o.Cfg.Subject.Alg = key, alg
-			reqs, logs := runAgentScript(t, o, 3)
+			reqs, logs := runAgentScript(t, o, 3, 3)
 			if len(reqs) != 3 || len(logs) != 3 {
 				t.Fatalf("%d requests, %d lines: %q", len(reqs), len(logs), logs)
 			}
@@ -161,4 +171,160 @@ func formValues(t *testing.T, body string) map[string]string {
 		out[k] = v
 	}
 	return out
+}
+
+// captured is one request as a server received it.
+type captured struct {
+	method, path string
+	header       http.Header
+	body         string
+}
+
+// localRequest sends one exchange with tokex's local driver, configured by
+// c, to a capturing server and returns what arrived.
+func localRequest(t *testing.T, c config.Campaign, secret string, key *subject.Key) captured {
+	t.Helper()
+	got := make(chan captured, 4)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		got <- captured{r.Method, r.URL.Path, r.Header.Clone(), string(b)}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"access_token":"a","issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"N_A"}`)
+	}))
+	defer srv.Close()
+	c.Target.URL = srv.URL + "/as/token.oauth2"
+	c.Agents.Count = 1
+	d := &local.Driver{Cfg: c, CampaignID: "cmp", Secret: secret, SubjectKey: key}
+	out := &recorder{}
+	ctx := context.Background()
+	if err := d.Start(ctx, out); err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	if _, err := d.Run(ctx, event.PlannedRun{ID: "r", TargetRPS: 1, Duration: 500 * time.Millisecond, Agents: 1}, out); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-got:
+		return r
+	default:
+		t.Fatalf("the local driver sent nothing: %s", out.logs())
+	}
+	return captured{}
+}
+
+// TestBothDriversSendTheSameRequest compares, for the same config, the
+// request tokex's local driver sends (captured at a server) with the one the
+// k6 agent script builds (run under node): method, URL, headers, the form
+// byte for byte but for the subject token, and the token's header and
+// claims. Secrets with characters that form- and URI-encoding treat apart.
+func TestBothDriversSendTheSameRequest(t *testing.T) {
+	const secret = "s3cr!t (x)*'~ é+&=/"
+	cases := []struct {
+		name string
+		edit func(*config.Campaign)
+	}{
+		{"client_secret_basic", func(c *config.Campaign) {}},
+		{"client_secret_post, jwt, two resources, audience, extra, 2.5 s timeout", func(c *config.Campaign) {
+			c.Request.AuthMethod = string(exchange.AuthPost)
+			c.Request.RequestedTokenType = exchange.TokenTypeJWT
+			c.Request.Resources = append(c.Request.Resources, "https://b.example/api?x=1&y=2")
+			c.Request.Audiences = []string{"urn:example:aud"}
+			c.Request.Extra = map[string]string{"connector_id": "tokex (local)"}
+			c.Request.Timeout = 2500 * time.Millisecond
+		}},
+	}
+	for _, alg := range []string{subject.RS256, subject.ES256} {
+		for _, tc := range cases {
+			t.Run(alg+" "+tc.name, func(t *testing.T) {
+				o := testObjects(t)
+				key, err := subject.GenerateKey(alg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.Key, o.Secret = key, secret
+				o.Cfg.Subject.Alg, o.Cfg.Target.Embedded.SigningAlg = alg, alg
+				tc.edit(&o.Cfg)
+				loc := localRequest(t, o.Cfg, secret, key)
+				reqs, _ := runAgentScript(t, o, 1, 0) // the local driver's single agent
+				if len(reqs) != 1 {
+					t.Fatalf("%d k6 requests", len(reqs))
+				}
+				k := reqs[0]
+				if k.Method != loc.method || !strings.HasSuffix(k.URL, "/as/token.oauth2") || loc.path != "/as/token.oauth2" {
+					t.Errorf("k6 %s %s, local %s %s", k.Method, k.URL, loc.method, loc.path)
+				}
+				for _, h := range []string{"Content-Type", "Accept", "Authorization"} {
+					if kv, lv := k.Params.Headers[h], loc.header.Get(h); kv != lv {
+						t.Errorf("%s: k6 %q, local %q", h, kv, lv)
+					}
+				}
+				for h := range k.Params.Headers {
+					if loc.header.Get(h) == "" {
+						t.Errorf("k6 sends %s, the local driver does not", h)
+					}
+				}
+				kTok, kForm := cutToken(t, k.Body)
+				lTok, lForm := cutToken(t, loc.body)
+				if kForm != lForm {
+					t.Errorf("forms differ:\n k6    %s\n local %s", kForm, lForm)
+				}
+				kp, lp := strings.Split(kTok, "."), strings.Split(lTok, ".")
+				if len(kp) != 3 || len(lp) != 3 || kp[0] != lp[0] {
+					t.Errorf("token headers differ: %q vs %q", kp[0], lp[0])
+				}
+				if kc, lc := claimKeys(t, kp[1]), claimKeys(t, lp[1]); kc != lc {
+					t.Errorf("claims differ: k6 %s, local %s", kc, lc)
+				}
+				if want := k6Duration(o.Cfg.Request.Timeout); k.Params.Timeout != want || k.Params.Redirects == nil || *k.Params.Redirects != 0 {
+					t.Errorf("k6 timeout %q (want %q), redirects %v", k.Params.Timeout, want, k.Params.Redirects)
+				}
+			})
+		}
+	}
+}
+
+// cutToken returns a form's subject token and the form with it blanked.
+func cutToken(t *testing.T, form string) (string, string) {
+	t.Helper()
+	i := strings.Index(form, "subject_token=")
+	if i < 0 {
+		t.Fatalf("no subject_token in %q", form)
+	}
+	j := strings.IndexByte(form[i:], '&')
+	if j < 0 {
+		j = len(form) - i
+	}
+	tok, err := url.QueryUnescape(form[i+len("subject_token=") : i+j])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok, form[:i] + "subject_token=…" + form[i+j:]
+}
+
+// claimKeys renders a token's claims with the values that must agree
+// (issuer, audience, lifetime) and the names of the rest, in order.
+func claimKeys(t *testing.T, seg string) string {
+	t.Helper()
+	b, err := base64.RawURLEncoding.DecodeString(seg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c struct {
+		Iss, Aud string
+		Iat, Exp int64
+	}
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	_, _ = dec.Token()
+	for dec.More() {
+		k, _ := dec.Token()
+		names = append(names, k.(string))
+		var skip json.RawMessage
+		_ = dec.Decode(&skip)
+	}
+	return fmt.Sprintf("%s iss=%s aud=%s lifetime=%d", strings.Join(names, ","), c.Iss, c.Aud, c.Exp-c.Iat)
 }
