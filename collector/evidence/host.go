@@ -20,9 +20,10 @@ const HostFile = "host.csv"
 // HostHeader documents host.csv (see README "Evidence folder"). Empty cells
 // are unknown: no /proc/pressure, no schedstat.
 const HostHeader = "at_unix_us,cpus,busy_cores,steal_cores,runnable,load1,mem_total_bytes,mem_available_bytes," +
-	"psi_cpu_some,psi_memory_some,psi_memory_full,generator_cpu_limit_cores,generator_cpu_wait_cores"
+	"psi_cpu_some,psi_memory_some,psi_memory_full,generator_cpu_limit_cores,generator_cpus,generator_cpus_busy_cores," +
+	"generator_cpu_wait_cores,generator_wait_per_slice_ms"
 
-const hostColumns = 13
+const hostColumns = 16
 
 // AppendHost appends one CSV line for s.
 func AppendHost(buf []byte, s *stats.HostSample) []byte {
@@ -57,8 +58,14 @@ func AppendHost(buf []byte, s *stats.HostSample) []byte {
 	c()
 	f(s.GeneratorLimitCores)
 	c()
-	if s.GeneratorWaitCores != nil {
-		f(*s.GeneratorWaitCores)
+	i(int64(s.GeneratorCPUs))
+	c()
+	f(s.GeneratorCPUsBusyCores)
+	for _, v := range []*float64{s.GeneratorWaitCores, s.GeneratorWaitPerSliceMs} {
+		c()
+		if v != nil {
+			f(*v)
+		}
 	}
 	return append(buf, '\n')
 }
@@ -99,10 +106,16 @@ func ParseHost(line string) (stats.HostSample, error) {
 		s.PSI = &stats.Pressure{CPUSome: num(8), MemorySome: num(9), MemoryFull: num(10)}
 	}
 	s.GeneratorLimitCores = num(11)
-	if p[12] != "" {
-		w := num(12)
-		s.GeneratorWaitCores = &w
+	s.GeneratorCPUs = int(min(integer(12), 1<<20))
+	s.GeneratorCPUsBusyCores = num(13)
+	optional := func(i int) *float64 {
+		if p[i] == "" {
+			return nil
+		}
+		v := num(i)
+		return &v
 	}
+	s.GeneratorWaitCores, s.GeneratorWaitPerSliceMs = optional(14), optional(15)
 	return s, errors.Join(errs...)
 }
 

@@ -13,11 +13,11 @@ import (
 )
 
 func TestHostRowRoundTrip(t *testing.T) {
-	wait := 0.125
+	wait, perSlice := 0.125, 2.5
 	rows := []stats.HostSample{
 		{AtUS: 1789978138000001, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 1.95, StealCores: 0.01, Runnable: 7, Load1: 3.25,
 			MemTotalBytes: 8 << 30, MemAvailableBytes: 1 << 30, PSI: &stats.Pressure{CPUSome: 0.9, MemorySome: 0.01, MemoryFull: 0},
-			GeneratorLimitCores: 1, GeneratorWaitCores: &wait}},
+			GeneratorLimitCores: 1, GeneratorCPUs: 1, GeneratorCPUsBusyCores: 0.97, GeneratorWaitCores: &wait, GeneratorWaitPerSliceMs: &perSlice}},
 		{AtUS: 5, HostMetrics: stats.HostMetrics{CPUs: 64}}, // no PSI, no schedstat, no limit
 	}
 	for _, r := range rows {
@@ -30,8 +30,8 @@ func TestHostRowRoundTrip(t *testing.T) {
 			t.Errorf("round trip of %+v gave %+v", r, got)
 		}
 	}
-	for _, bad := range []string{"", "1,2,3", "1,2,NaN,0,0,0,0,0,,,,0,", "1,2,-1,0,0,0,0,0,,,,0,", "1,2,Inf,0,0,0,0,0,,,,0,",
-		"x,2,0,0,0,0,0,0,,,,0,", "1,2,0,0,0,0,0,0,,,,0,,extra"} {
+	for _, bad := range []string{"", "1,2,3", "1,2,NaN,0,0,0,0,0,,,,0,0,0,,", "1,2,-1,0,0,0,0,0,,,,0,0,0,,", "1,2,Inf,0,0,0,0,0,,,,0,0,0,,",
+		"x,2,0,0,0,0,0,0,,,,0,0,0,,", "1,2,0,0,0,0,0,0,,,,0,0,0,,,extra", "1,2,0,0,0,0,0,0,,,,0,0,0,,-2"} {
 		if _, err := ParseHost(bad); err == nil {
 			t.Errorf("ParseHost(%q) accepted", bad)
 		}
@@ -92,8 +92,8 @@ func TestWriterHostFile(t *testing.T) {
 }
 
 func FuzzParseHost(f *testing.F) {
-	f.Add("1789978138000001,2,1.95,0.01,7,3.25,8589934592,1073741824,0.9,0.01,0,1,0.125")
-	f.Add("5,64,0,0,0,0,0,0,,,,0,")
+	f.Add("1789978138000001,2,1.95,0.01,7,3.25,8589934592,1073741824,0.9,0.01,0,1,1,0.97,0.125,2.5")
+	f.Add("5,64,0,0,0,0,0,0,,,,0,0,0,,")
 	f.Fuzz(func(t *testing.T, line string) {
 		s, err := ParseHost(line)
 		if err != nil {

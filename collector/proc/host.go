@@ -34,13 +34,16 @@ type HostSampler struct {
 // hostReading is one set of cumulative counters.
 type hostReading struct {
 	at                 time.Time
-	total, idle, steal uint64 // USER_HZ ticks of all CPUs; idle includes iowait
+	total, idle, steal uint64            // USER_HZ ticks of all CPUs; idle includes iowait
+	perCPU             map[int][2]uint64 // cpu number -> busy, total ticks
 	cpus, running      int
+	allowed            []int // the CPUs the process may run on
 	load1              float64
 	memTotal, memAvail int64
 	psi                []int64 // µs stalled: cpu some, memory some, memory full; nil if absent
 	self               Reading
 	wait               float64 // seconds the process's threads were runnable but not running
+	slices             uint64  // time slices they ran
 	waitOK             bool
 	limit              float64
 }
@@ -76,7 +79,8 @@ func (h *HostSampler) read() (hostReading, error) {
 	r.self.At = r.at
 	status, _ := os.ReadFile(h.path(pid + "/status"))
 	r.self.MemoryBytes = parseRSS(status)
-	r.wait, r.waitOK = h.runDelay(pid)
+	r.allowed = allowedCPUs(status)
+	_, r.wait, r.slices, r.waitOK = schedstat(h.path(pid + "/task"))
 	r.limit = h.cpuLimit(pid, status)
 	return r, nil
 }
@@ -100,29 +104,24 @@ func HostCPU() (busy, total float64, cpus int, err error) {
 func parseProcStat(b []byte, r *hostReading) error {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	seen := false
+	r.perCPU = map[int][2]uint64{}
 	for sc.Scan() {
 		f := strings.Fields(sc.Text())
 		switch {
 		case len(f) == 0:
 		case f[0] == "cpu":
-			// user nice system idle iowait irq softirq steal (guest time is
-			// already in user and nice).
-			if len(f) < 9 {
-				return errors.New("short cpu line")
+			var err error
+			if r.total, r.idle, r.steal, err = cpuTicks(f); err != nil {
+				return err
 			}
-			var v [8]uint64
-			for i := range v {
-				n, err := strconv.ParseUint(f[i+1], 10, 64)
-				if err != nil {
-					return err
-				}
-				v[i] = n
-				r.total += n
-			}
-			r.idle, r.steal = v[3]+v[4], v[7]
 			seen = true
 		case strings.HasPrefix(f[0], "cpu"):
 			r.cpus++
+			n, err1 := strconv.Atoi(f[0][3:])
+			total, idle, _, err2 := cpuTicks(f)
+			if err1 == nil && err2 == nil {
+				r.perCPU[n] = [2]uint64{total - idle, total}
+			}
 		case f[0] == "procs_running" && len(f) > 1:
 			r.running, _ = strconv.Atoi(f[1])
 		}
@@ -131,6 +130,22 @@ func parseProcStat(b []byte, r *hostReading) error {
 		return errors.New("no cpu line")
 	}
 	return nil
+}
+
+// cpuTicks sums a cpu line of /proc/stat: user nice system idle iowait irq
+// softirq steal (guest time is already in user and nice).
+func cpuTicks(f []string) (total, idle, steal uint64, err error) {
+	if len(f) < 9 {
+		return 0, 0, 0, errors.New("short cpu line")
+	}
+	var v [8]uint64
+	for i := range v {
+		if v[i], err = strconv.ParseUint(f[i+1], 10, 64); err != nil {
+			return 0, 0, 0, err
+		}
+		total += v[i]
+	}
+	return total, v[3] + v[4], v[7], nil
 }
 
 func meminfo(b []byte) (total, avail int64) {
@@ -178,19 +193,14 @@ func (h *HostSampler) pressure() []int64 {
 	return out
 }
 
-// runDelay sums the run-queue wait of the process's threads. A thread
-// that exits takes its share with it; the rate is clamped at zero then.
-func (h *HostSampler) runDelay(pid string) (float64, bool) {
-	_, wait, ok := schedstat(h.path(pid + "/task"))
-	return wait, ok
-}
-
-// schedstat sums, over the threads in a task folder, the time they ran and
-// waited runnable for a CPU (the first two fields of schedstat, ns).
-func schedstat(taskDir string) (cpu, wait float64, ok bool) {
+// schedstat sums, over the threads in a task folder, the time they ran,
+// the time they waited runnable for a CPU (seconds) and the time slices
+// they ran (the three fields of schedstat). A thread that exits takes its
+// share with it; rates are clamped at zero then.
+func schedstat(taskDir string) (cpu, wait float64, slices uint64, ok bool) {
 	tasks, err := os.ReadDir(taskDir)
 	if err != nil {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
 	var run, delay uint64
 	n := 0
@@ -200,25 +210,27 @@ func schedstat(taskDir string) (cpu, wait float64, ok bool) {
 			continue // the thread exited
 		}
 		f := strings.Fields(string(b))
-		if len(f) < 2 {
+		if len(f) < 3 {
 			continue
 		}
 		r, err1 := strconv.ParseUint(f[0], 10, 64)
 		d, err2 := strconv.ParseUint(f[1], 10, 64)
-		if err1 != nil || err2 != nil {
+		c, err3 := strconv.ParseUint(f[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil {
 			continue
 		}
 		run += r
 		delay += d
+		slices += c
 		n++
 	}
-	return float64(run) / 1e9, float64(delay) / 1e9, n > 0
+	return float64(run) / 1e9, float64(delay) / 1e9, slices, n > 0
 }
 
 // ProcessCPU is a process's CPU time in seconds, to the nanosecond from its
 // threads' schedstat where the kernel has it, else to the clock tick.
 func ProcessCPU(pid int) (float64, error) {
-	if cpu, _, ok := schedstat(fmt.Sprintf("/proc/%d/task", pid)); ok {
+	if cpu, _, _, ok := schedstat(fmt.Sprintf("/proc/%d/task", pid)); ok {
 		return cpu, nil
 	}
 	r, err := Process{PID: pid}.Read()
@@ -240,12 +252,8 @@ func (h *HostSampler) cpuLimit(pid string, status []byte) float64 {
 	if h.MaxProcs != nil {
 		limit = float64(h.MaxProcs())
 	}
-	for _, line := range strings.Split(string(status), "\n") {
-		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
-			if n := countCPUList(strings.TrimSpace(v)); n > 0 {
-				limit = min(limit, float64(n))
-			}
-		}
+	if n := len(allowedCPUs(status)); n > 0 {
+		limit = min(limit, float64(n))
 	}
 	if b, err := os.ReadFile(h.path(pid + "/cgroup")); err == nil {
 		if q := h.cgroupQuota(b); q > 0 {
@@ -258,24 +266,42 @@ func (h *HostSampler) cpuLimit(pid string, status []byte) float64 {
 	return limit
 }
 
-// countCPUList counts a list like "0-3,8,10-11".
-func countCPUList(s string) int {
-	n := 0
+// allowedCPUs reads Cpus_allowed_list from a /proc/<pid>/status.
+func allowedCPUs(status []byte) []int {
+	for _, line := range strings.Split(string(status), "\n") {
+		if v, ok := strings.CutPrefix(line, "Cpus_allowed_list:"); ok {
+			return parseCPUList(strings.TrimSpace(v))
+		}
+	}
+	return nil
+}
+
+// maxCPUs bounds a CPU list (Linux allows at most 8192 CPUs).
+const maxCPUs = 8192
+
+// parseCPUList reads a list like "0-3,8,10-11"; nil when malformed.
+func parseCPUList(s string) []int {
+	var out []int
 	for _, part := range strings.Split(s, ",") {
 		lo, hi, isRange := strings.Cut(part, "-")
 		a, err := strconv.Atoi(lo)
-		if err != nil {
-			return 0
+		if err != nil || a < 0 {
+			return nil
 		}
 		b := a
 		if isRange {
 			if b, err = strconv.Atoi(hi); err != nil || b < a {
-				return 0
+				return nil
 			}
 		}
-		n += b - a + 1
+		if b >= maxCPUs || len(out)+b-a+1 > maxCPUs {
+			return nil
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
 	}
-	return n
+	return out
 }
 
 // cgroupQuota is the tightest CPU quota (cores) on the process's cgroup
@@ -349,14 +375,33 @@ func (h *HostSampler) between(prev, cur hostReading) (event.Host, event.Resource
 		m.BusyCores = round3(max(0, busy) / dt * float64(cur.cpus))
 		m.StealCores = round3(float64(cur.steal-prev.steal) / dt * float64(cur.cpus))
 	}
+	// How busy the online CPUs the generator may run on were, by anyone.
+	var busy, total uint64
+	n := 0
+	for _, c := range cur.allowed {
+		a, okA := prev.perCPU[c]
+		b, okB := cur.perCPU[c]
+		if okA && okB && b[1] > a[1] && b[0] >= a[0] {
+			busy, total, n = busy+b[0]-a[0], total+b[1]-a[1], n+1
+		}
+	}
+	if total > 0 {
+		m.GeneratorCPUs = n
+		m.GeneratorCPUsBusyCores = round3(float64(busy) / float64(total) * float64(n))
+	}
 	wall := cur.at.Sub(prev.at).Seconds()
 	if len(prev.psi) == 3 && len(cur.psi) == 3 && wall > 0 {
 		share := func(i int) float64 { return round3(min(1, max(0, float64(cur.psi[i]-prev.psi[i])/1e6/wall))) }
 		m.PSI = &stats.Pressure{CPUSome: share(0), MemorySome: share(1), MemoryFull: share(2)}
 	}
 	if prev.waitOK && cur.waitOK && wall > 0 {
-		w := round3(max(0, cur.wait-prev.wait) / wall)
+		dw := max(0, cur.wait-prev.wait)
+		w := round3(dw / wall)
 		m.GeneratorWaitCores = &w
+		if cur.slices > prev.slices {
+			ms := round3(dw * 1000 / float64(cur.slices-prev.slices))
+			m.GeneratorWaitPerSliceMs = &ms
+		}
 	}
 	gen := event.Resource{At: cur.at, Role: "generator", Name: h.Label, CPUMillicores: Rate(prev.self, cur.self),
 		MemoryBytes: cur.self.MemoryBytes, CPUSecondsTotal: cur.self.CPUSeconds, Source: "proc"}

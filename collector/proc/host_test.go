@@ -33,14 +33,16 @@ func (f fakeHost) write(path, body string) {
 // whole host), procs_running, the process's utime and its threads' run delay.
 func (f fakeHost) state(busy, idle, iowait, steal uint64, running int, utime uint64, delayNS [2]uint64, psiCPU, psiMemFull int64) {
 	// user nice system idle iowait irq softirq steal guest guest_nice
-	f.write("proc/stat", fmt.Sprintf("cpu  %d 0 0 %d %d 0 0 %d 50 0\ncpu0 1 0 0 1 0 0 0 0 0 0\ncpu1 1 0 0 1 0 0 0 0 0 0\n"+
-		"intr 1 2 3\nctxt 99\nprocs_running %d\nprocs_blocked 0\n", busy, idle, iowait, steal, running))
+	// cpu0 takes the busy time, cpu1 the idle time.
+	f.write("proc/stat", fmt.Sprintf("cpu  %d 0 0 %d %d 0 0 %d 50 0\ncpu0 %d 0 0 0 0 0 0 %d 0 0\ncpu1 0 0 0 %d %d 0 0 0 0 0\n"+
+		"intr 1 2 3\nctxt 99\nprocs_running %d\nprocs_blocked 0\n", busy, idle, iowait, steal, busy, steal, idle, iowait, running))
 	f.write("proc/loadavg", "3.50 2.00 1.00 4/300 4242\n")
 	f.write("proc/meminfo", "MemTotal:        8000000 kB\nMemFree:          100000 kB\nMemAvailable:     300000 kB\n")
 	f.write("proc/pressure/cpu", fmt.Sprintf("some avg10=1.00 avg60=1.00 avg300=1.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n", psiCPU))
 	f.write("proc/pressure/memory", fmt.Sprintf("some avg10=0.00 avg60=0.00 avg300=0.00 total=%d\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=%d\n", psiMemFull*2, psiMemFull))
 	f.write("proc/42/stat", fmt.Sprintf("42 (tokex gen) S 1 42 42 0 -1 4194304 1 0 0 0 %d 0 0 0 20 0 12 0 100 0 0\n", utime))
-	f.write("proc/42/task/42/schedstat", fmt.Sprintf("1000 %d 10\n", delayNS[0]))
+	slices := 10 + delayNS[0]/1_000_000 // one more time slice per ms waited: 1 ms each
+	f.write("proc/42/task/42/schedstat", fmt.Sprintf("1000 %d %d\n", delayNS[0], slices))
 	f.write("proc/42/task/43/schedstat", fmt.Sprintf("1000 %d 10\n", delayNS[1]))
 }
 
@@ -84,8 +86,14 @@ func TestHostSamplerReadsAFakeProcRoot(t *testing.T) {
 	if m.GeneratorLimitCores != 1.5 { // GOMAXPROCS 8, 5 CPUs allowed, parent quota 1.5
 		t.Errorf("limit = %v", m.GeneratorLimitCores)
 	}
+	if m.GeneratorCPUs != 2 || m.GeneratorCPUsBusyCores != 1.9 { // of the 5 allowed, 2 are online: 190 of 200 ticks busy
+		t.Errorf("allowed CPUs %d busy %v", m.GeneratorCPUs, m.GeneratorCPUsBusyCores)
+	}
 	if m.GeneratorWaitCores == nil || *m.GeneratorWaitCores != 0.3 {
 		t.Errorf("wait = %v", m.GeneratorWaitCores)
+	}
+	if m.GeneratorWaitPerSliceMs == nil || *m.GeneratorWaitPerSliceMs != 1.5 { // 300 ms over 200 slices
+		t.Errorf("wait per slice = %v", m.GeneratorWaitPerSliceMs)
 	}
 	if gen.Role != "generator" || gen.Name != "tokex-generator" || gen.CPUMillicores != 500 || gen.MemoryBytes != 2048*1024 || !gen.At.Equal(host.At) {
 		t.Errorf("generator resource: %+v", gen)
@@ -132,11 +140,40 @@ func TestCPULimitSources(t *testing.T) {
 	}
 }
 
-func TestCountCPUList(t *testing.T) {
-	for in, want := range map[string]int{"0": 1, "0-1": 2, "0-3,8,10-11": 7, "": 0, "3-1": 0, "x": 0} {
-		if got := countCPUList(in); got != want {
+func TestParseCPUList(t *testing.T) {
+	for in, want := range map[string]int{"0": 1, "0-1": 2, "0-3,8,10-11": 7, "": 0, "3-1": 0, "x": 0, "-1": 0, "0-4294967295": 0, "0-8191": 8192} {
+		if got := len(parseCPUList(in)); got != want {
 			t.Errorf("%q: %d, want %d", in, got, want)
 		}
+	}
+}
+
+// Pinned to the busy CPU of two, the generator is starved though the host
+// is half idle.
+func TestPinnedToABusyCPU(t *testing.T) {
+	root := t.TempDir()
+	f := fakeHost{t, root}
+	f.write("proc/42/status", "Cpus_allowed_list:\t0\n")
+	h := &HostSampler{Root: root, PID: 42, MaxProcs: func() int { return 2 }}
+	f.state(1000, 1000, 0, 0, 1, 100, [2]uint64{}, 0, 0)
+	a, err := h.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.state(1098, 1102, 0, 0, 1, 130, [2]uint64{}, 0, 0) // cpu0 98 of 98 ticks busy, cpu1 idle
+	f.write("proc/meminfo", "MemTotal: 8000000 kB\nMemAvailable: 6000000 kB\n")
+	b, err := h.read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.at = a.at.Add(time.Second)
+	b.self.At = b.at
+	host, gen := h.between(a, b)
+	if host.Saturation() != "" {
+		t.Errorf("a half-idle host is saturated: %q", host.Saturation())
+	}
+	if why := host.Starvation(gen.CPUMillicores / 1000); why != "the 1 of 2 CPUs it may run on were 100% busy" {
+		t.Errorf("starvation = %q (%+v)", why, host.HostMetrics)
 	}
 }
 
@@ -159,7 +196,7 @@ func TestHostSamplerWithoutPSIOrSchedstat(t *testing.T) {
 	b := a
 	b.at = a.at.Add(time.Second)
 	host, _ := h.between(a, b)
-	if host.PSI != nil || host.GeneratorWaitCores != nil || host.GeneratorLimitCores != 0 {
+	if host.PSI != nil || host.GeneratorWaitCores != nil || host.GeneratorWaitPerSliceMs != nil || host.GeneratorLimitCores != 0 {
 		t.Errorf("unknowns reported as figures: %+v", host.HostMetrics)
 	}
 }

@@ -17,9 +17,11 @@ const (
 	// StarvedCPUShare: a generator using this share of the cores it may use
 	// is at its limit; its goroutines queue for a CPU.
 	StarvedCPUShare = 0.9
-	// StarvedWaitCores: the generator's threads spent this many CPU-seconds
-	// per second runnable but not running (another process held the CPU).
-	StarvedWaitCores = 0.1
+	// StarvedWaitMs: before each time slice, the generator's threads waited
+	// this long on average runnable but not running (another thread held
+	// the CPU); a request wakes them a few times, so latency grows by a few
+	// times this. An idle machine shows microseconds.
+	StarvedWaitMs = 1.0
 	// SaturatedBusyShare: the host's CPUs were this busy (steal included);
 	// above it every runnable thread, the server's included, queues.
 	SaturatedBusyShare = 0.9
@@ -51,9 +53,16 @@ type HostMetrics struct {
 	// GeneratorLimitCores: the cores the generator may use, the least of
 	// GOMAXPROCS, its CPU affinity and its cgroup quota (0: unknown).
 	GeneratorLimitCores float64 `json:"generator_cpu_limit_cores,omitempty"`
+	// GeneratorCPUs are the CPUs its affinity lets it run on, and
+	// GeneratorCPUsBusyCores how busy they were, by anyone (0: unknown).
+	GeneratorCPUs          int     `json:"generator_cpus,omitempty"`
+	GeneratorCPUsBusyCores float64 `json:"generator_cpus_busy_cores,omitempty"`
 	// GeneratorWaitCores: the generator's threads runnable but not running
 	// (schedstat run delay), in cores; nil when the kernel does not say.
 	GeneratorWaitCores *float64 `json:"generator_cpu_wait_cores,omitempty"`
+	// GeneratorWaitPerSliceMs: that wait divided by the time slices its
+	// threads ran: how long a thread waited for a CPU each time, on average.
+	GeneratorWaitPerSliceMs *float64 `json:"generator_wait_per_slice_ms,omitempty"`
 }
 
 // Pressure is Linux PSI over one interval: the share of time some (or all
@@ -122,9 +131,15 @@ func (h *HostMetrics) starvation(cores float64) []finding {
 		fs = append(fs, finding{fmt.Sprintf("≥ %.0f%% of the %.4g cores it may use", 100*StarvedCPUShare, l), " cores",
 			fmt.Sprintf("used %.2f of the %.4g cores it may use", cores, l), cores})
 	}
-	if w := h.GeneratorWaitCores; w != nil && *w >= StarvedWaitCores {
-		fs = append(fs, finding{fmt.Sprintf("its threads waiting ≥ %.0f ms per second for a CPU", 1000*StarvedWaitCores), " ms",
-			fmt.Sprintf("its threads waited %.0f ms per second for a CPU", 1000**w), 1000 * *w})
+	// Pinned to fewer CPUs than the host has, and those are full: the host
+	// rule cannot see it.
+	if n := h.GeneratorCPUs; n > 0 && n < h.CPUs && h.GeneratorCPUsBusyCores >= SaturatedBusyShare*float64(n) {
+		fs = append(fs, finding{fmt.Sprintf("the %d of %d CPUs it may run on ≥ %.0f%% busy", n, h.CPUs, 100*SaturatedBusyShare), "%",
+			fmt.Sprintf("the %d of %d CPUs it may run on were %.0f%% busy", n, h.CPUs, 100*h.GeneratorCPUsBusyCores/float64(n)), 100 * h.GeneratorCPUsBusyCores / float64(n)})
+	}
+	if w := h.GeneratorWaitPerSliceMs; w != nil && *w >= StarvedWaitMs {
+		fs = append(fs, finding{fmt.Sprintf("its threads waiting ≥ %g ms for a CPU each time", StarvedWaitMs), " ms",
+			fmt.Sprintf("its threads waited %.1f ms for a CPU each time", *w), *w})
 	}
 	return fs
 }
@@ -245,7 +260,7 @@ func (t *tally) reasons() string {
 	var parts []string
 	for _, k := range keys {
 		prec := 0
-		if t.unit[k] == " cores" {
+		if t.unit[k] != "%" {
 			prec = 2
 		}
 		parts = append(parts, fmt.Sprintf("%s in %d s, mean %.*f%s", k, t.count[k], prec, t.sum[k]/float64(t.count[k]), t.unit[k]))

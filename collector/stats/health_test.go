@@ -29,7 +29,7 @@ func f64(v float64) *float64 { return &v }
 
 func TestPerSampleRules(t *testing.T) {
 	ok := HostMetrics{CPUs: 2, BusyCores: 1.2, StealCores: 0.01, MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30,
-		PSI: &Pressure{CPUSome: 0.3}, GeneratorLimitCores: 2, GeneratorWaitCores: f64(0.02)}
+		PSI: &Pressure{CPUSome: 0.3}, GeneratorLimitCores: 2, GeneratorWaitCores: f64(0.3), GeneratorWaitPerSliceMs: f64(0.08)}
 	if s := ok.Saturation(); s != "" {
 		t.Errorf("healthy host: %q", s)
 	}
@@ -57,11 +57,20 @@ func TestPerSampleRules(t *testing.T) {
 	if got := h.Starvation(0.95); got != "used 0.95 of the 1 cores it may use" {
 		t.Errorf("starvation at the limit = %q", got)
 	}
-	h.GeneratorWaitCores = f64(0.35)
-	if got := h.Starvation(0.4); got != "its threads waited 350 ms per second for a CPU" {
+	h.GeneratorWaitPerSliceMs = f64(2.5)
+	if got := h.Starvation(0.4); got != "its threads waited 2.5 ms for a CPU each time" {
 		t.Errorf("starvation by waiting = %q", got)
 	}
-	h.GeneratorWaitCores = nil // kernel without schedstat: the limit rule still works
+	h.GeneratorWaitPerSliceMs = nil
+	h.GeneratorCPUs, h.GeneratorCPUsBusyCores = 1, 0.97 // pinned to one of two CPUs, and it is full
+	if got := h.Starvation(0.4); got != "the 1 of 2 CPUs it may run on were 97% busy" {
+		t.Errorf("starvation on its pinned CPU = %q", got)
+	}
+	h.GeneratorCPUs, h.GeneratorCPUsBusyCores = 2, 1.97 // all CPUs: that is the host rule's to say
+	if got := h.Starvation(0.4); got != "" {
+		t.Errorf("unpinned = %q", got)
+	}
+	h.GeneratorWaitCores, h.GeneratorWaitPerSliceMs = nil, nil // kernel without schedstat: the limit rule still works
 	if got := h.Starvation(0.4); got != "" {
 		t.Errorf("unknown wait = %q", got)
 	}
@@ -102,7 +111,7 @@ func TestRunHealthWarnings(t *testing.T) {
 	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}
 	healthy := func(int) HostMetrics {
 		return HostMetrics{CPUs: 2, BusyCores: 0.8, Runnable: 1, MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30,
-			GeneratorLimitCores: 2, GeneratorWaitCores: f64(0.01)}
+			GeneratorLimitCores: 2, GeneratorWaitCores: f64(0.3), GeneratorWaitPerSliceMs: f64(0.05)}
 	}
 	cases := []struct {
 		name     string
@@ -138,9 +147,9 @@ func TestRunHealthWarnings(t *testing.T) {
 		}, "generator_starved", "starved of CPU in 10 of 10 measured seconds (≥ 90% of the 1 cores it may use in 10 s, mean 0.97 cores)"},
 		{"generator waiting for a CPU", 300, 2000, 0.3, func(i int) HostMetrics {
 			h := healthy(i)
-			h.GeneratorWaitCores = f64(0.4)
+			h.GeneratorWaitPerSliceMs = f64(3)
 			return h
-		}, "generator_starved", "its threads waiting ≥ 100 ms per second for a CPU in 10 s, mean 400 ms"},
+		}, "generator_starved", "its threads waiting ≥ 1 ms for a CPU each time in 10 s, mean 3.00 ms"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -318,9 +318,9 @@ func assertNoSecret(t *testing.T, dir, secret string) {
 
 // A generator that competes for its only CPU (GOMAXPROCS=1 and a goroutine
 // burning it, as when pinned to one core beside another process) carries
-// generator_starved, fails its verdict, and says so in summary.json,
-// summary.md and on a recompute from the folder; allowing the warning lets
-// the same evidence pass.
+// generator_starved or generator_late, fails its verdict, and says so in
+// summary.json, summary.md, the dashboard and on a recompute from the
+// folder; allowing the warnings lets the same evidence pass.
 func TestStarvedGeneratorFailsTheRun(t *testing.T) {
 	prev := runtime.GOMAXPROCS(1)
 	defer runtime.GOMAXPROCS(prev)
@@ -357,14 +357,18 @@ func TestStarvedGeneratorFailsTheRun(t *testing.T) {
 	for _, w := range run.Warnings {
 		codes = append(codes, string(w.Code))
 	}
-	if !slices.Contains(codes, string(stats.WarnGeneratorStarved)) {
-		t.Fatalf("no generator_starved in %v", run.Warnings)
+	// At GOMAXPROCS=1 the hog holds the only P until Go preempts it (10 ms):
+	// the schedule slips (late), and the process sits at its one core
+	// (starved) unless other load on the machine takes that core away.
+	if !slices.Contains(codes, string(stats.WarnGeneratorStarved)) && !slices.Contains(codes, string(stats.WarnGeneratorLate)) {
+		t.Fatalf("neither generator_starved nor generator_late in %v", run.Warnings)
 	}
+	t.Logf("warnings: %v", run.Warnings)
 	if run.ThresholdsPassed || r.summary.ThresholdsPassed {
 		t.Errorf("a starved run passed: %+v", run.Thresholds)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, evidence.SummaryMD))
-	if !strings.Contains(string(md), "[generator_starved]") {
+	if !strings.Contains(string(md), "[generator_starved]") && !strings.Contains(string(md), "[generator_late]") {
 		t.Errorf("summary.md lacks the warning:\n%s", md)
 	}
 	// The live dashboard flagged the run on the ladder.
