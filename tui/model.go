@@ -6,6 +6,7 @@ package tui
 
 import (
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/help"
@@ -212,7 +213,11 @@ func (m *Model) Apply(e event.Event) {
 		}
 		w := v
 		m.win = &w
-		m.health.Window(v.TargetRPS, v.Latency.P50, v.SendLagP99, v.Phase == stats.Measured)
+		// k6 agents mint inside the iteration, so their send lag is not
+		// lateness: the run's end judges their start lag (stats.SendLagParts).
+		if m.campaign == nil || !strings.HasPrefix(m.campaign.Driver, "kube") {
+			m.health.Window(v.TargetRPS, v.Latency.P50, v.SendLagP99, v.Phase == stats.Measured)
+		}
 		if v.Phase == stats.Measured {
 			m.p95.Push(v.Latency.P95)
 			m.dropped += v.Dropped

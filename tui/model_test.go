@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -362,5 +363,22 @@ func TestFinalStatusKeepsTheReasonAndTheWayOut(t *testing.T) {
 	status := lines[len(lines)-2]
 	if !strings.HasPrefix(status, "campaign failed: target unreachable: no HTTP response for 10s") || !strings.HasSuffix(status, "— press q to exit") {
 		t.Errorf("status line %q", status)
+	}
+}
+
+// A k6 agent's send lag includes minting the subject token (~3.3 ms with
+// RS256): live, it is not called late; the run's end judges k6's start lag.
+func TestLiveLateRuleSkipsK6Agents(t *testing.T) {
+	run := event.PlannedRun{ID: "01-r1-500rps", Index: 0, Round: 1, TargetRPS: 500, Warmup: time.Second, Duration: 5 * time.Second, Agents: 10}
+	for driver, late := range map[string]bool{"local": true, "kube (ctx/ns)": false} {
+		m := New(Options{Live: true})
+		m.Update(tea.WindowSizeMsg{Width: 120, Height: 40})
+		feed(m, []event.Event{event.CampaignStarted{At: t0, ID: "c", Driver: driver, Runs: []event.PlannedRun{run}}, event.RunStarted{At: t0, Run: run},
+			event.PhaseChanged{At: t0.Add(time.Second), RunID: run.ID, Phase: stats.Measured},
+			event.Window{At: t0.Add(2 * time.Second), Seconds: 1, RunID: run.ID, Phase: stats.Measured, TargetRPS: 500, Completed: 500, OK: 500,
+				Latency: event.Digest{Count: 500, P50: 9}, SendLagP99: 6}})
+		if got := slices.Contains(m.health.Codes(), stats.WarnGeneratorLate); got != late {
+			t.Errorf("%s: late %v, want %v", driver, got, late)
+		}
 	}
 }
