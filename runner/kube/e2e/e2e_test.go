@@ -221,26 +221,13 @@ func TestKubeEndToEnd(t *testing.T) {
 			t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
 		}
 		dirs, _ := filepath.Glob(filepath.Join(out, "*"))
-		f, err := evidence.Open(dirs[0])
-		if err != nil {
-			t.Fatal(err)
-		}
-		s, err := f.Summary()
-		if err != nil {
-			t.Fatal(err)
-		}
-		r := s.Stages[0].Runs[0]
+		f, r := firstRun(t, dirs[0])
 		// 10/s per agent: 120 measured and 30 warmup arrivals each, and
 		// agent 0 fires one more at the end of each phase, as k6 often does.
 		if r.Requests != 2*120+1 || r.WarmupRequests != 2*30+1 || r.OK != r.Requests || r.Dropped != 0 {
 			t.Errorf("requests %d warmup %d ok %d dropped %d", r.Requests, r.WarmupRequests, r.OK, r.Dropped)
 		}
-		for _, w := range r.Warnings {
-			switch w.Code {
-			case stats.WarnIncompleteEvidence, stats.WarnDroppedUnknown, stats.WarnGeneratorStarved, stats.WarnGeneratorLate:
-				t.Errorf("warning: %s", w)
-			}
-		}
+		noDoubts(t, r)
 		// 10/s per agent, RS256, 100 VUs: 100m + 10 × 5 ms, 64Mi + 100 × 0.4Mi.
 		evs, _, err := f.Events()
 		if err != nil {
@@ -410,15 +397,7 @@ func forcedDrops(t *testing.T, ctx context.Context, c *Cluster) {
 	if res.Status != "done" {
 		t.Fatalf("status %s %s", res.Status, res.Reason)
 	}
-	f, err := evidence.Open(res.Dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := f.Summary()
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := s.Stages[0].Runs[0]
+	_, r := firstRun(t, res.Dir)
 	rows, err := evidence.ReadRequests(filepath.Join(res.Dir, evidence.RunsDir, r.ID, evidence.RequestsFile))
 	if err != nil {
 		t.Fatal(err)
@@ -477,12 +456,7 @@ func forcedDrops(t *testing.T, ctx context.Context, c *Cluster) {
 		t.Errorf("the last measured arrival is %.1f s into the 12 s window", float64(last)/1e6)
 	}
 	// The drops are the server's (both VUs busy), not a starved agent's.
-	for _, w := range r.Warnings {
-		switch w.Code {
-		case stats.WarnIncompleteEvidence, stats.WarnDroppedUnknown, stats.WarnGeneratorStarved, stats.WarnGeneratorLate:
-			t.Errorf("warning: %s", w)
-		}
-	}
+	noDoubts(t, r)
 	// k6's own lines reached the event stream as they came.
 	mu.Lock()
 	logs := strings.Join(k6logs, "\n")
@@ -495,4 +469,30 @@ func forcedDrops(t *testing.T, ctx context.Context, c *Cluster) {
 	}
 	t.Logf("forced drops: %d sent, %d dropped; send lag p50 %.1f p95 %.1f ms; latency from schedule p95 %.1f ms; last arrival %.2f s",
 		r.Requests, r.Dropped, r.SendLagMs.P50, r.SendLagMs.P95, r.LatencyFromSched.P95, float64(last)/1e6)
+}
+
+// firstRun opens an evidence folder and returns its first stage's first run.
+func firstRun(t *testing.T, dir string) (*evidence.Folder, *stats.Run) {
+	t.Helper()
+	f, err := evidence.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := f.Summary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f, s.Stages[0].Runs[0]
+}
+
+// noDoubts fails on any warning that says the evidence or the agents cannot
+// be trusted.
+func noDoubts(t *testing.T, r *stats.Run) {
+	t.Helper()
+	for _, w := range r.Warnings {
+		switch w.Code {
+		case stats.WarnIncompleteEvidence, stats.WarnDroppedUnknown, stats.WarnGeneratorStarved, stats.WarnGeneratorLate:
+			t.Errorf("warning: %s", w)
+		}
+	}
 }
