@@ -111,6 +111,40 @@ func (o *Objects) ConfigMapObject() (*corev1.ConfigMap, error) {
 	}, nil
 }
 
+// env is what the agent script reads: the run's rate and phases, the
+// request, the subject tokens, the thresholds; secrets from the Secret.
+func (o *Objects) env(p event.PlannedRun, perAgentMilli int64) []corev1.EnvVar {
+	c := o.Cfg
+	secretEnv := func(name, key string) corev1.EnvVar {
+		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+			LocalObjectReference: corev1.LocalObjectReference{Name: o.Name()}, Key: key}}}
+	}
+	env := []corev1.EnvVar{
+		{Name: "AGENT_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
+			FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
+		{Name: "RATE_MILLI", Value: strconv.FormatInt(perAgentMilli, 10)},
+		{Name: "WARMUP", Value: k6Duration(p.Warmup)},
+		{Name: "DURATION", Value: k6Duration(p.Duration)},
+		{Name: "TOKEN_URL", Value: c.Target.URL},
+		{Name: "FORM", Value: o.form()},
+		{Name: "AUTH_METHOD", Value: c.Request.AuthMethod},
+		{Name: "REQUEST_TIMEOUT", Value: k6Duration(c.Request.Timeout)},
+		{Name: "CLIENT_PREFIX", Value: c.Agents.ClientIDPrefix},
+		{Name: "SUBJECT_ISSUER", Value: c.Subject.Issuer},
+		{Name: "SUBJECT_ALG", Value: o.Key.Alg},
+		{Name: "SUBJECT_LIFETIME_S", Value: strconv.Itoa(int(c.Subject.Lifetime / time.Second))},
+		{Name: "USERS", Value: strconv.Itoa(c.Users.Count)},
+		{Name: "USER_PREFIX", Value: c.Users.Prefix},
+		{Name: "CAMPAIGN", Value: o.CampaignID},
+		{Name: "P95_MS", Value: strconv.FormatFloat(c.Thresholds.P95Ms, 'f', -1, 64)},
+		{Name: "SUCCESS_RATIO", Value: strconv.FormatFloat(c.Thresholds.SuccessRatio, 'f', -1, 64)},
+		{Name: "MAX_DROPPED", Value: strconv.FormatInt(c.Thresholds.MaxDropped, 10)},
+		secretEnv("CLIENT_SECRET", "client-secret"),
+		secretEnv("SUBJECT_JWK", "subject-jwk"),
+	}
+	return append(env, transportEnv(c)...)
+}
+
 // transportEnv makes k6 connect as the local driver does: TLS verification
 // off when asked (target.insecure_skip_verify or kube.insecure_skip_verify),
 // target.ca_file as the roots (Go's SSL_CERT_FILE, which k6 inherits), and
@@ -160,34 +194,7 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 	ttl := int32(k.TTLAfterFinished / time.Second)
 	indexed := batchv1.IndexedCompletion
 	zero := int32(0)
-	secretEnv := func(name, key string) corev1.EnvVar {
-		return corev1.EnvVar{Name: name, ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
-			LocalObjectReference: corev1.LocalObjectReference{Name: o.Name()}, Key: key}}}
-	}
-	env := []corev1.EnvVar{
-		{Name: "AGENT_INDEX", ValueFrom: &corev1.EnvVarSource{FieldRef: &corev1.ObjectFieldSelector{
-			FieldPath: "metadata.annotations['batch.kubernetes.io/job-completion-index']"}}},
-		{Name: "RATE_MILLI", Value: strconv.FormatInt(perAgentMilli, 10)},
-		{Name: "WARMUP", Value: k6Duration(p.Warmup)},
-		{Name: "DURATION", Value: k6Duration(p.Duration)},
-		{Name: "TOKEN_URL", Value: c.Target.URL},
-		{Name: "FORM", Value: o.form()},
-		{Name: "AUTH_METHOD", Value: c.Request.AuthMethod},
-		{Name: "REQUEST_TIMEOUT", Value: k6Duration(c.Request.Timeout)},
-		{Name: "CLIENT_PREFIX", Value: c.Agents.ClientIDPrefix},
-		{Name: "SUBJECT_ISSUER", Value: c.Subject.Issuer},
-		{Name: "SUBJECT_ALG", Value: o.Key.Alg},
-		{Name: "SUBJECT_LIFETIME_S", Value: strconv.Itoa(int(c.Subject.Lifetime / time.Second))},
-		{Name: "USERS", Value: strconv.Itoa(c.Users.Count)},
-		{Name: "USER_PREFIX", Value: c.Users.Prefix},
-		{Name: "CAMPAIGN", Value: o.CampaignID},
-		{Name: "P95_MS", Value: strconv.FormatFloat(c.Thresholds.P95Ms, 'f', -1, 64)},
-		{Name: "SUCCESS_RATIO", Value: strconv.FormatFloat(c.Thresholds.SuccessRatio, 'f', -1, 64)},
-		{Name: "MAX_DROPPED", Value: strconv.FormatInt(c.Thresholds.MaxDropped, 10)},
-		secretEnv("CLIENT_SECRET", "client-secret"),
-		secretEnv("SUBJECT_JWK", "subject-jwk"),
-	}
-	env = append(env, transportEnv(c)...)
+	env := o.env(p, perAgentMilli)
 	labels := o.RunLabels(p)
 	podLabels := map[string]string{}
 	for kk, v := range k.Labels {
