@@ -94,7 +94,7 @@ kube:
   #   port: 9031
   # resources:                     # agent Pods, in Kubernetes' own field names. Unset requests are
   #   requests: {cpu: 350m}        # sized per run: CPU 100m + rate per agent × 5 ms (RS256; ES256 2 ms),
-  #   limits: {cpu: "1"}           # memory 64Mi + max_in_flight × 0.4Mi. A CPU limit can starve k6.
+  #   limits: {cpu: "1"}           # memory 64Mi + VUs × 0.4Mi (2 × max_in_flight with a warmup). A CPU limit can starve k6.
   # node_selector: {pool: load}
   # tolerations: [{key: dedicated, operator: Equal, value: load, effect: NoSchedule}]
   # affinity: {}

@@ -61,8 +61,8 @@ func TestJobObject(t *testing.T) {
 	if len(pod.Tolerations) != 1 || *pod.Tolerations[0].TolerationSeconds != 30 {
 		t.Errorf("tolerations %+v", pod.Tolerations)
 	}
-	// 500/s over 10 agents, RS256: 100m + 50 × 5 ms = 350m; 64Mi + 100 VUs × 0.4Mi = 104Mi.
-	if rq := pod.Containers[0].Resources.Requests; rq.Cpu().String() != "350m" || rq.Memory().String() != "104Mi" {
+	// 500/s over 10 agents, RS256: 100m + 50 × 5 ms = 350m; 64Mi + 2 × 100 VUs × 0.4Mi = 144Mi.
+	if rq := pod.Containers[0].Resources.Requests; rq.Cpu().String() != "350m" || rq.Memory().String() != "144Mi" {
 		t.Errorf("resources %+v", pod.Containers[0].Resources)
 	}
 	for _, l := range []map[string]string{j.Labels, s.Template.Labels} {
@@ -320,21 +320,24 @@ func TestAgentSizing(t *testing.T) {
 	cases := []struct {
 		rate        float64 // total
 		alg         string
-		vus         int
+		vus         int // max_in_flight: VUs per scenario
+		warmup      time.Duration
 		resources   map[string]any
 		cpu, memory string
 		limit       string
 	}{
-		{500, "RS256", 100, nil, "350m", "104Mi", ""}, // the article's 50/s per agent: ~0.25 core of work + 100m
-		{500, "ES256", 100, nil, "200m", "104Mi", ""}, // 100m + 50 × 2 ms
-		{250, "RS256", 200, nil, "225m", "144Mi", ""}, // 25/s; 200 VUs: above the 139 MB measured
-		{100, "RS256", 100, nil, "150m", "104Mi", ""}, // 10/s
-		{500, "RS256", 100, map[string]any{"requests": map[string]any{"cpu": "1"}, "limits": map[string]any{"cpu": "2"}}, "1", "104Mi", "2"},
+		// The article's 50/s per agent: ~0.25 core of work + 100m; 2 × 100
+		// pre-allocated VUs (warmup and measured): above the 139 MB measured.
+		{500, "RS256", 100, 30 * time.Second, nil, "350m", "144Mi", ""},
+		{500, "ES256", 100, 30 * time.Second, nil, "200m", "144Mi", ""}, // 100m + 50 × 2 ms
+		{250, "RS256", 100, 0, nil, "225m", "104Mi", ""},                // 25/s; no warmup: 100 VUs
+		{100, "RS256", 50, 30 * time.Second, nil, "150m", "104Mi", ""},  // 10/s; 2 × 50 VUs
+		{500, "RS256", 100, 0, map[string]any{"requests": map[string]any{"cpu": "1"}, "limits": map[string]any{"cpu": "2"}}, "1", "104Mi", "2"},
 	}
 	for _, c := range cases {
 		o := testObjects(t)
 		o.Cfg.Subject.Alg, o.Cfg.Agents.MaxInFlight, o.Cfg.Kube.Resources = c.alg, c.vus, c.resources
-		j, err := o.JobObject(event.PlannedRun{ID: "r", TargetRPS: c.rate, Duration: time.Minute, Agents: 10})
+		j, err := o.JobObject(event.PlannedRun{ID: "r", TargetRPS: c.rate, Warmup: c.warmup, Duration: time.Minute, Agents: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -221,7 +221,7 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 			return nil, fmt.Errorf("kube.resources: %w", err)
 		}
 	}
-	sizeAgent(&pod.Containers[0].Resources, p.TargetRPS/float64(c.Agents.Count), c.Subject.Alg, c.Agents.MaxInFlight)
+	sizeAgent(&pod.Containers[0].Resources, p.TargetRPS/float64(c.Agents.Count), c.Subject.Alg, preallocatedVUs(c.Agents.MaxInFlight, p.Warmup > 0))
 	if len(k.Tolerations) > 0 {
 		if err := convert(k.Tolerations, &pod.Tolerations); err != nil {
 			return nil, fmt.Errorf("kube.tolerations: %w", err)

@@ -174,7 +174,7 @@ func (d *Driver) newRun(p event.PlannedRun, out runner.Output) (*kubeRun, error)
 // logSizing says what each agent Pod requests, and why.
 func (r *kubeRun) logSizing() {
 	c := r.d.Cfg
-	_, _, why := AgentRequests(r.p.TargetRPS/float64(c.Agents.Count), c.Subject.Alg, c.Agents.MaxInFlight)
+	_, _, why := AgentRequests(r.p.TargetRPS/float64(c.Agents.Count), c.Subject.Alg, preallocatedVUs(c.Agents.MaxInFlight, r.p.Warmup > 0))
 	rq := r.job.Spec.Template.Spec.Containers[0].Resources.Requests
 	msg := fmt.Sprintf("agent Pods request %s CPU and %s memory each (%s", rq.Cpu(), rq.Memory(), why)
 	if len(c.Kube.Resources) > 0 {
