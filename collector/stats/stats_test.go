@@ -433,3 +433,28 @@ func TestSubSecondSampling(t *testing.T) {
 		t.Errorf("cpu %+v memory %d", c, r.EngineMemoryBytes)
 	}
 }
+
+// TestThousandsEveryInt64 is issue 9 item 13: math.MinInt64 cannot be
+// negated, and Thousands used to recurse on it until the stack overflowed.
+func TestThousandsEveryInt64(t *testing.T) {
+	cases := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0"},
+		{7, "7"},
+		{999, "999"},
+		{1000, "1,000"},
+		{150008, "150,008"},
+		{-1, "-1"},
+		{-1000, "-1,000"},
+		{-150008, "-150,008"},
+		{math.MaxInt64, "9,223,372,036,854,775,807"},
+		{math.MinInt64, "-9,223,372,036,854,775,808"},
+	}
+	for _, c := range cases {
+		if got := Thousands(c.n); got != c.want {
+			t.Errorf("Thousands(%d) = %q, want %q", c.n, got, c.want)
+		}
+	}
+}

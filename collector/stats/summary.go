@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -238,18 +239,21 @@ func ms(v float64) string {
 	return fmt.Sprintf("%.1f ms", v)
 }
 
-// Thousands formats 150008 as 150,008.
+// Thousands formats 150008 as 150,008. It works on the decimal digits, so
+// every int64 has a form (negating math.MinInt64 would overflow).
 func Thousands(n int64) string {
-	s := fmt.Sprint(n)
+	s := strconv.FormatInt(n, 10)
+	sign := ""
 	if n < 0 {
-		return "-" + Thousands(-n)
+		sign, s = "-", s[1:]
 	}
 	var b strings.Builder
-	for i, c := range s {
+	b.WriteString(sign)
+	for i := 0; i < len(s); i++ {
 		if i > 0 && (len(s)-i)%3 == 0 {
 			b.WriteByte(',')
 		}
-		b.WriteRune(c)
+		b.WriteByte(s[i])
 	}
 	return b.String()
 }
