@@ -17,6 +17,7 @@ import (
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
 // MinWidth and MinHeight are the smallest terminal the dashboard lays out in.
@@ -173,6 +174,8 @@ func (m *Model) Apply(e event.Event) {
 	if m.finished != nil {
 		return
 	}
+	// Text from evidence, servers and pods is drawn, never obeyed.
+	e = termsafe.Copy(e)
 	if t := event.Time(e); t.After(m.now) {
 		m.now = t
 	}

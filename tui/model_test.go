@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -381,4 +382,67 @@ func TestLiveLateRuleSkipsK6Agents(t *testing.T) {
 			t.Errorf("%s: late %v, want %v", driver, got, late)
 		}
 	}
+}
+
+// TestHostileTextIsDrawnNeverObeyed is issue 9 item 17 for the dashboard:
+// names, targets, logs, reasons and warnings from evidence or from live
+// server and pod logs reach the screen without their control sequences.
+func TestHostileTextIsDrawnNeverObeyed(t *testing.T) {
+	const a = "\x1b]0;pwned\x07\x1b[2J\u009b31m\u202ex\rPASSED"
+	plan := []event.PlannedRun{{ID: "01-r1-10rps" + a, Round: 1, TargetRPS: 10, Duration: time.Second, Agents: 1}}
+	s := &stats.Summary{CampaignID: a, Name: a, Status: "failed", Warnings: []stats.Warning{stats.Warn(stats.WarnNote, a, a)}}
+	r := &stats.Run{ID: plan[0].ID, Status: stats.StatusFailed, Reason: a, Warnings: []stats.Warning{stats.Warn(stats.WarnHostSaturated, a, a)}, Errors: map[string]int64{a: 1}}
+	stats.BuildSummary(s, []*stats.Run{r}, false)
+	evs := []event.Event{
+		event.CampaignStarted{At: t0, ID: a, Name: a, Driver: a, Target: a, Runs: plan},
+		event.RunStarted{At: t0, Run: plan[0]},
+		event.AgentStatus{At: t0, RunID: plan[0].ID, Name: a, State: a},
+		event.Resource{At: t0, Role: "engine", Name: a, CPUMillicores: 5},
+		event.Log{At: t0, Source: a, Level: "error", Message: a},
+		event.RunFinished{At: t0, RunID: plan[0].ID, Status: stats.StatusFailed, Reason: a, Stats: r},
+		event.CampaignFinished{At: t0, Status: "failed", Reason: a, Summary: s},
+	}
+	for _, keys := range [][]string{nil, {"l"}, {"a"}} {
+		m := New(Options{})
+		m.SetSize(120, 40)
+		for _, e := range evs[:len(evs)-1] {
+			m.Apply(e)
+		}
+		for _, k := range keys {
+			m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+		}
+		views := []string{m.View()}
+		m.Apply(evs[len(evs)-1])
+		views = append(views, m.View())
+		for _, v := range views {
+			for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e", "\r"} {
+				if strings.Contains(v, bad) {
+					t.Errorf("keys %v: the view holds %q:\n%q", keys, bad, v)
+				}
+			}
+		}
+	}
+	if evs[4].(event.Log).Message != a {
+		t.Error("the event itself was changed (other consumers share it)")
+	}
+}
+
+// FuzzApply feeds any event stream to the dashboard and draws it in every
+// pane: no panic, whatever the evidence holds.
+func FuzzApply(f *testing.F) {
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		m := New(Options{})
+		m.SetSize(100, 30)
+		for _, line := range bytes.Split(stream, []byte("\n")) {
+			if _, e, err := event.Unmarshal(line); err == nil {
+				m.Apply(e)
+			}
+		}
+		for _, k := range []string{"", "l", "a", "?"} {
+			if k != "" {
+				m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
+			}
+			_ = m.View()
+		}
+	})
 }

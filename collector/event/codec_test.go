@@ -44,3 +44,18 @@ func TestCodecRoundTrip(t *testing.T) {
 		t.Error("unknown kind accepted")
 	}
 }
+
+// FuzzUnmarshal: any line decodes to an event or an error, never a panic,
+// and a decoded event encodes again.
+func FuzzUnmarshal(f *testing.F) {
+	f.Fuzz(func(t *testing.T, line []byte) {
+		seq, e, err := Unmarshal(line)
+		if err != nil {
+			return
+		}
+		_ = Time(e)
+		if _, err := Marshal(seq, e); err != nil {
+			t.Fatalf("%s decoded but does not encode: %v", e.Kind(), err)
+		}
+	})
+}

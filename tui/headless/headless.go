@@ -12,6 +12,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
 // Printer writes progress lines; every Nth measured window prints a line.
@@ -33,13 +34,17 @@ type Printer struct {
 	said    map[stats.WarningCode]bool // live warnings printed this run
 }
 
-// New returns a printer to w.
-func New(w io.Writer) *Printer { return &Printer{W: w, Every: 5} }
+// New returns a printer to w. What it prints carries no control
+// character but newlines, whatever the events hold.
+func New(w io.Writer) *Printer {
+	return &Printer{W: termsafe.Writer(w), Every: 5, index: map[string]int{}, engine: map[string]float64{}}
+}
 
 func (p *Printer) printf(format string, args ...any) { fmt.Fprintf(p.W, format, args...) }
 
 // Consume is the event-bus consumer.
 func (p *Printer) Consume(e event.Event) {
+	e = termsafe.Copy(e)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch v := e.(type) {
@@ -197,6 +202,7 @@ func (p *Printer) tag(runID string) string {
 
 // Report renders the final tables as plain text.
 func Report(s *stats.Summary) string {
+	s = termsafe.Copy(s)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Latency by stage — reported run of %s (median by p95, failed runs last), measured phase, from send time\n", roundsWord(s))
 	b.WriteString(s.LatencyTable().Text())

@@ -76,3 +76,20 @@ func TestPrinterAbortedRunAndEmptyWindow(t *testing.T) {
 		}
 	}
 }
+
+// FuzzConsume feeds any event stream (events.jsonl lines, as replay reads
+// them) to the printer: no panic, and nothing but text and newlines out.
+func FuzzConsume(f *testing.F) {
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		var out bytes.Buffer
+		p := New(&out)
+		for _, line := range bytes.Split(stream, []byte("\n")) {
+			if _, e, err := event.Unmarshal(line); err == nil {
+				p.Consume(e)
+			}
+		}
+		if bytes.ContainsAny(out.Bytes(), "\x1b\x07\r") {
+			t.Fatalf("control characters printed: %q", out.Bytes())
+		}
+	})
+}

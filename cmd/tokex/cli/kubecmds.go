@@ -15,6 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/kube"
 )
@@ -159,7 +160,7 @@ and read Pod metrics. Exit 0 when every check passes, 1 otherwise.`,
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
 			checks := verify(ctx, o)
-			out := cmd.OutOrStdout()
+			out := termsafe.Writer(cmd.OutOrStdout()) // names and messages come from the cluster
 			failed := 0
 			for _, c := range checks {
 				mark := "✓"

@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
 // Version is set at build time with -ldflags "-X …/cli.Version=…".
@@ -52,6 +54,9 @@ func NewRoot() *cobra.Command {
 
 // Main runs the CLI with args and returns the exit code.
 func Main(args []string, stdout, stderr io.Writer) int {
+	// Errors and warnings quote evidence, logs and servers: no control
+	// character reaches the terminal through them.
+	stderr = termsafe.Writer(stderr)
 	root := NewRoot()
 	root.SetArgs(args)
 	root.SetOut(stdout)

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner/kube"
 	"github.com/tokex-dev/tokex/subject"
@@ -64,7 +65,7 @@ like the article's smoke test. Tokens and secrets are printed truncated.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 			defer cancel()
-			out := cmd.OutOrStdout()
+			out := termsafe.Writer(cmd.OutOrStdout()) // what the server answers is shown, never obeyed
 			if direct == "" && c.Kube.Engines.Service != "" {
 				if err := o.kube.connect(c.Kube.Namespace); err != nil {
 					return &exitError{code: ExitCannotRun, err: err}
