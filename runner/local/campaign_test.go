@@ -38,6 +38,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "serve" {
 		os.Exit(cli.Main(os.Args[1:], os.Stdout, os.Stderr))
 	}
+	if len(os.Args) > 1 && os.Args[1] == "embedded-until-killed" {
+		embeddedUntilKilled()
+	}
 	os.Exit(m.Run())
 }
 

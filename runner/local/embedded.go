@@ -18,6 +18,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/subject"
 )
@@ -40,6 +41,9 @@ type EmbeddedOptions struct {
 	BaseConfig      string // a tokex serve YAML to start from
 	Log             func(level, msg string)
 }
+
+// embeddedPrefix names the temporary folder of an embedded server.
+const embeddedPrefix = "tokex-embedded-"
 
 // OnEmbeddedStart, when set (tests), learns each child's pid.
 var OnEmbeddedStart func(pid int)
@@ -65,7 +69,16 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 			return nil, err
 		}
 	}
-	dir, err := os.MkdirTemp("", "tokex-embedded-")
+	logf := o.Log
+	if logf == nil {
+		logf = func(string, string) {}
+	}
+	// A tokex killed with SIGKILL could not remove its folder (with a TLS
+	// private key): remove those whose owner is gone, ours only.
+	if removed, _ := owner.Sweep(os.TempDir(), embeddedPrefix, ""); len(removed) > 0 {
+		logf("info", fmt.Sprintf("removed %d temporary folder(s) of killed tokex runs: %s", len(removed), strings.Join(removed, ", ")))
+	}
+	dir, err := os.MkdirTemp("", embeddedPrefix)
 	if err != nil {
 		return nil, err
 	}
@@ -75,6 +88,9 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 			e.Close()
 		}
 	}()
+	if err = owner.Mark(dir); err != nil {
+		return e, err
+	}
 	// The subject JWKS over HTTPS with its own self-signed certificate.
 	jwksPair, err := tlscert.Loopback()
 	if err != nil {
@@ -158,10 +174,6 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 		OnEmbeddedStart(e.PID)
 	}
 	urlc := make(chan string, 1)
-	logf := o.Log
-	if logf == nil {
-		logf = func(string, string) {}
-	}
 	go pipeLines(stdout, func(line string) {
 		if u, ok := strings.CutPrefix(line, "tokex serve: listening on "); ok {
 			select {

@@ -1,0 +1,107 @@
+package local_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/runner/local"
+	"github.com/tokex-dev/tokex/subject"
+)
+
+const embeddedPrefix = "tokex-embedded-"
+
+// embeddedUntilKilled is a tokex that starts its embedded server (with TLS:
+// a private key in its temporary folder) and waits to be killed.
+func embeddedUntilKilled() {
+	exe, _ := os.Executable()
+	key, err := subject.GenerateKey(subject.ES256)
+	if err == nil {
+		_, err = local.StartEmbedded(context.Background(), local.EmbeddedOptions{Exe: exe, Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
+			SubjectKey: key, SigningAlg: subject.ES256, TLS: true})
+	}
+	if err != nil {
+		fmt.Println("error:", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	time.Sleep(time.Minute)
+	os.Exit(0)
+}
+
+func embeddedFolders(t *testing.T, tmp string) []string {
+	t.Helper()
+	m, _ := filepath.Glob(filepath.Join(tmp, embeddedPrefix+"*"))
+	return m
+}
+
+// TestStaleEmbeddedFoldersAreRemoved is issue 9 item 21: SIGKILL of `tokex
+// run` left the embedded server's temporary folder, TLS private key
+// included; they accumulated. The next start removes the folders whose
+// owner is gone, and only tokex's own.
+func TestStaleEmbeddedFoldersAreRemoved(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	exe, _ := os.Executable()
+	// Someone else's folder with the same prefix and no marker stays.
+	foreign := filepath.Join(tmp, embeddedPrefix+"not-ours")
+	_ = os.Mkdir(foreign, 0o700)
+
+	cmd := exec.Command(exe, "embedded-until-killed")
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp)
+	out, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, _ := bufio.NewReader(out).ReadString('\n')
+	if strings.TrimSpace(line) != "ready" {
+		_ = cmd.Process.Kill()
+		t.Fatalf("child: %q", line)
+	}
+	_ = cmd.Process.Kill() // SIGKILL: no cleanup runs
+	_ = cmd.Wait()
+	var stale string
+	for _, d := range embeddedFolders(t, tmp) {
+		if d != foreign {
+			stale = d
+		}
+	}
+	if stale == "" {
+		t.Fatal("the killed tokex left no folder (nothing to test)")
+	}
+	if _, err := os.Stat(filepath.Join(stale, "server-key.pem")); err != nil {
+		t.Fatalf("the stale folder holds no key: %v", err)
+	}
+
+	key, _ := subject.GenerateKey(subject.ES256)
+	var logs []string
+	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Exe: exe, Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
+		SubjectKey: key, SigningAlg: subject.ES256, TLS: true, Log: func(_, m string) { logs = append(logs, m) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the killed run's folder is still there: %v", err)
+	}
+	if _, err := os.Stat(foreign); err != nil {
+		t.Errorf("a folder without tokex's marker was removed: %v", err)
+	}
+	if got := embeddedFolders(t, tmp); len(got) != 2 {
+		t.Errorf("while running: %v (want the server's own and the foreign one)", got)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := embeddedFolders(t, tmp); len(got) != 1 || got[0] != foreign {
+		t.Errorf("left behind: %v", got)
+	}
+	if !strings.Contains(strings.Join(logs, "\n"), "removed 1 temporary folder(s) of killed tokex runs") {
+		t.Errorf("logs: %v", logs)
+	}
+}
