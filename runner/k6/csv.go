@@ -1,6 +1,7 @@
 package k6
 
 import (
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -8,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tokex-dev/tokex/internal/lines"
 )
 
 // IsCSVHeader reports whether line is the header of k6's --out csv file.
@@ -23,10 +26,20 @@ func IsCSVHeader(line string) bool {
 // counts data rows.
 func ReadCSV(r io.Reader, fn func(Point) error) (NDJSONStats, error) {
 	var st NDJSONStats
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.ReuseRecord = true
-	header, err := cr.Read()
+	// k6 writes one record per line: lines are read (and over-long ones
+	// skipped and counted) before the CSV parser sees them, so no record
+	// costs more than MaxNDJSONLine.
+	lr := lines.NewReader(r, MaxNDJSONLine)
+	record := func(b []byte) ([]string, error) {
+		cr := csv.NewReader(bytes.NewReader(b))
+		cr.FieldsPerRecord = -1
+		return cr.Read()
+	}
+	first, err := lr.Next()
+	if err != nil {
+		return st, fmt.Errorf("k6 csv: no header: %w", err)
+	}
+	header, err := record(first)
 	if err != nil {
 		return st, fmt.Errorf("k6 csv: no header: %w", err)
 	}
@@ -37,19 +50,35 @@ func ReadCSV(r io.Reader, fn func(Point) error) (NDJSONStats, error) {
 		return st, errors.New("k6 csv: the header does not start with metric_name,timestamp,metric_value")
 	}
 	cols := append([]string(nil), header...)
+	long := 0
 	for {
-		rec, err := cr.Read()
+		b, err := lr.Next()
+		if lr.Long > long {
+			st.Lines += lr.Long - long
+			st.Malformed += lr.Long - long
+			if st.FirstBad == 0 {
+				st.FirstBad = st.Lines
+			}
+			long = lr.Long
+		}
 		if errors.Is(err, io.EOF) {
 			return st, nil
 		}
-		st.Lines++
-		var pe *csv.ParseError
-		if errors.As(err, &pe) {
-			st.bad()
-			continue
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			st.Truncated = true
+			return st, nil
 		}
 		if err != nil {
-			return st, fmt.Errorf("k6 csv: row %d: %w", st.Lines, err)
+			return st, fmt.Errorf("k6 csv: row %d: %w", st.Lines+1, err)
+		}
+		st.Lines++
+		if len(bytes.TrimSpace(b)) == 0 {
+			continue
+		}
+		rec, err := record(b)
+		if err != nil {
+			st.bad()
+			continue
 		}
 		p, ok := csvPoint(cols, rec)
 		if !ok {

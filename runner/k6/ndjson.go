@@ -1,11 +1,13 @@
 package k6
 
 import (
-	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"time"
+
+	"github.com/tokex-dev/tokex/internal/lines"
 )
 
 // Point is one sample of --out json.
@@ -21,20 +23,43 @@ type NDJSONStats struct {
 	Lines     int
 	Points    int
 	Metrics   int
-	Malformed int
+	Malformed int // including lines longer than MaxNDJSONLine
 	// FirstBad is the line number of the first malformed line (0: none).
 	FirstBad int
+	// Truncated: the stream was cut (a .gz file ending mid-stream); the
+	// points before the cut were read.
+	Truncated bool
 }
 
+// MaxNDJSONLine bounds a line of --out json (k6 writes a few hundred bytes).
+const MaxNDJSONLine = 1 << 20
+
 // ReadNDJSON streams Points of k6's --out json to fn. Metric declarations
-// are counted; malformed lines are counted, never fatal.
+// are counted; malformed and over-long lines are counted, never fatal.
 func ReadNDJSON(r io.Reader, fn func(Point) error) (NDJSONStats, error) {
 	var st NDJSONStats
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 16<<20)
-	for sc.Scan() {
-		st.Lines++
-		b := sc.Bytes()
+	lr := lines.NewReader(r, MaxNDJSONLine)
+	long := 0
+	for {
+		b, err := lr.Next()
+		if lr.Long > long {
+			st.Malformed += lr.Long - long
+			long = lr.Long
+			if st.FirstBad == 0 || lr.FirstLong < st.FirstBad {
+				st.FirstBad = lr.FirstLong
+			}
+		}
+		if err == io.EOF {
+			break
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			st.Truncated = true
+			break
+		}
+		if err != nil {
+			return st, fmt.Errorf("line %d: %w", lr.Line+1, err)
+		}
+		st.Lines = lr.Line
 		if len(b) == 0 {
 			continue
 		}
@@ -66,13 +91,8 @@ func ReadNDJSON(r io.Reader, fn func(Point) error) (NDJSONStats, error) {
 		default:
 			st.bad()
 		}
-		if st.FirstBad == 0 && st.Malformed > 0 {
-			st.FirstBad = st.Lines
-		}
 	}
-	if err := sc.Err(); err != nil {
-		return st, fmt.Errorf("line %d: %w", st.Lines+1, err)
-	}
+	st.Lines = lr.Line
 	return st, nil
 }
 

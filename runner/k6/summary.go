@@ -4,13 +4,15 @@
 package k6
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tokex-dev/tokex/internal/lines"
 )
 
 // Metric is one metric line of an end-of-test summary.
@@ -84,7 +86,12 @@ type summaryParser struct {
 	thParent     string // the last metric named there without a tag filter
 	inThresholds bool
 	found        bool
+	items        int // metric lines kept
 }
+
+// maxSummaryItems bounds the metrics, thresholds and warnings kept from one
+// summary.
+const maxSummaryItems = 1000
 
 // ParseSummary reads a k6 log or summary text and extracts the summary:
 // legacy (v0.4x, metrics marked ✓/✗ by their thresholds, "█ group" check
@@ -93,15 +100,18 @@ type summaryParser struct {
 // (banner, progress, logrus, raw log lines).
 func ParseSummary(r io.Reader) (*Summary, error) {
 	p := &summaryParser{s: &Summary{Metrics: map[string]*Metric{}, Sections: map[string]map[string]*Metric{}, Format: "legacy"}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 1<<16), 4<<20)
-	for sc.Scan() {
-		if err := p.line(strings.TrimRight(sc.Text(), " \t\r")); err != nil {
+	lr := lines.NewReader(r, 1<<20) // longer lines are noise: skipped
+	for {
+		b, err := lr.Next()
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+			break // a cut log still holds the summary lines before the cut
+		}
+		if err != nil {
 			return nil, err
 		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, err
+		if err := p.line(strings.TrimRight(string(b), " \t\r")); err != nil {
+			return nil, err
+		}
 	}
 	if !p.found {
 		return nil, fmt.Errorf("no k6 end-of-test summary found")
@@ -137,7 +147,9 @@ func (p *summaryParser) line(line string) error {
 	}
 	if p.inThresholds {
 		if m := thresholdRE.FindStringSubmatch(line); m != nil {
-			p.s.Thresholds = append(p.s.Thresholds, Threshold{Metric: p.thMetric, Expr: m[2], Passed: m[1] == "✓", Actual: m[3]})
+			if len(p.s.Thresholds) < maxSummaryItems {
+				p.s.Thresholds = append(p.s.Thresholds, Threshold{Metric: p.thMetric, Expr: m[2], Passed: m[1] == "✓", Actual: m[3]})
+			}
 		} else if strings.HasPrefix(trim, "{") { // a submetric under the last metric
 			p.thMetric = p.thParent + strings.ReplaceAll(trim, " ", "")
 		} else if !strings.ContainsAny(trim, " ") || strings.Contains(trim, "{") {
@@ -198,7 +210,9 @@ func (p *summaryParser) metric(line string) error {
 		p.parent = name
 	}
 	if m[1] != "" { // legacy: the metric's thresholds passed (✓) or not (✗)
-		p.s.Thresholds = append(p.s.Thresholds, Threshold{Metric: name, Passed: m[1] == "✓"})
+		if len(p.s.Thresholds) < maxSummaryItems {
+			p.s.Thresholds = append(p.s.Thresholds, Threshold{Metric: name, Passed: m[1] == "✓"})
+		}
 		if m[1] == "✗" {
 			p.s.Crossed = true
 		}
@@ -211,6 +225,9 @@ func (p *summaryParser) metric(line string) error {
 		return nil
 	}
 	p.found = true
+	if p.items++; p.items > maxSummaryItems {
+		return nil // a log may be long; what tokex keeps of it is not
+	}
 	if p.section == "" {
 		p.s.Metrics[name] = met
 		return nil
@@ -223,7 +240,7 @@ func (p *summaryParser) metric(line string) error {
 }
 
 func (s *Summary) logLine(level, msg string) {
-	if level == "warning" || level == "error" {
+	if (level == "warning" || level == "error") && len(s.Warnings) < maxSummaryItems {
 		s.Warnings = append(s.Warnings, msg)
 	}
 	if strings.Contains(msg, "have been crossed") || strings.Contains(msg, "some thresholds have failed") {
