@@ -7,7 +7,7 @@ import (
 // Percentile returns the q-quantile (0..1) of sorted values by linear
 // interpolation between closest ranks (rank q·(n−1)), the definition k6 and
 // numpy's default use. It is exact: no binning.
-func Percentile(sorted []int64, q float64) float64 {
+func Percentile[T int32 | int64](sorted []T, q float64) float64 {
 	n := len(sorted)
 	if n == 0 {
 		return 0
@@ -39,7 +39,7 @@ type Latency struct {
 }
 
 // Summarize sorts us (microseconds) in place and summarizes it in ms.
-func Summarize(us []int64) Latency {
+func Summarize[T int32 | int64](us []T) Latency {
 	if len(us) == 0 {
 		return Latency{}
 	}

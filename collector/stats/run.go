@@ -92,6 +92,107 @@ type Run struct {
 // http_req_duration), and from the scheduled time (free of coordinated
 // omission) under its own name.
 func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, host ...HostSample) *Run {
+	t := NewTally(m)
+	for i := range reqs {
+		t.Add(&reqs[i])
+	}
+	return t.Run(m, res, th, host...)
+}
+
+// Tally takes a run's rows one at a time (streamed from requests.csv.gz)
+// and keeps only what exact percentiles need: each measured row's three
+// latencies in compact arrays (4 bytes each while they fit in an int32 of
+// microseconds, 35 minutes), never the rows.
+type Tally struct {
+	winStart, winEnd                           int64 // the measured window, µs
+	arrivals, requests, responses, ok, dropped int64
+	warmupRequests, warmupDropped              int64
+	answeredInWindow                           int64
+	errors                                     map[string]int64
+	dur, fromSched, lag                        Samples
+}
+
+// NewTally starts the tally of run m's rows.
+func NewTally(m RunMeta) *Tally {
+	return &Tally{winStart: m.MeasuredStart.UnixMicro(), winEnd: m.MeasuredEnd.UnixMicro()}
+}
+
+// Add files one row.
+func (t *Tally) Add(q *Request) {
+	// The responses (any HTTP status, any phase) that completed inside the
+	// measured window: what the window's CPU is divided by.
+	if done := q.ScheduledUS + q.SendLagUS + q.DurationUS; q.Responded() && done > t.winStart && done <= t.winEnd {
+		t.answeredInWindow++
+	}
+	if q.Phase != Measured {
+		if q.Dropped() {
+			t.warmupDropped += q.Arrivals()
+		} else {
+			t.warmupRequests++
+		}
+		return
+	}
+	t.arrivals += q.Arrivals()
+	if q.Dropped() {
+		t.dropped += q.Arrivals()
+		return
+	}
+	if q.Outcome == "aborted" {
+		return // cut short by the campaign stopping: neither success nor failure
+	}
+	t.requests++
+	if q.Responded() {
+		t.responses++
+	}
+	if q.OK() {
+		t.ok++
+	} else {
+		if t.errors == nil {
+			t.errors = map[string]int64{}
+		}
+		t.errors[q.ErrorKey()]++
+	}
+	t.dur.Add(q.DurationUS)
+	t.fromSched.Add(q.SendLagUS + q.DurationUS)
+	t.lag.Add(q.SendLagUS)
+}
+
+// Samples holds microsecond values for exact percentiles in 4 bytes each
+// while they fit an int32 (35 minutes), in 8 once one does not.
+type Samples struct {
+	small []int32
+	big   []int64
+}
+
+// Add appends one value.
+func (s *Samples) Add(v int64) {
+	if s.big == nil && v == int64(int32(v)) {
+		s.small = append(s.small, int32(v))
+		return
+	}
+	if s.big == nil {
+		s.big = make([]int64, len(s.small), len(s.small)+1)
+		for i, x := range s.small {
+			s.big[i] = int64(x)
+		}
+		s.small = nil
+	}
+	s.big = append(s.big, v)
+}
+
+// Len is the number of values.
+func (s *Samples) Len() int { return len(s.small) + len(s.big) }
+
+// Summarize sorts the values and summarizes them in ms.
+func (s *Samples) Summarize() Latency {
+	if s.big != nil {
+		return Summarize(s.big)
+	}
+	return Summarize(s.small)
+}
+
+// Run computes the statistics of the rows added so far.
+func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...HostSample) *Run {
 	r := &Run{
 		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
 		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
@@ -102,47 +203,12 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 		w.Run = m.ID
 		r.Warnings = append(r.Warnings, w)
 	}
-	dur := make([]int64, 0, len(reqs))
-	fromSched := make([]int64, 0, len(reqs))
-	lag := make([]int64, 0, len(reqs))
-	var arrivals int64
-	for i := range reqs {
-		q := &reqs[i]
-		if q.Phase != Measured {
-			if q.Dropped() {
-				r.WarmupDropped++
-			} else {
-				r.WarmupRequests++
-			}
-			continue
-		}
-		arrivals++
-		if q.Dropped() {
-			r.Dropped++
-			continue
-		}
-		if q.Outcome == "aborted" {
-			continue // cut short by the campaign stopping: neither success nor failure
-		}
-		r.Requests++
-		if q.Responded() {
-			r.Responses++
-		}
-		if q.OK() {
-			r.OK++
-		} else {
-			if r.Errors == nil {
-				r.Errors = map[string]int64{}
-			}
-			r.Errors[q.ErrorKey()]++
-		}
-		dur = append(dur, q.DurationUS)
-		fromSched = append(fromSched, q.SendLagUS+q.DurationUS)
-		lag = append(lag, q.SendLagUS)
-	}
-	r.LatencyMs = Summarize(dur)
-	r.LatencyFromSched = Summarize(fromSched)
-	r.SendLagMs = Summarize(lag)
+	arrivals := t.arrivals
+	r.Requests, r.Responses, r.OK, r.Dropped, r.Errors = t.requests, t.responses, t.ok, t.dropped, t.errors
+	r.WarmupRequests, r.WarmupDropped = t.warmupRequests, t.warmupDropped
+	r.LatencyMs = t.dur.Summarize()
+	r.LatencyFromSched = t.fromSched.Summarize()
+	r.SendLagMs = t.lag.Summarize()
 	r.SendLagParts = m.SendLagParts
 	if r.MeasuredSeconds > 0 {
 		r.AchievedRPS = round3(float64(r.Responses) / r.MeasuredSeconds)
@@ -154,7 +220,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))
 	}
 	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
-	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, answeredIn(reqs, m))
+	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, t.answeredInWindow)
 	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
 		r.GeneratorCPU = g
 	}
@@ -200,24 +266,6 @@ func implausibleCPU(c *CPU, ok int64) (Warning, bool) {
 			"the sampled process is probably not the one serving", c.CPUMsPerExchange, src, MinPlausibleCPUMs)), true
 	}
 	return Warning{}, false
-}
-
-// answeredIn counts the responses (any HTTP status, any phase) that
-// completed inside the measured window: the exchanges the window's CPU
-// paid for. Completion is scheduled + send lag + duration.
-func answeredIn(reqs []Request, m RunMeta) int64 {
-	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
-	var n int64
-	for i := range reqs {
-		q := &reqs[i]
-		if !q.Responded() {
-			continue
-		}
-		if done := q.ScheduledUS + q.SendLagUS + q.DurationUS; done > start && done <= end {
-			n++
-		}
-	}
-	return n
 }
 
 func (r *Run) checkThresholds(th Thresholds) {

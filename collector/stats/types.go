@@ -42,6 +42,9 @@ type Request struct {
 	// said about a failure, sanitised; collected per run (RunMeta), not
 	// written per row.
 	Description string
+	// Count is how many dropped arrivals the row stands for when k6 only
+	// gave a total (k6 import, kube); 0 means one. Only dropped rows have it.
+	Count int64
 }
 
 // ErrorKey is the request's key in Run.Errors: outcome[:detail].
@@ -54,6 +57,14 @@ func (r *Request) ErrorKey() string {
 
 // Dropped reports an arrival that was never sent.
 func (r *Request) Dropped() bool { return r.Outcome == "dropped" }
+
+// Arrivals is the number of arrivals the row stands for.
+func (r *Request) Arrivals() int64 {
+	if r.Count > 1 {
+		return r.Count
+	}
+	return 1
+}
 
 // OK reports a successful exchange.
 func (r *Request) OK() bool { return r.Outcome == "ok" }
