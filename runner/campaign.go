@@ -147,7 +147,8 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 }
 
 // runOne executes one planned run and computes its statistics from the
-// evidence it wrote.
+// evidence it wrote. The first failed evidence write stops the run at once:
+// load whose evidence is lost would only be load without a measurement.
 func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, error) {
 	if err := c.Evidence.BeginRun(p, time.Now()); err != nil {
 		return nil, err
@@ -155,7 +156,8 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	c.Bus.Emit(event.RunStarted{At: time.Now(), Run: p})
 	win := newWindower(p, c.Bus.Emit, c.Driver.InFlight)
 	out := &output{bus: c.Bus, ev: c.Evidence, win: win, reach: &reachability{}, descs: &descriptions{}}
-	// The run stops early when the target stops answering.
+	// The run stops early when the target stops answering, or at the first
+	// failed evidence write.
 	rctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
 	stopFlush := make(chan struct{})
@@ -170,9 +172,13 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 			select {
 			case <-stopFlush:
 				return
+			case <-c.Evidence.Failed():
+				stopRun(c.Evidence.Err())
+				return
 			case now := <-flush.C:
 				// One second of grace for the slowest responses of a second.
 				win.Flush(now.Add(-time.Second))
+				_ = c.Evidence.Flush() // a failed write closes Failed
 			case now := <-watch.C:
 				if err := out.reach.check(now, c.Cfg.Target.UnreachableAfter); err != nil && rctx.Err() == nil {
 					c.Bus.Emit(event.Log{At: now, Source: "tokex", Level: "error", Message: err.Error() + "; stopping the run"})
@@ -192,6 +198,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 		win.Cut(res.MeasuredEnd)
 	}
 	win.Flush(time.Time{})
+	werr := c.Evidence.Err()
 	// Keep the run open for one more resource sample past its end, so the
 	// cumulative CPU counters bracket the measured window.
 	if rctx.Err() == nil {
@@ -206,6 +213,8 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	switch {
 	case ctx.Err() != nil:
 		meta.Status, meta.Reason = stats.StatusAborted, "interrupted"
+	case werr != nil:
+		meta.Status, meta.Reason = stats.StatusFailed, werr.Error()
 	case unreachable != nil:
 		derr = unreachable
 		meta.Status, meta.Reason = stats.StatusFailed, unreachable.Error()
@@ -215,6 +224,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	}
 	st, err := c.Evidence.EndRun(meta, c.Cfg.Thresholds)
 	if err != nil {
+		c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: stats.StatusFailed, Reason: err.Error()})
 		return nil, err
 	}
 	c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: st.Status, Reason: meta.Reason, Stats: st})

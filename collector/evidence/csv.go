@@ -6,16 +6,24 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+	"io/fs"
+	"math"
+	"path"
 	"strconv"
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/lines"
 )
 
 // RequestsHeader documents requests.csv.gz (see README "Evidence folder").
-const RequestsHeader = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail"
+// count is empty for one arrival; a dropped row imported from a k6 total
+// carries the number of arrivals it stands for.
+const RequestsHeader = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail,count"
+
+// requestsHeaderV1 is the header before count existed; still read.
+const requestsHeaderV1 = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail"
 
 // ResourcesHeader documents resources.csv.
 const ResourcesHeader = "at_unix_us,kind,name,cpu_millicores,memory_bytes,cpu_seconds_total,source"
@@ -56,15 +64,21 @@ func AppendRequest(buf []byte, r *stats.Request) []byte {
 	buf = append(buf, clean(r.Outcome)...)
 	buf = append(buf, ',')
 	buf = append(buf, clean(exchange.SafeDetail(r.Detail))...)
+	buf = append(buf, ',')
+	if r.Dropped() && r.Count > 1 {
+		buf = strconv.AppendInt(buf, r.Count, 10)
+	}
 	return append(buf, '\n')
 }
 
-// ParseRequest parses one line of requests.csv.
-func ParseRequest(line string) (stats.Request, error) {
+// ParseRequest parses one line of requests.csv (the current layout).
+func ParseRequest(line string) (stats.Request, error) { return parseRequest(line, 10) }
+
+func parseRequest(line string, cols int) (stats.Request, error) {
 	var r stats.Request
-	var f [9]string
+	var f [10]string
 	n := 0
-	for n < 8 {
+	for n < cols-1 {
 		i := strings.IndexByte(line, ',')
 		if i < 0 {
 			return r, errors.New("too few columns")
@@ -72,7 +86,7 @@ func ParseRequest(line string) (stats.Request, error) {
 		f[n], line = line[:i], line[i+1:]
 		n++
 	}
-	f[8] = line
+	f[n] = line
 	var err error
 	atoi := func(s string) int64 {
 		if err != nil || s == "" {
@@ -82,68 +96,115 @@ func ParseRequest(line string) (stats.Request, error) {
 		v, err = strconv.ParseInt(s, 10, 64)
 		return v
 	}
-	r.Agent = int(atoi(f[0]))
+	agent := atoi(f[0])
+	r.Agent = int(agent)
 	r.Seq = atoi(f[1])
 	r.Phase = stats.Phase(f[2])
 	r.ScheduledUS = atoi(f[3])
 	r.SendLagUS = atoi(f[4])
 	r.DurationUS = atoi(f[5])
-	r.Status = int(atoi(f[6]))
+	status := atoi(f[6])
+	r.Status = int(status)
 	r.Outcome = f[7]
 	r.Detail = f[8]
-	if err != nil {
+	r.Count = atoi(f[9])
+	switch {
+	case err != nil:
 		return r, err
-	}
-	if r.Phase != stats.Warmup && r.Phase != stats.Measured {
-		return r, fmt.Errorf("unknown phase %q", f[2])
-	}
-	if r.Outcome == "" {
+	case agent < 0 || agent > math.MaxInt32 || status < 0 || status > 999:
+		return r, errors.New("agent or status out of range")
+	case r.Phase != stats.Warmup && r.Phase != stats.Measured:
+		return r, fmt.Errorf("unknown phase %q", clip(f[2]))
+	case r.Outcome == "":
 		return r, errors.New("empty outcome")
+	case r.Count < 0 || (r.Count > 1 && !r.Dropped()):
+		return r, errors.New("count is for dropped rows only")
+	case r.Count == 1:
+		r.Count = 0
 	}
 	return r, nil
 }
 
-// ReadRequests reads a requests.csv.gz file.
-func ReadRequests(path string) ([]stats.Request, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return parseRequests(path, zr)
+// RowInfo says what reading a requests.csv.gz met.
+type RowInfo struct {
+	Rows int64
+	// Truncated: the file ends in the middle of its gzip stream (tokex was
+	// killed while writing it); the rows before the cut were read.
+	Truncated bool
 }
 
-func parseRequests(path string, rd io.Reader) ([]stats.Request, error) {
-	sc := bufio.NewScanner(rd)
-	sc.Buffer(make([]byte, 1<<16), 1<<20)
-	var out []stats.Request
-	line := 0
-	for sc.Scan() {
-		line++
-		if line == 1 {
-			if sc.Text() != RequestsHeader {
-				return nil, fmt.Errorf("%s: unexpected header %q", path, sc.Text())
+// Note describes a problem for the report and the run's warnings.
+func (i RowInfo) Note() string {
+	if !i.Truncated {
+		return ""
+	}
+	return fmt.Sprintf("%s is truncated after %s rows (tokex stopped while writing it): figures from it are partial", RequestsFile, stats.Thousands(i.Rows))
+}
+
+// readRequests streams a requests.csv.gz to fn, within MaxRunRows and
+// MaxRequestBytes decompressed.
+func readRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, error) {
+	var info RowInfo
+	zr, err := gzip.NewReader(bufio.NewReaderSize(r, 1<<16))
+	if err != nil {
+		return info, fmt.Errorf("%s: %w", name, err)
+	}
+	lim := lines.Cap(zr, limits.requestBytes)
+	info, err = parseRequests(name, lim, fn)
+	if lim.Hit {
+		return info, fmt.Errorf("%s: refused: more than %s bytes decompressed (a run tokex writes stays far below; a compression bomb?)", name, stats.Thousands(limits.requestBytes))
+	}
+	return info, err
+}
+
+// parseRequests reads the CSV text of requests.csv.gz.
+func parseRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, error) {
+	var info RowInfo
+	lr := lines.NewReader(r, maxRowLine)
+	cols := 0
+	for {
+		b, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			info.Truncated = true
+			break
+		}
+		if err != nil {
+			return info, fmt.Errorf("%s: %w", name, err)
+		}
+		if lr.Long > 0 {
+			return info, fmt.Errorf("%s:%d: a line longer than %d bytes", name, lr.FirstLong, maxRowLine)
+		}
+		if cols == 0 {
+			switch string(b) {
+			case RequestsHeader:
+				cols = 10
+			case requestsHeaderV1:
+				cols = 9
+			default:
+				return info, fmt.Errorf("%s: unexpected header %q", name, clip(string(b)))
 			}
 			continue
 		}
-		r, err := ParseRequest(sc.Text())
+		if info.Rows >= limits.runRows {
+			return info, fmt.Errorf("%s: refused: more than %s rows", name, stats.Thousands(limits.runRows))
+		}
+		q, err := parseRequest(string(b), cols)
 		if err != nil {
-			return out, fmt.Errorf("%s:%d: %w", path, line, err)
+			return info, fmt.Errorf("%s:%d: %w", name, lr.Line, err)
 		}
-		out = append(out, r)
+		info.Rows++
+		fn(&q)
 	}
-	if err := sc.Err(); err != nil {
-		// A run cut by a crash leaves a truncated gzip stream: keep what was read.
-		if errors.Is(err, io.ErrUnexpectedEOF) {
-			return out, fmt.Errorf("%s: truncated after %d rows: %w", path, len(out), err)
-		}
-		return out, fmt.Errorf("%s: %w", path, err)
+	if lr.Long > 0 {
+		return info, fmt.Errorf("%s:%d: a line longer than %d bytes", name, lr.FirstLong, maxRowLine)
 	}
-	return out, nil
+	if cols == 0 && !info.Truncated {
+		return info, fmt.Errorf("%s: empty (no header)", name)
+	}
+	return info, nil
 }
 
 // AppendResource appends one CSV line for s.
@@ -164,42 +225,81 @@ func AppendResource(buf []byte, s *stats.ResourceSample) []byte {
 	return append(buf, '\n')
 }
 
-// ReadResources reads a resources.csv file; a missing file is no samples.
-func ReadResources(path string) ([]stats.ResourceSample, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var out []stats.ResourceSample
-	line := 0
-	for sc.Scan() {
-		line++
-		if line == 1 {
-			if sc.Text() != ResourcesHeader {
-				return nil, fmt.Errorf("%s: unexpected header %q", path, sc.Text())
+// parseSamples reads a CSV of samples (resources.csv, host.csv) whose
+// first line is header, each line parsed by parse, at most
+// MaxResourceRows. A last line cut by a crash is dropped and reported by
+// torn; any other malformed line is an error.
+func parseSamples[T any](name string, r io.Reader, header string, parse func(string) (T, error)) (out []T, torn bool, err error) {
+	lr := lines.NewReader(r, maxRowLine)
+	for {
+		b, err := lr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return out, false, fmt.Errorf("%s: %w", name, err)
+		}
+		if lr.Long > 0 {
+			return out, false, fmt.Errorf("%s:%d: a line longer than %d bytes", name, lr.FirstLong, maxRowLine)
+		}
+		if lr.Line == 1 {
+			if string(b) != header {
+				return nil, false, fmt.Errorf("%s: unexpected header %q", name, clip(string(b)))
 			}
 			continue
 		}
-		p := strings.Split(sc.Text(), ",")
-		if len(p) != 7 {
-			return out, fmt.Errorf("%s:%d: want 7 columns, got %d", path, line, len(p))
+		s, perr := parse(string(b))
+		if perr != nil && lr.Partial {
+			return out, true, nil
 		}
-		var s stats.ResourceSample
-		var e1, e2, e3, e4 error
-		s.AtUS, e1 = strconv.ParseInt(p[0], 10, 64)
-		s.Kind, s.Name, s.Source = p[1], p[2], p[6]
-		s.CPUMillicores, e2 = strconv.ParseFloat(p[3], 64)
-		s.MemoryBytes, e3 = strconv.ParseInt(p[4], 10, 64)
-		s.CPUSecondsTotal, e4 = strconv.ParseFloat(p[5], 64)
-		if err := errors.Join(e1, e2, e3, e4); err != nil {
-			return out, fmt.Errorf("%s:%d: %w", path, line, err)
+		if perr != nil {
+			return out, false, fmt.Errorf("%s:%d: %w", name, lr.Line, perr)
+		}
+		if len(out) >= MaxResourceRows {
+			return out, false, fmt.Errorf("%s: refused: more than %s samples", name, stats.Thousands(MaxResourceRows))
 		}
 		out = append(out, s)
 	}
-	return out, sc.Err()
+	return out, false, nil
 }
+
+// readSamples reads one sample file of the folder (name relative to it);
+// a missing file is no samples, a torn last line is said in note.
+func readSamples[T any](f *Folder, name, header string, parse func(string) (T, error)) (samples []T, note string, err error) {
+	fh, err := f.d.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	defer fh.Close()
+	samples, torn, err := parseSamples(f.d.Join(name), fh, header, parse)
+	if torn {
+		note = path.Base(name) + " ends with a torn line (tokex stopped while writing it); it was skipped"
+	}
+	return samples, note, err
+}
+
+func parseResource(line string) (stats.ResourceSample, error) {
+	var s stats.ResourceSample
+	p := strings.Split(line, ",")
+	if len(p) != 7 {
+		return s, fmt.Errorf("want 7 columns, got %d", len(p))
+	}
+	var e1, e2, e3, e4 error
+	s.AtUS, e1 = strconv.ParseInt(p[0], 10, 64)
+	s.Kind, s.Name, s.Source = p[1], p[2], p[6]
+	s.CPUMillicores, e2 = strconv.ParseFloat(p[3], 64)
+	s.MemoryBytes, e3 = strconv.ParseInt(p[4], 10, 64)
+	s.CPUSecondsTotal, e4 = strconv.ParseFloat(p[5], 64)
+	if err := errors.Join(e1, e2, e3, e4); err != nil {
+		return s, err
+	}
+	if !finite(s.CPUMillicores) || !finite(s.CPUSecondsTotal) {
+		return s, errors.New("a value is not a finite number")
+	}
+	return s, nil
+}
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }

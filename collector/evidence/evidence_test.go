@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ func TestRequestRowRoundTrip(t *testing.T) {
 		{Agent: 0, Seq: 1, Phase: stats.Warmup, ScheduledUS: 1, Outcome: "dropped"},
 		{Agent: 9, Seq: 7, Phase: stats.Measured, ScheduledUS: 5, SendLagUS: 1, DurationUS: 2, Status: 400, Outcome: "oauth_error", Detail: "invalid_grant"},
 		{Agent: 1, Seq: 2, Phase: stats.Measured, ScheduledUS: 5, Outcome: "conn_error", Detail: "a,b\nc"},
+		{Agent: 4, Seq: -1, Phase: stats.Measured, ScheduledUS: 9, Outcome: "dropped", Count: 1_000_000_000_000},
 	}
 	for _, r := range rows {
 		line := string(AppendRequest(nil, &r))
@@ -31,7 +33,8 @@ func TestRequestRowRoundTrip(t *testing.T) {
 			t.Errorf("round trip of %+v gave %+v", want, got)
 		}
 	}
-	for _, bad := range []string{"", "1,2,3", "x,1,measured,1,1,1,200,ok,", "1,1,later,1,1,1,200,ok,", "1,1,measured,1,1,1,200,,"} {
+	for _, bad := range []string{"", "1,2,3", "x,1,measured,1,1,1,200,ok,,", "1,1,later,1,1,1,200,ok,,", "1,1,measured,1,1,1,200,,,",
+		"1,1,measured,1,1,1,200,ok,,5", "1,1,measured,1,,,0,dropped,,-2", "-1,1,measured,1,1,1,200,ok,,", "1,1,measured,1,1,1,20000,ok,,"} {
 		if _, err := ParseRequest(bad); err == nil {
 			t.Errorf("ParseRequest(%q) accepted", bad)
 		}
@@ -72,9 +75,9 @@ func TestWriterReaderAndEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evs, notes, err := f.Events()
-	if err != nil || len(notes) != 0 {
-		t.Fatal(err, notes)
+	evs, info := allEvents(t, f)
+	if len(info.Notes) != 0 {
+		t.Fatal(info.Notes)
 	}
 	var kinds []string
 	for i, e := range evs {
@@ -86,7 +89,7 @@ func TestWriterReaderAndEvents(t *testing.T) {
 	if got := strings.Join(kinds, ","); got != "campaign_started,run_started,resource,run_finished,campaign_finished" {
 		t.Errorf("events: %s", got)
 	}
-	res, _ := ReadResources(filepath.Join(dir, RunsDir, p.ID, ResourcesFile))
+	res, _, _ := f.Resources(p.ID)
 	if len(res) != 1 || res[0].CPUMillicores != 100 {
 		t.Errorf("resources %+v", res)
 	}
@@ -137,8 +140,28 @@ func TestTruncatedRequestsKeepWhatWasRead(t *testing.T) {
 	path := filepath.Join(dir, RunsDir, "r", RequestsFile)
 	b, _ := os.ReadFile(path)
 	_ = os.WriteFile(path, b[:len(b)/2], 0o644) // a crash mid-write
-	rows, err := ReadRequests(path)
-	if err == nil || len(rows) == 0 || len(rows) >= 5000 {
-		t.Fatalf("rows %d err %v", len(rows), err)
+	f, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
 	}
+	var n int64
+	info, err := f.Requests("r", func(*stats.Request) { n++ })
+	if err != nil || !info.Truncated || n == 0 || n >= 5000 || info.Rows != n {
+		t.Fatalf("rows %d info %+v err %v", n, info, err)
+	}
+	st, err := f.ComputeRun(stats.RunMeta{ID: "r", Status: stats.StatusDone}, stats.Thresholds{})
+	if err != nil || st.Requests != n || !strings.Contains(fmt.Sprint(st.Warnings), "truncated after") {
+		t.Fatalf("recomputed run: %v %+v", err, st)
+	}
+}
+
+// allEvents reads a folder's whole stream.
+func allEvents(t *testing.T, f *Folder) ([]Sequenced, EventInfo) {
+	t.Helper()
+	var out []Sequenced
+	info, err := f.EachEvent(func(e Sequenced) error { out = append(out, e); return nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out, info
 }

@@ -1,11 +1,8 @@
 package evidence
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -119,54 +116,34 @@ func ParseHost(line string) (stats.HostSample, error) {
 	return s, errors.Join(errs...)
 }
 
-// ReadHost reads a host.csv file; a missing file (evidence from before it,
-// the kube driver, imports) is no samples.
-func ReadHost(path string) ([]stats.HostSample, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	var out []stats.HostSample
-	line := 0
-	for sc.Scan() {
-		line++
-		if line == 1 {
-			if sc.Text() != HostHeader {
-				return nil, fmt.Errorf("%s: unexpected header %q", path, sc.Text())
-			}
-			continue
+// Host reads a run's host.csv (the campaign's, between runs, for id "");
+// a missing file (evidence from before it, the kube driver, imports) is no
+// samples. A last line cut by a crash is dropped, and said in note.
+func (f *Folder) Host(id string) ([]stats.HostSample, string, error) {
+	name := HostFile
+	if id != "" {
+		if err := CheckID(id); err != nil {
+			return nil, "", err
 		}
-		s, err := ParseHost(sc.Text())
-		if err != nil {
-			return out, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, s)
+		name = runFile(id, HostFile)
 	}
-	return out, sc.Err()
+	return readSamples(f, name, HostHeader, ParseHost)
 }
 
 // consumeHost writes a host sample to the open run's host.csv, or to the
 // top-level one between runs; each file is created at its first sample.
 func (w *Writer) consumeHost(h event.Host) {
-	dst, dir := &w.topHost, w.Dir
+	dst, name := &w.topHost, HostFile
 	if w.cur != nil && !w.cur.closed {
-		dst, dir = &w.cur.host, w.cur.dir
+		dst, name = &w.cur.host, runFile(w.cur.id, HostFile)
 	}
 	if *dst == nil {
-		f, err := os.OpenFile(filepath.Join(dir, HostFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+		lf, err := w.openLines(name, HostHeader)
 		if err != nil {
 			w.fail(err)
 			return
 		}
-		*dst = &resFile{f: f, w: bufio.NewWriter(f)}
-		if st, err := f.Stat(); err == nil && st.Size() == 0 {
-			_, _ = (*dst).w.WriteString(HostHeader + "\n")
-		}
+		*dst = lf
 	}
 	w.linebuf = AppendHost(w.linebuf[:0], &stats.HostSample{AtUS: h.At.UnixMicro(), HostMetrics: h.HostMetrics})
 	_, err := (*dst).w.Write(w.linebuf)
@@ -174,11 +151,10 @@ func (w *Writer) consumeHost(h event.Host) {
 }
 
 // closeHost flushes and closes a host.csv opened by consumeHost.
-func (w *Writer) closeHost(rf **resFile) {
-	if *rf == nil {
+func (w *Writer) closeHost(lf **lineFile) {
+	if *lf == nil {
 		return
 	}
-	w.fail((*rf).w.Flush())
-	w.fail((*rf).f.Close())
-	*rf = nil
+	w.fail((*lf).close())
+	*lf = nil
 }

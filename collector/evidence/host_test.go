@@ -67,11 +67,15 @@ func TestWriterHostFile(t *testing.T) {
 	if err := w.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
 		t.Fatal(err)
 	}
-	run, err := ReadHost(filepath.Join(dir, RunsDir, p.ID, HostFile))
+	f, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, _, err := f.Host(p.ID)
 	if err != nil || len(run) != 2 || run[0].BusyCores != 2 {
 		t.Fatalf("run host.csv: %+v %v", run, err)
 	}
-	top, err := ReadHost(filepath.Join(dir, HostFile))
+	top, _, err := f.Host("")
 	if err != nil || len(top) != 2 {
 		t.Fatalf("top host.csv: %+v %v", top, err)
 	}
@@ -82,11 +86,11 @@ func TestWriterHostFile(t *testing.T) {
 	if !reflect.DeepEqual(codes, []stats.WarningCode{stats.WarnEngineCPUUnknown, stats.WarnHostSaturated}) || st.ThresholdsPassed {
 		t.Errorf("warnings %v passed %v", codes, st.ThresholdsPassed)
 	}
-	if missing, err := ReadHost(filepath.Join(dir, "nope.csv")); missing != nil || err != nil {
+	if missing, _, err := f.Host("01-r1-99rps"); missing != nil || err != nil {
 		t.Errorf("missing host.csv: %v %v", missing, err)
 	}
-	_ = os.WriteFile(filepath.Join(dir, "bad.csv"), []byte("at,x\n"), 0o644)
-	if _, err := ReadHost(filepath.Join(dir, "bad.csv")); err == nil {
+	_ = os.WriteFile(filepath.Join(dir, HostFile), []byte("at,x\n"), 0o644)
+	if _, _, err := f.Host(""); err == nil {
 		t.Error("a wrong header was accepted")
 	}
 }

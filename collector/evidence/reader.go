@@ -1,35 +1,49 @@
 package evidence
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"sort"
+	"io"
+	"io/fs"
+	"path"
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/lines"
+	"github.com/tokex-dev/tokex/internal/safefs"
 )
 
-// Folder is an evidence folder opened for reading.
+// Folder is an evidence folder opened for reading. Every file is read
+// through safefs (no link followed, only regular files, sizes bounded) and
+// every id is checked by CheckID before it becomes part of a path.
 type Folder struct {
 	Dir      string
 	Manifest *Manifest
+	d        *safefs.Dir
 }
 
 // Open checks that dir is an evidence folder and reads its manifest.
 func Open(dir string) (*Folder, error) {
-	st, err := os.Stat(dir)
+	d, err := safefs.Open(dir)
+	if errors.Is(err, safefs.ErrRefused) {
+		return nil, fmt.Errorf("%s: %w (not a directory)", dir, errNotEvidence)
+	}
 	if err != nil {
 		return nil, err
 	}
-	if !st.IsDir() {
-		return nil, fmt.Errorf("%s: %w (not a directory)", dir, errNotEvidence)
+	f, err := openFolder(d)
+	if err != nil {
+		d.Close()
+		return nil, err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, ManifestFile))
-	if errors.Is(err, os.ErrNotExist) {
+	return f, nil
+}
+
+func openFolder(d *safefs.Dir) (*Folder, error) {
+	dir := d.Path()
+	b, err := d.ReadFile(ManifestFile, maxManifestBytes)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: %w (no %s)", dir, errNotEvidence, ManifestFile)
 	}
 	if err != nil {
@@ -42,8 +56,37 @@ func Open(dir string) (*Folder, error) {
 	if m.SchemaVersion > stats.SchemaVersion {
 		return nil, fmt.Errorf("%s: written by a newer tokex (schema %d > %d)", dir, m.SchemaVersion, stats.SchemaVersion)
 	}
-	return &Folder{Dir: dir, Manifest: &m}, nil
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("%s: %s: %w", dir, ManifestFile, err)
+	}
+	return &Folder{Dir: dir, Manifest: &m, d: d}, nil
 }
+
+// check refuses a manifest whose ids could leave the folder, or too many runs.
+func (m *Manifest) check() error {
+	if err := CheckID(m.CampaignID); err != nil {
+		return fmt.Errorf("campaign_id: %w", err)
+	}
+	if len(m.Runs) > MaxRuns {
+		return fmt.Errorf("refused: %d runs, at most %d are read", len(m.Runs), MaxRuns)
+	}
+	seen := map[string]bool{}
+	for _, r := range m.Runs {
+		if err := CheckID(r.ID); err != nil {
+			return fmt.Errorf("runs: %w", err)
+		}
+		if seen[r.ID] {
+			return fmt.Errorf("runs: run %q listed twice", r.ID)
+		}
+		seen[r.ID] = true
+	}
+	return nil
+}
+
+// Close releases the folder.
+func (f *Folder) Close() error { return f.d.Close() }
+
+func runFile(id, name string) string { return path.Join(RunsDir, id, name) }
 
 // Sequenced is an event with its position in the stream.
 type Sequenced struct {
@@ -51,80 +94,280 @@ type Sequenced struct {
 	Event event.Event
 }
 
-// Events reads the whole event stream in emission order. Problems that do
-// not stop a replay (a missing run log, a torn last line after a crash) are
-// returned as notes.
-func (f *Folder) Events() ([]Sequenced, []string, error) {
-	var out []Sequenced
-	var notes []string
-	files := []string{filepath.Join(f.Dir, EventsFile)}
-	for _, r := range f.Manifest.Runs {
-		if r.Status == "pending" {
-			continue
-		}
-		p := filepath.Join(f.Dir, RunsDir, r.ID, EventsFile)
-		if _, err := os.Stat(p); err != nil {
-			notes = append(notes, fmt.Sprintf("run %s: no event log (%s)", r.ID, r.Status))
-			continue
-		}
-		files = append(files, p)
-	}
-	for _, p := range files {
-		evs, n, err := readEvents(p)
-		if err != nil {
-			return nil, notes, err
-		}
-		if n > 0 {
-			notes = append(notes, fmt.Sprintf("%s: %d unreadable line(s) skipped", p, n))
-		}
-		out = append(out, evs...)
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Seq < out[j].Seq })
-	return out, notes, nil
+// EventInfo says what reading the event stream met.
+type EventInfo struct {
+	Count  int
+	Last   Sequenced // the last event read (zero when none)
+	MaxSeq uint64    // the highest sequence number read
+	// Notes say what does not stop a replay: a missing run log, lines that
+	// could not be read (a torn last line after a crash, a damaged or
+	// over-long line), each file's count.
+	Notes []string
 }
 
-func readEvents(path string) ([]Sequenced, int, error) {
-	fh, err := os.Open(path)
+// EachEvent streams the event stream to fn in emission order, holding one
+// event per file in memory: the campaign's events.jsonl merged by seq with
+// the runs' logs, which follow each other in plan order. Lines that cannot
+// be read are skipped and counted. fn's error stops the stream.
+func (f *Folder) EachEvent(fn func(Sequenced) error) (info EventInfo, err error) {
+	top, err := f.openEvents(EventsFile)
+	if errors.Is(err, fs.ErrNotExist) {
+		info.Notes = append(info.Notes, EventsFile+": missing")
+		top = &eventSource{}
+	} else if err != nil {
+		return info, err
+	}
+	defer top.close(&info)
+	runs := f.Manifest.Runs
+	var cur *eventSource
+	defer func() {
+		if cur != nil {
+			cur.close(&info)
+		}
+	}()
+	for {
+		if err := top.fill(); err != nil {
+			return info, err
+		}
+		for cur == nil || cur.done {
+			if cur != nil {
+				cur.close(&info)
+				cur = nil
+			}
+			if len(runs) == 0 {
+				break
+			}
+			r := runs[0]
+			runs = runs[1:]
+			if r.Status == "pending" {
+				continue
+			}
+			cur, err = f.openEvents(runFile(r.ID, EventsFile))
+			if errors.Is(err, fs.ErrNotExist) {
+				info.Notes = append(info.Notes, fmt.Sprintf("run %s: no event log (%s)", r.ID, r.Status))
+				cur = nil
+				continue
+			}
+			if err != nil {
+				return info, err
+			}
+			if err := cur.fill(); err != nil {
+				return info, err
+			}
+		}
+		var next *eventSource
+		switch {
+		case !top.done && (cur == nil || top.next.Seq <= cur.next.Seq):
+			next = top
+		case cur != nil:
+			next = cur
+		default:
+			return info, nil
+		}
+		e := next.next
+		next.next, next.have = Sequenced{}, false
+		if next != top {
+			if err := next.fill(); err != nil {
+				return info, err
+			}
+		}
+		info.Count++
+		info.Last = e
+		info.MaxSeq = max(info.MaxSeq, e.Seq)
+		if err := fn(e); err != nil {
+			return info, err
+		}
+	}
+}
+
+// eventSource is one events.jsonl being read.
+type eventSource struct {
+	name string
+	c    io.Closer
+	lr   *lines.Reader
+	next Sequenced
+	have bool
+	done bool
+	bad  int
+}
+
+func (f *Folder) openEvents(name string) (*eventSource, error) {
+	fh, err := f.d.Open(name)
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	defer fh.Close()
-	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 1<<16), 16<<20)
-	var out []Sequenced
-	bad := 0
-	for sc.Scan() {
-		if len(sc.Bytes()) == 0 {
-			continue
+	return &eventSource{name: name, c: fh, lr: lines.NewReader(fh, MaxEventLine)}, nil
+}
+
+// fill reads up to the next decodable event.
+func (s *eventSource) fill() error {
+	for !s.have && !s.done {
+		if s.lr == nil {
+			s.done = true
+			return nil
 		}
-		seq, e, err := event.Unmarshal(sc.Bytes())
+		b, err := s.lr.Next()
+		if err == io.EOF {
+			s.done = true
+			return nil
+		}
 		if err != nil {
-			bad++
+			return fmt.Errorf("%s: %w", s.name, err)
+		}
+		if len(b) == 0 {
 			continue
 		}
-		out = append(out, Sequenced{Seq: seq, Event: e})
+		seq, e, err := event.Unmarshal(b)
+		if err != nil {
+			s.bad++
+			continue
+		}
+		s.next, s.have = Sequenced{Seq: seq, Event: e}, true
 	}
-	return out, bad, sc.Err()
+	return nil
+}
+
+func (s *eventSource) close(info *EventInfo) {
+	if s.c == nil {
+		return
+	}
+	s.c.Close()
+	s.c = nil
+	if s.lr == nil {
+		return
+	}
+	if n := s.bad + s.lr.Long; n > 0 {
+		note := fmt.Sprintf("%s: %d unreadable line(s) skipped", s.name, n)
+		if s.lr.Long > 0 {
+			note += fmt.Sprintf(" (%d longer than %d MiB)", s.lr.Long, MaxEventLine>>20)
+		}
+		info.Notes = append(info.Notes, note)
+	}
 }
 
 // RunStats reads a run's stats.json.
 func (f *Folder) RunStats(id string) (*stats.Run, error) {
-	b, err := os.ReadFile(filepath.Join(f.Dir, RunsDir, id, StatsFile))
+	if err := CheckID(id); err != nil {
+		return nil, err
+	}
+	b, err := f.d.ReadFile(runFile(id, StatsFile), maxStatsBytes)
 	if err != nil {
 		return nil, err
 	}
 	var r stats.Run
-	return &r, json.Unmarshal(b, &r)
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.d.Join(runFile(id, StatsFile)), err)
+	}
+	if r.ID != id {
+		return nil, fmt.Errorf("%s: holds run %q", f.d.Join(runFile(id, StatsFile)), clip(r.ID))
+	}
+	return &r, nil
 }
 
-// Summary reads summary.json.
+// Summary reads summary.json; a missing one is an error that matches
+// fs.ErrNotExist (the campaign did not finish).
 func (f *Folder) Summary() (*stats.Summary, error) {
-	b, err := os.ReadFile(filepath.Join(f.Dir, SummaryJSON))
+	b, err := f.d.ReadFile(SummaryJSON, maxSummaryBytes)
 	if err != nil {
 		return nil, err
 	}
 	var s stats.Summary
-	return &s, json.Unmarshal(b, &s)
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.d.Join(SummaryJSON), err)
+	}
+	if err := checkSummary(&s); err != nil {
+		return nil, fmt.Errorf("%s: %w", f.d.Join(SummaryJSON), err)
+	}
+	return &s, nil
+}
+
+// checkSummary refuses ids that could leave the folder and more runs than
+// a plan can have; it drops null entries.
+func checkSummary(s *stats.Summary) error {
+	n := 0
+	stages := s.Stages[:0]
+	for _, st := range s.Stages {
+		if st == nil {
+			continue
+		}
+		runs := st.Runs[:0]
+		for _, r := range st.Runs {
+			if r == nil {
+				continue
+			}
+			if err := CheckID(r.ID); err != nil {
+				return err
+			}
+			runs = append(runs, r)
+		}
+		st.Runs = runs
+		if st.ReportedRun != "" {
+			if err := CheckID(st.ReportedRun); err != nil {
+				return err
+			}
+		}
+		n += len(st.Runs) + 1
+		stages = append(stages, st)
+	}
+	s.Stages = stages
+	if s.Sanity != nil {
+		if err := CheckID(s.Sanity.ID); err != nil {
+			return err
+		}
+	}
+	if n > 2*MaxRuns {
+		return fmt.Errorf("refused: more than %d runs", MaxRuns)
+	}
+	return nil
+}
+
+// Requests streams a run's requests.csv.gz to fn (see RowInfo for a
+// truncated file).
+func (f *Folder) Requests(id string, fn func(*stats.Request)) (RowInfo, error) {
+	if err := CheckID(id); err != nil {
+		return RowInfo{}, err
+	}
+	name := runFile(id, RequestsFile)
+	fh, err := f.d.Open(name)
+	if err != nil {
+		return RowInfo{}, err
+	}
+	defer fh.Close()
+	return readRequests(f.d.Join(name), fh, fn)
+}
+
+// Resources reads a run's resources.csv; a missing file is no samples. A
+// last line cut by a crash is dropped, and said in note.
+func (f *Folder) Resources(id string) ([]stats.ResourceSample, string, error) {
+	if err := CheckID(id); err != nil {
+		return nil, "", err
+	}
+	return readSamples(f, runFile(id, ResourcesFile), ResourcesHeader, parseResource)
+}
+
+// ComputeRun recomputes a run's statistics from its folder, streaming the
+// rows; a truncated requests file becomes a warning of the run.
+func (f *Folder) ComputeRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, error) {
+	t := stats.NewTally(meta)
+	info, err := f.Requests(meta.ID, t.Add)
+	if err != nil {
+		return nil, err
+	}
+	res, note, err := f.Resources(meta.ID)
+	if err != nil {
+		return nil, err
+	}
+	host, hostNote, err := f.Host(meta.ID)
+	if err != nil {
+		return nil, err
+	}
+	meta.Warnings = append([]stats.Warning(nil), meta.Warnings...)
+	for _, n := range []string{info.Note(), note, hostNote} {
+		if n != "" {
+			meta.Warnings = append(meta.Warnings, stats.Warn(stats.WarnIncompleteEvidence, meta.ID, n))
+		}
+	}
+	return t.Run(meta, res, th, host...), nil
 }
 
 // Recompute derives every run's statistics and the summary again from the
@@ -137,7 +380,9 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 			complete = false
 			continue
 		}
-		r, err := ComputeRunFromDir(filepath.Join(f.Dir, RunsDir, e.ID), *e.Meta, th)
+		meta := *e.Meta
+		meta.ID = e.ID
+		r, err := f.ComputeRun(meta, th)
 		if err != nil {
 			return nil, err
 		}

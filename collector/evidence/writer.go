@@ -9,13 +9,18 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"sync"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/owner"
+	"github.com/tokex-dev/tokex/internal/safefs"
 )
 
 // File names inside an evidence folder.
@@ -71,107 +76,391 @@ func (m *Manifest) Run(id string) *RunEntry {
 	return nil
 }
 
-// Writer writes one campaign's evidence folder. Consume and Record are safe
-// for concurrent use; the first write error is kept and returned by EndRun.
+// ErrWrite marks the failure to write evidence; a campaign that meets it
+// stops the current run at once (its figures could not be proven).
+var ErrWrite = errors.New("evidence cannot be written")
+
+// Writer writes one campaign's evidence folder. Consume, Record and Flush
+// are safe for concurrent use. The first write error is kept: Failed is
+// closed, Err returns it, later rows are not written.
 type Writer struct {
 	Dir string
 
+	d        *safefs.Dir
+	wrap     func(name string, w io.Writer) io.Writer
 	mu       sync.Mutex
 	man      Manifest
 	seq      uint64
-	top      *bufio.Writer
-	topFile  *os.File
-	topRes   *resFile
-	topHost  *resFile
+	top      *lineFile
+	topRes   *lineFile
+	topHost  *lineFile // created at the first sample between runs
 	cur      *runFiles
 	err      error
+	failed   chan struct{}
 	linebuf  []byte
 	finished bool
+	notes    []string
+	final    string // a staged folder's final path
 }
 
-type resFile struct {
+// Option configures a Writer.
+type Option func(*Writer)
+
+// WrapFiles passes every byte the writer writes to the file name (relative
+// to the folder) through wrap: a seam for tests that need a full disk.
+func WrapFiles(wrap func(name string, w io.Writer) io.Writer) Option {
+	return func(w *Writer) { w.wrap = wrap }
+}
+
+// lineFile is an append-only text file behind a buffer.
+type lineFile struct {
 	f *os.File
 	w *bufio.Writer
 }
 
 type runFiles struct {
 	id     string
-	dir    string
 	reqF   *os.File
 	reqGz  *gzip.Writer
 	reqW   *bufio.Writer
-	evF    *os.File
-	evW    *bufio.Writer
-	res    *resFile
-	host   *resFile
+	ev     *lineFile
+	res    *lineFile
+	host   *lineFile // created at the run's first host sample
 	rows   int64
 	closed bool
 }
 
+func newWriter(dir string, d *safefs.Dir, opts []Option) *Writer {
+	w := &Writer{Dir: dir, d: d, failed: make(chan struct{})}
+	for _, o := range opts {
+		o(w)
+	}
+	return w
+}
+
+func (w *Writer) wrapped(name string, f io.Writer) io.Writer {
+	if w.wrap == nil {
+		return f
+	}
+	return w.wrap(name, f)
+}
+
 // Create starts a new evidence folder at dir, which must not exist yet.
 // configYAML must already be redacted.
-func Create(dir string, configYAML []byte, m Manifest) (*Writer, error) {
+func Create(dir string, configYAML []byte, m Manifest, opts ...Option) (*Writer, error) {
 	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
 		return nil, fmt.Errorf("evidence folder: %w", err)
 	}
 	if err := os.Mkdir(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("evidence folder: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, ConfigFile), configYAML, 0o644); err != nil {
-		return nil, fmt.Errorf("evidence folder: %w", err)
-	}
-	m.SchemaVersion = stats.SchemaVersion
-	m.Status = "running"
-	w := &Writer{Dir: dir, man: m}
-	if err := w.openTop(); err != nil {
-		return nil, err
-	}
-	return w, w.saveManifest()
+	return create(dir, configYAML, m, opts)
 }
 
-// Resume reopens an interrupted campaign's folder for appending.
-func Resume(dir string) (*Writer, error) {
+// CreateNew starts a new evidence folder under parent with a fresh campaign
+// id (NewID); two campaigns started in the same millisecond get the next
+// free millisecond, so ids stay unique, readable and in start order.
+func CreateNew(parent, name string, now time.Time, configYAML []byte, m Manifest, opts ...Option) (*Writer, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("evidence folder: %w", err)
+	}
+	for i := 0; i < 1000; i++ {
+		id := NewID(now.Add(time.Duration(i)*time.Millisecond), name)
+		dir := filepath.Join(parent, id)
+		err := os.Mkdir(dir, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("evidence folder: %w", err)
+		}
+		m.CampaignID = id
+		return create(dir, configYAML, m, opts)
+	}
+	return nil, fmt.Errorf("evidence folder: no free campaign id under %s", parent)
+}
+
+// stagingSuffix ends the hidden name a staged folder is written under.
+const stagingSuffix = ".partial"
+
+// CreateStaged is CreateNew for a folder that must appear whole or not at
+// all (an import): it is written under a hidden name (".ID.partial", marked
+// with this process) and Publish renames it into place; Discard removes it.
+// Staged folders of killed processes are removed first.
+func CreateStaged(parent, name string, now time.Time, configYAML []byte, m Manifest, opts ...Option) (*Writer, error) {
+	if err := os.MkdirAll(parent, 0o755); err != nil {
+		return nil, fmt.Errorf("evidence folder: %w", err)
+	}
+	_, _ = owner.Sweep(parent, ".", stagingSuffix)
+	for i := 0; i < 1000; i++ {
+		id := NewID(now.Add(time.Duration(i)*time.Millisecond), name)
+		final := filepath.Join(parent, id)
+		staging := filepath.Join(parent, "."+id+stagingSuffix)
+		if _, err := os.Lstat(final); err == nil {
+			continue
+		}
+		err := os.Mkdir(staging, 0o755)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("evidence folder: %w", err)
+		}
+		if err := owner.Mark(staging); err != nil {
+			_ = os.RemoveAll(staging)
+			return nil, fmt.Errorf("evidence folder: %w", err)
+		}
+		m.CampaignID = id
+		w, err := create(staging, configYAML, m, opts)
+		if err != nil {
+			_ = os.RemoveAll(staging)
+			return nil, err
+		}
+		w.final = final
+		return w, nil
+	}
+	return nil, fmt.Errorf("evidence folder: no free campaign id under %s", parent)
+}
+
+// Publish moves a finished staged folder to its final name (w.Dir).
+func (w *Writer) Publish() error {
+	if w.final == "" {
+		return nil
+	}
+	if err := os.Remove(filepath.Join(w.Dir, owner.MarkerFile)); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(w.final); err == nil {
+		return fmt.Errorf("evidence folder: %s appeared meanwhile", w.final)
+	}
+	if err := os.Rename(w.Dir, w.final); err != nil {
+		return fmt.Errorf("evidence folder: %w", err)
+	}
+	w.Dir, w.final = w.final, ""
+	return nil
+}
+
+// Discard removes a staged folder that will not be published.
+func (w *Writer) Discard() {
+	if w.final == "" {
+		return
+	}
+	w.mu.Lock()
+	w.closeRun()
+	if !w.finished {
+		_ = w.top.close()
+		_ = w.topRes.close()
+		w.closeHost(&w.topHost)
+		w.finished = true
+		_ = w.d.Close()
+	}
+	w.mu.Unlock()
+	_ = os.RemoveAll(w.Dir)
+}
+
+// NewID is a campaign id: UTC start time to the millisecond, then the
+// campaign's name made safe for a path, e.g. 20261130-154030.417-quick.
+func NewID(t time.Time, name string) string {
+	return t.UTC().Format("20060102-150405.000") + "-" + SafeName(name, "campaign")
+}
+
+// SafeName keeps letters, digits, '.', '_' and '-' (others become '-'),
+// at most 64 bytes; empty gives def.
+func SafeName(s, def string) string {
+	b := make([]byte, 0, min(len(s), 64))
+	for _, r := range s {
+		if len(b) >= 64 {
+			break
+		}
+		switch {
+		case r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
+			b = append(b, byte(r))
+		case len(b) == 0 || b[len(b)-1] != '-':
+			b = append(b, '-')
+		}
+	}
+	for len(b) > 0 && b[0] == '.' {
+		b = b[1:]
+	}
+	if len(b) == 0 {
+		return def
+	}
+	return string(b)
+}
+
+// create fills the new, empty folder dir; on failure it removes it again,
+// so a campaign that could not start leaves no folder.
+func create(dir string, configYAML []byte, m Manifest, opts []Option) (w *Writer, err error) {
+	defer func() {
+		if err != nil {
+			_ = os.RemoveAll(dir)
+		}
+	}()
+	if err := CheckID(m.CampaignID); err != nil {
+		return nil, fmt.Errorf("evidence folder: %w", err)
+	}
+	d, err := safefs.Open(dir)
+	if err != nil {
+		return nil, fmt.Errorf("evidence folder: %w", err)
+	}
+	w = newWriter(dir, d, opts)
+	m.SchemaVersion = stats.SchemaVersion
+	m.Status = "running"
+	w.man = m
+	if err = w.writeFile(ConfigFile, configYAML); err == nil {
+		err = w.openTop()
+	}
+	if err == nil {
+		err = w.saveManifest()
+	}
+	if err != nil {
+		if w.top != nil {
+			_ = w.top.close()
+		}
+		if w.topRes != nil {
+			_ = w.topRes.close()
+		}
+		d.Close()
+		return nil, fmt.Errorf("evidence folder: %w", err)
+	}
+	return w, nil
+}
+
+// Resume reopens an interrupted campaign's folder for appending. It repairs
+// what a kill can leave: a torn last line of the campaign's events.jsonl
+// and resources.csv (removed), a resources.csv without its header, and
+// temporary files of an interrupted atomic write; Notes says what it did.
+func Resume(dir string, opts ...Option) (*Writer, error) {
 	f, err := Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	w := &Writer{Dir: dir, man: *f.Manifest}
-	w.man.Status = "running"
+	w := newWriter(dir, f.d, opts)
+	w.man = *f.Manifest
+	w.man.Status, w.man.Reason = "running", ""
 	w.man.Finished = time.Time{}
-	evs, _, err := f.Events()
+	w.removeTemps()
+	for _, name := range []string{EventsFile, ResourcesFile, HostFile} {
+		n, err := w.repairTail(name)
+		if err != nil {
+			f.Close()
+			return nil, fmt.Errorf("resume: %w", err)
+		}
+		if n > 0 {
+			w.notes = append(w.notes, fmt.Sprintf("%s: removed a torn last line of %d bytes (tokex was stopped while writing it)", name, n))
+		}
+	}
+	info, err := f.EachEvent(func(Sequenced) error { return nil })
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	if n := len(evs); n > 0 {
-		w.seq = evs[n-1].Seq
-	}
+	w.seq = info.MaxSeq
 	if err := w.openTop(); err != nil {
-		return nil, err
+		f.Close()
+		return nil, fmt.Errorf("evidence folder: %w", err)
 	}
 	return w, w.saveManifest()
 }
 
-func (w *Writer) openTop() error {
-	f, err := os.OpenFile(filepath.Join(w.Dir, EventsFile), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	if err != nil {
-		return fmt.Errorf("evidence folder: %w", err)
+// Notes are what Resume repaired.
+func (w *Writer) Notes() []string { return w.notes }
+
+// repairTail cuts name back to its last complete line.
+func (w *Writer) repairTail(name string) (int64, error) {
+	fh, err := w.d.OpenFile(name, os.O_RDWR)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
 	}
-	w.topFile, w.top = f, bufio.NewWriter(f)
-	w.topRes, err = openRes(filepath.Join(w.Dir, ResourcesFile))
+	if err != nil {
+		return 0, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := st.Size()
+	end := size
+	buf := make([]byte, 64<<10)
+	for end > 0 {
+		n := int64(len(buf))
+		if end < n {
+			n = end
+		}
+		if _, err := fh.ReadAt(buf[:n], end-n); err != nil {
+			return 0, err
+		}
+		i := int64(len(buf[:n])) - 1
+		for ; i >= 0 && buf[i] != '\n'; i-- {
+		}
+		if i >= 0 {
+			end = end - n + i + 1
+			break
+		}
+		end -= n
+	}
+	if end == size {
+		return 0, nil
+	}
+	return size - end, fh.Truncate(end)
+}
+
+// removeTemps deletes temporary files an interrupted atomic write left.
+func (w *Writer) removeTemps() {
+	dirs := []string{"."}
+	if ents, err := w.d.ReadDir(RunsDir); err == nil {
+		for _, e := range ents {
+			if e.IsDir() && CheckID(e.Name()) == nil {
+				dirs = append(dirs, path.Join(RunsDir, e.Name()))
+			}
+		}
+	}
+	for _, dir := range dirs {
+		ents, err := w.d.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if e.Type().IsRegular() && safefs.IsTemp(e.Name()) {
+				_ = w.d.Remove(path.Join(dir, e.Name()))
+			}
+		}
+	}
+}
+
+func (w *Writer) openTop() error {
+	var err error
+	if w.top, err = w.openLines(EventsFile, ""); err != nil {
+		return err
+	}
+	w.topRes, err = w.openLines(ResourcesFile, ResourcesHeader)
 	return err
 }
 
-func openRes(path string) (*resFile, error) {
-	_, statErr := os.Stat(path)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+// openLines opens name for appending; an empty file gets header first.
+func (w *Writer) openLines(name, header string) (*lineFile, error) {
+	f, err := w.d.Append(name)
 	if err != nil {
-		return nil, fmt.Errorf("evidence folder: %w", err)
+		return nil, err
 	}
-	r := &resFile{f: f, w: bufio.NewWriter(f)}
-	if statErr != nil {
-		_, _ = r.w.WriteString(ResourcesHeader + "\n")
+	lf := &lineFile{f: f, w: bufio.NewWriter(w.wrapped(name, f))}
+	if header != "" {
+		st, err := f.Stat()
+		if err != nil {
+			f.Close()
+			return nil, err
+		}
+		if st.Size() == 0 {
+			_, _ = lf.w.WriteString(header + "\n")
+		}
 	}
-	return r, nil
+	return lf, nil
+}
+
+func (lf *lineFile) close() error {
+	err := lf.w.Flush()
+	return errors.Join(err, lf.f.Close())
 }
 
 // Manifest returns a copy of the current manifest.
@@ -185,6 +474,14 @@ func (w *Writer) Manifest() Manifest {
 
 // SetPlan records the planned runs (keeping entries of a resumed folder).
 func (w *Writer) SetPlan(plan []event.PlannedRun) error {
+	if len(plan) > MaxRuns {
+		return fmt.Errorf("a plan of %d runs: at most %d", len(plan), MaxRuns)
+	}
+	for _, p := range plan {
+		if err := CheckID(p.ID); err != nil {
+			return err
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	old := map[string]RunEntry{}
@@ -205,7 +502,8 @@ func (w *Writer) SetPlan(plan []event.PlannedRun) error {
 
 func (w *Writer) fail(err error) {
 	if err != nil && w.err == nil {
-		w.err = fmt.Errorf("writing evidence: %w", err)
+		w.err = fmt.Errorf("%w: %w", ErrWrite, err)
+		close(w.failed)
 	}
 }
 
@@ -216,6 +514,9 @@ func (w *Writer) Err() error {
 	return w.err
 }
 
+// Failed is closed at the first write error.
+func (w *Writer) Failed() <-chan struct{} { return w.failed }
+
 // Consume is the event-bus consumer.
 func (w *Writer) Consume(e event.Event) {
 	w.mu.Lock()
@@ -223,20 +524,28 @@ func (w *Writer) Consume(e event.Event) {
 	if c, ok := e.(event.CampaignStarted); ok {
 		w.man.Target = c.Target // known once the driver started (the embedded server's port)
 	}
-	if w.finished {
+	if w.finished || w.err != nil {
 		return
 	}
 	w.seq++
 	line, err := event.Marshal(w.seq, e)
+	if err == nil && len(line) >= MaxEventLine {
+		err = fmt.Errorf("%d bytes, longer than a line may be", len(line))
+	}
 	if err != nil {
-		w.fail(err)
-		return
+		// Recorded as a note rather than lost without a trace.
+		note := event.Log{At: event.Time(e), Source: "tokex", Level: "warn",
+			Message: fmt.Sprintf("a %s event could not be recorded: %v", e.Kind(), err)}
+		if line, err = event.Marshal(w.seq, note); err != nil {
+			note.At = time.Time{} // a time JSON cannot hold
+			line, _ = event.Marshal(w.seq, note)
+		}
 	}
 	dst := w.top
 	if w.cur != nil && !w.cur.closed && e.Kind() != event.KindCampaignStarted && e.Kind() != event.KindCampaignFinished {
-		dst = w.cur.evW
+		dst = w.cur.ev
 	}
-	_, err = dst.Write(append(line, '\n'))
+	_, err = dst.w.Write(append(line, '\n'))
 	w.fail(err)
 	if r, ok := e.(event.Resource); ok {
 		rf := w.topRes
@@ -262,37 +571,81 @@ func (w *Writer) Record(r *stats.Request) {
 	if w.cur == nil || w.cur.closed || w.err != nil {
 		return
 	}
+	if w.cur.rows >= MaxRunRows {
+		w.fail(fmt.Errorf("run %s: more than %d rows, more than a reader accepts", w.cur.id, MaxRunRows))
+		return
+	}
 	w.linebuf = AppendRequest(w.linebuf[:0], r)
 	_, err := w.cur.reqW.Write(w.linebuf)
 	w.fail(err)
 	w.cur.rows++
 }
 
-// BeginRun creates the run's folder, replacing what an aborted attempt left.
-func (w *Writer) BeginRun(p event.PlannedRun, started time.Time) error {
+// Flush pushes everything buffered to the files, so a write error shows
+// within a flush interval and a kill loses at most that much. The runner
+// calls it every second.
+func (w *Writer) Flush() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	dir := filepath.Join(w.Dir, RunsDir, p.ID)
-	if err := os.RemoveAll(dir); err != nil {
+	w.flushLocked()
+	return w.err
+}
+
+func (w *Writer) flushLocked() {
+	if w.finished {
+		return
+	}
+	if rf := w.cur; rf != nil && !rf.closed {
+		w.fail(rf.reqW.Flush())
+		w.fail(rf.reqGz.Flush())
+		w.fail(rf.ev.w.Flush())
+		w.fail(rf.res.w.Flush())
+		if rf.host != nil {
+			w.fail(rf.host.w.Flush())
+		}
+	}
+	w.fail(w.top.w.Flush())
+	w.fail(w.topRes.w.Flush())
+	if w.topHost != nil {
+		w.fail(w.topHost.w.Flush())
+	}
+}
+
+// BeginRun creates the run's folder, replacing what an aborted attempt left.
+func (w *Writer) BeginRun(p event.PlannedRun, started time.Time) error {
+	if err := CheckID(p.ID); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.flushLocked() // a run boundary: the campaign's files are complete on disk
+	if w.err != nil {
+		return w.err
+	}
+	dir := path.Join(RunsDir, p.ID)
+	if err := w.d.Mkdir(RunsDir, true); err != nil {
 		return fmt.Errorf("evidence folder: %w", err)
 	}
-	rf := &runFiles{id: p.ID, dir: dir}
+	if err := w.d.RemoveAll(dir); err != nil {
+		return fmt.Errorf("evidence folder: %w", err)
+	}
+	if err := w.d.Mkdir(dir, false); err != nil {
+		return fmt.Errorf("evidence folder: %w", err)
+	}
+	rf := &runFiles{id: p.ID}
 	var err error
-	if rf.reqF, err = os.Create(filepath.Join(dir, RequestsFile)); err != nil {
+	reqName := path.Join(dir, RequestsFile)
+	if rf.reqF, err = w.d.Create(reqName); err != nil {
 		return fmt.Errorf("evidence folder: %w", err)
 	}
-	rf.reqGz, _ = gzip.NewWriterLevel(rf.reqF, gzip.BestSpeed)
+	rf.reqGz, _ = gzip.NewWriterLevel(w.wrapped(reqName, rf.reqF), gzip.BestSpeed)
 	rf.reqW = bufio.NewWriterSize(rf.reqGz, 1<<16)
 	_, _ = rf.reqW.WriteString(RequestsHeader + "\n")
-	if rf.evF, err = os.Create(filepath.Join(dir, EventsFile)); err != nil {
+	if rf.ev, err = w.openLines(path.Join(dir, EventsFile), ""); err != nil {
 		return fmt.Errorf("evidence folder: %w", err)
 	}
-	rf.evW = bufio.NewWriter(rf.evF)
-	if rf.res, err = openRes(filepath.Join(dir, ResourcesFile)); err != nil {
-		return err
+	if rf.res, err = w.openLines(path.Join(dir, ResourcesFile), ResourcesHeader); err != nil {
+		return fmt.Errorf("evidence folder: %w", err)
 	}
 	w.cur = rf
 	if e := w.man.Run(p.ID); e != nil {
@@ -312,11 +665,14 @@ func (w *Writer) closeRun() {
 	w.fail(rf.reqGz.Close())
 	w.fail(rf.reqF.Sync())
 	w.fail(rf.reqF.Close())
-	w.fail(rf.evW.Flush())
-	w.fail(rf.evF.Close())
-	w.fail(rf.res.w.Flush())
-	w.fail(rf.res.f.Close())
+	w.fail(rf.ev.close())
+	w.fail(rf.res.close())
 	w.closeHost(&rf.host)
+	w.fail(w.top.w.Flush())
+	w.fail(w.topRes.w.Flush())
+	if w.topHost != nil {
+		w.fail(w.topHost.w.Flush())
+	}
 }
 
 // EndRun closes the run's files, computes its statistics from them (never
@@ -326,19 +682,28 @@ func (w *Writer) EndRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, er
 	w.mu.Lock()
 	w.closeRun()
 	err := w.err
+	if err != nil {
+		// Best effort: the manifest says why the run has no statistics.
+		if e := w.man.Run(meta.ID); e != nil {
+			e.Status, e.Reason, e.Finished = string(stats.StatusFailed), err.Error(), time.Now()
+		}
+		_ = w.writeJSON(ManifestFile, &w.man)
+	}
 	w.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
-	st, err := ComputeRunFromDir(filepath.Join(w.Dir, RunsDir, meta.ID), meta, th)
+	f := &Folder{Dir: w.Dir, d: w.d}
+	st, err := f.ComputeRun(meta, th)
 	if err != nil {
-		return nil, err
-	}
-	if err := writeJSON(filepath.Join(w.Dir, RunsDir, meta.ID, StatsFile), st); err != nil {
 		return nil, err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.writeJSON(runFile(meta.ID, StatsFile), st); err != nil {
+		w.fail(err)
+		return nil, w.err
+	}
 	if e := w.man.Run(meta.ID); e != nil {
 		e.Status, e.Reason, e.Finished = string(meta.Status), meta.Reason, time.Now()
 		m := meta
@@ -347,40 +712,29 @@ func (w *Writer) EndRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, er
 	return st, w.saveManifestLocked()
 }
 
-// ComputeRunFromDir recomputes a run's statistics from its folder.
-func ComputeRunFromDir(dir string, meta stats.RunMeta, th stats.Thresholds) (*stats.Run, error) {
-	reqs, err := ReadRequests(filepath.Join(dir, RequestsFile))
-	if err != nil {
-		return nil, err
-	}
-	res, err := ReadResources(filepath.Join(dir, ResourcesFile))
-	if err != nil {
-		return nil, err
-	}
-	host, err := ReadHost(filepath.Join(dir, HostFile))
-	if err != nil {
-		return nil, err
-	}
-	return stats.ComputeRun(meta, reqs, res, th, host...), nil
-}
-
-// Finish writes summary.json and summary.md and closes the folder.
+// Finish writes summary.json and summary.md and closes the folder. The
+// campaign's status and reason are what SetStatus recorded.
 func (w *Writer) Finish(s *stats.Summary) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.closeRun()
-	w.man.Status, w.man.Reason, w.man.Finished = s.Status, "", s.Finished
-	if s != nil {
-		w.fail(writeJSON(filepath.Join(w.Dir, SummaryJSON), s))
-		w.fail(os.WriteFile(filepath.Join(w.Dir, SummaryMD), []byte(s.Markdown()), 0o644))
+	if w.finished {
+		return w.err
 	}
-	w.fail(w.top.Flush())
-	w.fail(w.topFile.Close())
-	w.fail(w.topRes.w.Flush())
-	w.fail(w.topRes.f.Close())
+	w.closeRun()
+	if s != nil {
+		if w.man.Status == "running" {
+			w.man.Status = s.Status
+		}
+		w.man.Finished = s.Finished
+		w.fail(w.writeJSON(SummaryJSON, s))
+		w.fail(w.writeFile(SummaryMD, []byte(s.Markdown())))
+	}
+	w.fail(w.top.close())
+	w.fail(w.topRes.close())
 	w.closeHost(&w.topHost)
 	w.fail(w.saveManifestLocked())
 	w.finished = true
+	_ = w.d.Close()
 	return w.err
 }
 
@@ -398,23 +752,26 @@ func (w *Writer) saveManifest() error {
 }
 
 func (w *Writer) saveManifestLocked() error {
-	err := writeJSON(filepath.Join(w.Dir, ManifestFile), &w.man)
+	err := w.writeJSON(ManifestFile, &w.man)
 	w.fail(err)
-	return err
+	if err != nil {
+		return w.err
+	}
+	return nil
 }
 
-// writeJSON writes atomically (temp file + rename) so a crash never leaves
-// half a manifest.
-func writeJSON(path string, v any) error {
+// writeJSON and writeFile replace a file atomically (temp file + rename
+// inside the folder): a crash or a full disk never leaves half a file.
+func (w *Writer) writeJSON(name string, v any) error {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
+	return w.writeFile(name, append(b, '\n'))
+}
+
+func (w *Writer) writeFile(name string, data []byte) error {
+	return w.d.WriteFile(name, data, func(f io.Writer) io.Writer { return w.wrapped(name, f) })
 }
 
 var errNotEvidence = errors.New("not a tokex evidence folder")

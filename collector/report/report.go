@@ -3,15 +3,17 @@ package report
 import (
 	"bytes"
 	_ "embed"
+	"errors"
 	"fmt"
 	"html/template"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/safefs"
 )
 
 //go:embed report.html.tmpl
@@ -69,14 +71,18 @@ func Build(dir string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	v := &View{Manifest: f.Manifest}
 	v.S, err = f.Summary()
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
 		if v.S, err = f.Recompute(stats.Thresholds{}); err != nil {
 			return nil, err
 		}
 		v.Recomputed = true
 		v.Warnings = append(v.Warnings, "no summary.json (the campaign did not finish): figures recomputed from the rows, thresholds unknown")
+	}
+	if err != nil {
+		return nil, err
 	}
 	s := v.S
 	v.LatencyTable, v.ScheduleTable, v.ResourceTable = s.LatencyTable(), s.ScheduleTable(), s.ResourceTable()
@@ -103,9 +109,11 @@ func Build(dir string) ([]byte, error) {
 				rv.Flags = append(rv.Flags, string(w.Code))
 			}
 		}
-		if err := rv.build(filepath.Join(dir, evidence.RunsDir, r.ID)); err != nil {
+		notes, err := rv.build(f)
+		if err != nil {
 			rv.Missing = err.Error()
 		}
+		v.Warnings = append(v.Warnings, notes...)
 		v.Runs = append(v.Runs, rv)
 	}
 	var buf bytes.Buffer
@@ -115,7 +123,9 @@ func Build(dir string) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// Write renders dir's report into file (default dir/report.html).
+// Write renders dir's report into file (default dir/report.html). The file
+// is replaced atomically; a link or special file in its place is refused,
+// never written through.
 func Write(dir, file string) (string, error) {
 	if file == "" {
 		file = filepath.Join(dir, "report.html")
@@ -124,7 +134,12 @@ func Write(dir, file string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return file, os.WriteFile(file, b, 0o644)
+	d, err := safefs.Open(filepath.Dir(file))
+	if err != nil {
+		return "", err
+	}
+	defer d.Close()
+	return file, d.WriteFile(filepath.Base(file), b, nil)
 }
 
 func (v *View) tiles() {
@@ -216,21 +231,34 @@ func suffix(reason string) string {
 	return " (" + reason + ")"
 }
 
-// build computes the run's charts from its rows and samples.
-func (rv *RunView) build(dir string) error {
+// build computes the run's charts from its rows and samples, streaming the
+// rows; notes say what the charts lack (a truncated file, rows left out).
+func (rv *RunView) build(f *evidence.Folder) ([]string, error) {
 	r := rv.Run
-	rows, err := evidence.ReadRequests(filepath.Join(dir, evidence.RequestsFile))
-	if err != nil && len(rows) == 0 {
-		return err
-	}
-	res, err := evidence.ReadResources(filepath.Join(dir, evidence.ResourcesFile))
-	if err != nil {
-		return err
-	}
 	start := r.Started.UnixMicro()
 	total := r.MeasuredEnd.Sub(r.Started).Seconds()
 	warm := r.MeasuredStart.Sub(r.Started).Seconds()
-	secs := perSecond(rows, start, r.MeasuredEnd.UnixMicro())
+	ser := newSeries(start, r.MeasuredEnd.UnixMicro())
+	info, err := f.Requests(r.ID, ser.add)
+	if err != nil && info.Rows == 0 {
+		return nil, err
+	}
+	var notes []string
+	if err != nil {
+		notes = append(notes, fmt.Sprintf("%s: charts and per-agent table stop at row %s: %v", r.ID, stats.Thousands(info.Rows), err))
+	}
+	if n := info.Note(); n != "" {
+		notes = append(notes, r.ID+": "+n+" (charts and per-agent table)")
+	}
+	notes = append(notes, ser.notes(r.ID)...)
+	res, note, err := f.Resources(r.ID)
+	if err != nil {
+		return notes, err
+	}
+	if note != "" {
+		notes = append(notes, r.ID+": "+note)
+	}
+	secs := ser.seconds()
 	bands := []charts.Band{}
 	if warm > 0 {
 		bands = append(bands, charts.Band{X0: 0, X1: warm, Label: "warmup"})
@@ -262,6 +290,7 @@ func (rv *RunView) build(dir string) error {
 	// Resources, per role and name.
 	type group struct{ x, cpu, mem []float64 }
 	byRole := map[string]map[string]*group{}
+	series, skipped := 0, 0
 	for _, smp := range res {
 		x := float64(smp.AtUS-start) / 1e6
 		if x < 0 || x > xmax {
@@ -272,6 +301,11 @@ func (rv *RunView) build(dir string) error {
 		}
 		g := byRole[smp.Kind][smp.Name]
 		if g == nil {
+			if series >= maxSeries {
+				skipped++
+				continue
+			}
+			series++
 			g = &group{}
 			byRole[smp.Kind][smp.Name] = g
 		}
@@ -306,9 +340,12 @@ func (rv *RunView) build(dir string) error {
 			template.HTML(charts.Chart{Title: "Engine CPU (stacked per engine)", YUnit: "millicores", XMax: xmax, Bands: bands, Stacked: stacked, Lines: nodeLines}.SVG()),
 			template.HTML(charts.Chart{Title: "Engine memory", YUnit: "MiB", XMax: xmax, Bands: bands, Lines: memLines, Height: 180}.SVG()))
 	}
-	host, err := evidence.ReadHost(filepath.Join(dir, evidence.HostFile))
+	host, note, err := f.Host(r.ID)
 	if err != nil {
-		return err
+		return notes, err
+	}
+	if note != "" {
+		notes = append(notes, r.ID+": "+note)
 	}
 	hc := hostCharts(host, start, xmax, bands)
 	if len(genLines) > 0 {
@@ -316,6 +353,9 @@ func (rv *RunView) build(dir string) error {
 		rv.Charts = append(rv.Charts, template.HTML(charts.Chart{Title: "Load generator CPU", YUnit: "millicores", XMax: xmax, Bands: bands, Lines: genLines, Height: 180}.SVG()))
 	}
 	rv.Charts = append(rv.Charts, hc.charts...)
-	rv.Agents = perAgent(rows)
-	return nil
+	if skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d resource samples of processes or pods beyond the first %d are not charted", r.ID, skipped, maxSeries))
+	}
+	rv.Agents = ser.agentRows()
+	return notes, nil
 }

@@ -2,7 +2,9 @@ package report
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -252,7 +254,11 @@ func TestPerSecondAchieved(t *testing.T) {
 		}
 		rows = append(rows, r)
 	}
-	secs := perSecond(rows, start, start+2_000_000)
+	ser := newSeries(start, start+2_000_000)
+	for i := range rows {
+		ser.add(&rows[i])
+	}
+	secs := ser.seconds()
 	if len(secs) != 2 || secs[0].answered != 5 || secs[1].answered != 5 || secs[1].completed != 10 {
 		for _, s := range secs {
 			t.Logf("%+v", *s)
@@ -303,4 +309,137 @@ func TestReportListsTopErrors(t *testing.T) {
 			return ""
 		}())
 	}
+}
+
+// editJSON rewrites one JSON file of the folder.
+func editJSON(t *testing.T, path string, edit func(m map[string]any)) {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	edit(m)
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReportOfAHostileFolder: issue 9 items 9–11 and 15 as the report meets
+// them. Every case ends in a clear error or a warning, never in a read
+// outside the folder, an unbounded read or a silently partial chart.
+func TestReportOfAHostileFolder(t *testing.T) {
+	cases := []struct {
+		name    string
+		damage  func(t *testing.T, dir string)
+		err     string // Build fails with this
+		warning string // or the report warns with this
+	}{
+		{"run id leaves the folder (item 10)", func(t *testing.T, dir string) {
+			outside := filepath.Join(filepath.Dir(dir), "elsewhere")
+			_ = os.MkdirAll(outside, 0o755)
+			_ = os.Rename(filepath.Join(dir, evidence.RunsDir, "01-r1-100rps"), filepath.Join(outside, "01-r1-100rps"))
+			editJSON(t, filepath.Join(dir, evidence.SummaryJSON), func(m map[string]any) {
+				m["stages"].([]any)[0].(map[string]any)["runs"].([]any)[0].(map[string]any)["id"] = "../../elsewhere/01-r1-100rps"
+			})
+		}, "not a valid campaign or run id", ""},
+		{"requests file is a link out (item 9)", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, evidence.RunsDir, "01-r1-100rps", evidence.RequestsFile)
+			outside := filepath.Join(filepath.Dir(dir), "outside.csv.gz")
+			_ = os.Rename(p, outside)
+			_ = os.Symlink(outside, p)
+		}, "", "refused: a symbolic link"},
+		{"runs folder is a link out (item 9)", func(t *testing.T, dir string) {
+			outside := filepath.Join(filepath.Dir(dir), "outside-runs")
+			_ = os.Rename(filepath.Join(dir, evidence.RunsDir), outside)
+			_ = os.Symlink(outside, filepath.Join(dir, evidence.RunsDir))
+		}, "", "refused: a symbolic link"},
+		{"200,000 runs in summary.json (item 11)", func(t *testing.T, dir string) {
+			editJSON(t, filepath.Join(dir, evidence.SummaryJSON), func(m map[string]any) {
+				st := m["stages"].([]any)[0].(map[string]any)
+				many := make([]any, 200_000) // 11 MB, as in the issue
+				for i := range many {
+					many[i] = map[string]any{"id": fmt.Sprintf("%06d-r%d", i, i), "status": "done", "requests": i}
+				}
+				st["runs"] = many
+			})
+		}, "refused: more than 1000 runs", ""},
+		{"truncated requests (item 15)", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, evidence.RunsDir, "02-r1-200rps", evidence.RequestsFile)
+			b, _ := os.ReadFile(p)
+			_ = os.WriteFile(p, b[:len(b)*2/3], 0o644)
+		}, "", "02-r1-200rps: requests.csv.gz is truncated after"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := writeCampaign(t)
+			c.damage(t, dir)
+			b, err := Build(dir)
+			if c.err != "" {
+				if err == nil || !strings.Contains(err.Error(), c.err) {
+					t.Fatalf("err = %v, want %q", err, c.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			doc, _ := html.Parse(bytes.NewReader(b))
+			var ns []*html.Node
+			find(doc, func(n *html.Node) bool { return attr(n, "id") == "warnings" || attr(n, "class") == "warn" }, &ns)
+			var all []string
+			for _, n := range ns {
+				all = append(all, text(n))
+			}
+			if !strings.Contains(strings.Join(all, "\n"), c.warning) {
+				t.Errorf("the report does not say %q:\n%s", c.warning, strings.Join(all, "\n"))
+			}
+		})
+	}
+}
+
+// FuzzBuild renders a folder whose summary.json and one run's requests
+// (plain CSV, compressed here) are arbitrary: an error or a page, never a
+// panic.
+func FuzzBuild(f *testing.F) {
+	f.Fuzz(func(t *testing.T, summary, requests []byte) {
+		dir := writeSmallCampaign(t)
+		_ = os.WriteFile(filepath.Join(dir, evidence.SummaryJSON), summary, 0o644)
+		var buf bytes.Buffer
+		zw := gzip.NewWriter(&buf)
+		_, _ = zw.Write(requests)
+		_ = zw.Close()
+		_ = os.WriteFile(filepath.Join(dir, evidence.RunsDir, "01-r1-10rps", evidence.RequestsFile), buf.Bytes(), 0o644)
+		_, _ = Build(dir)
+	})
+}
+
+// writeSmallCampaign is one finished run of ten rows (fast, for fuzzing).
+func writeSmallCampaign(t *testing.T) string {
+	dir := filepath.Join(t.TempDir(), "c")
+	w, err := evidence.Create(dir, nil, evidence.Manifest{CampaignID: "c", Started: time.Unix(1_800_000_000, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := event.PlannedRun{ID: "01-r1-10rps", Round: 1, TargetRPS: 10, Duration: time.Second, Agents: 1}
+	_ = w.SetPlan([]event.PlannedRun{p})
+	start := time.Unix(1_800_000_000, 0)
+	_ = w.BeginRun(p, start)
+	for i := 0; i < 10; i++ {
+		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	}
+	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stats.Summary{CampaignID: "c", Status: "done"}
+	stats.BuildSummary(s, []*stats.Run{st}, true)
+	if err := w.Finish(s); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

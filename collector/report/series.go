@@ -5,76 +5,122 @@
 package report
 
 import (
-	"slices"
+	"fmt"
 	"sort"
 
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
+// Bounds of what one run's charts hold, whatever its rows claim.
+const (
+	lateSeconds = 600       // completions charted after the run's end
+	maxSeconds  = 7 * 86400 // seconds charted at most
+	maxAgents   = 1000      // agents in the per-agent table (the config's limit)
+	maxSeries   = 200       // resource lines (processes, pods, nodes) per run
+)
+
 // second is one second of a run, computed from requests.csv.gz.
 type second struct {
 	t                                float64 // seconds since the run's start
-	phase                            stats.Phase
-	completed, answered, ok, dropped int
+	completed, answered, ok, dropped int64
 	mean, p50, p95, p99              float64 // ms
-	durs                             []int64
+	sum                              float64
+	durs                             stats.Samples
 }
 
-// perSecond buckets a run's rows by completion second since start (µs);
-// responses after the measured end (µs) count in its last second.
-func perSecond(rows []stats.Request, startUS, endUS int64) []*second {
-	by := map[int64]*second{}
-	for i := range rows {
-		r := &rows[i]
-		end := r.ScheduledUS
-		if !r.Dropped() {
-			end += r.SendLagUS + r.DurationUS
-		}
-		if r.Phase == stats.Measured && end >= endUS && endUS > startUS {
-			end = endUS - 1
-		}
-		sec := (end - startUS) / 1e6
-		if end < startUS {
-			sec = -1
-		}
-		s := by[sec]
-		if s == nil {
-			s = &second{t: float64(sec), phase: r.Phase}
-			by[sec] = s
-		}
-		if r.Phase == stats.Measured {
-			s.phase = stats.Measured
+// agentAcc is one agent's measured rows.
+type agentAcc struct {
+	reqs, errs, drops int64
+	durs              stats.Samples
+}
+
+// series streams a run's rows into per-second and per-agent figures,
+// keeping one duration per row (4 bytes), never the rows.
+type series struct {
+	startUS, endUS int64 // the run's start and measured end
+	last           int64 // last second charted
+	secs           map[int64]*second
+	agents         map[int]*agentAcc
+	// outside counts rows outside the run's time span; extraAgents rows of
+	// agents beyond maxAgents. Neither is charted.
+	outside, extraAgents int64
+}
+
+func newSeries(startUS, endUS int64) *series {
+	total := float64(endUS-startUS) / 1e6
+	last := int64(min(max(total, 0)+lateSeconds, maxSeconds))
+	return &series{startUS: startUS, endUS: endUS, last: last, secs: map[int64]*second{}, agents: map[int]*agentAcc{}}
+}
+
+// add files one row: per second by completion time (dropped arrivals by
+// their scheduled time; measured responses after the measured end in its
+// last second), per agent for the measured phase.
+func (s *series) add(r *stats.Request) {
+	end := r.ScheduledUS
+	if !r.Dropped() {
+		end += r.SendLagUS + r.DurationUS
+	}
+	if r.Phase == stats.Measured && end >= s.endUS && s.endUS > s.startUS {
+		end = s.endUS - 1
+	}
+	sec := (end - s.startUS) / 1e6
+	if end < s.startUS || sec > s.last {
+		s.outside++
+	} else {
+		b := s.secs[sec]
+		if b == nil {
+			b = &second{t: float64(sec)}
+			s.secs[sec] = b
 		}
 		switch {
 		case r.Dropped():
-			s.dropped++
+			b.dropped += r.Arrivals()
 		case r.Outcome == "aborted":
 		default:
-			s.completed++
+			b.completed++
 			if r.Responded() {
-				s.answered++
+				b.answered++
 			}
 			if r.OK() {
-				s.ok++
+				b.ok++
 			}
-			s.durs = append(s.durs, r.DurationUS)
+			b.sum += float64(r.DurationUS)
+			b.durs.Add(r.DurationUS)
 		}
 	}
-	out := make([]*second, 0, len(by))
-	for _, s := range by {
-		if len(s.durs) > 0 {
-			slices.Sort(s.durs)
-			var sum float64
-			for _, d := range s.durs {
-				sum += float64(d)
-			}
-			s.mean = sum / float64(len(s.durs)) / 1000
-			s.p50 = stats.Percentile(s.durs, 0.5) / 1000
-			s.p95 = stats.Percentile(s.durs, 0.95) / 1000
-			s.p99 = stats.Percentile(s.durs, 0.99) / 1000
-			s.durs = nil
+	if r.Phase != stats.Measured || r.Outcome == "aborted" {
+		return
+	}
+	a := s.agents[r.Agent]
+	if a == nil {
+		if len(s.agents) >= maxAgents {
+			s.extraAgents++
+			return
 		}
-		out = append(out, s)
+		a = &agentAcc{}
+		s.agents[r.Agent] = a
+	}
+	if r.Dropped() {
+		a.drops += r.Arrivals()
+		return
+	}
+	a.reqs++
+	if !r.OK() {
+		a.errs++
+	}
+	a.durs.Add(r.DurationUS)
+}
+
+// seconds returns the per-second figures in time order.
+func (s *series) seconds() []*second {
+	out := make([]*second, 0, len(s.secs))
+	for _, b := range s.secs {
+		if n := b.durs.Len(); n > 0 {
+			l := b.durs.Summarize()
+			b.mean, b.p50, b.p95, b.p99 = b.sum/float64(n)/1000, l.P50, l.P95, l.P99
+			b.durs = stats.Samples{}
+		}
+		out = append(out, b)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].t < out[j].t })
 	return out
@@ -87,38 +133,23 @@ type agentRow struct {
 	P95                     float64
 }
 
-func perAgent(rows []stats.Request) []agentRow {
-	type acc struct {
-		reqs, errs, drops int64
-		durs              []int64
-	}
-	by := map[int]*acc{}
-	for i := range rows {
-		r := &rows[i]
-		if r.Phase != stats.Measured || r.Outcome == "aborted" {
-			continue
-		}
-		a := by[r.Agent]
-		if a == nil {
-			a = &acc{}
-			by[r.Agent] = a
-		}
-		switch {
-		case r.Dropped():
-			a.drops++
-		default:
-			a.reqs++
-			if !r.OK() {
-				a.errs++
-			}
-			a.durs = append(a.durs, r.DurationUS)
-		}
-	}
+func (s *series) agentRows() []agentRow {
 	var out []agentRow
-	for id, a := range by {
-		slices.Sort(a.durs)
-		out = append(out, agentRow{Agent: id, Requests: a.reqs, Errors: a.errs, Drops: a.drops, P95: stats.Percentile(a.durs, 0.95) / 1000})
+	for id, a := range s.agents {
+		out = append(out, agentRow{Agent: id, Requests: a.reqs, Errors: a.errs, Drops: a.drops, P95: a.durs.Summarize().P95})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Agent < out[j].Agent })
+	return out
+}
+
+// notes say what the charts leave out.
+func (s *series) notes(id string) []string {
+	var out []string
+	if s.outside > 0 {
+		out = append(out, fmt.Sprintf("%s: %s rows fall outside the run's time span and are not charted", id, stats.Thousands(s.outside)))
+	}
+	if s.extraAgents > 0 {
+		out = append(out, fmt.Sprintf("%s: %s rows of agents beyond the first %d are not in the per-agent table", id, stats.Thousands(s.extraAgents), maxAgents))
+	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
+	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
@@ -216,11 +217,11 @@ const (
 	MaxNameLen        = 64
 	MaxStages         = 100
 	MaxRounds         = 100
-	MaxRuns           = 1000 // stages × rounds, plus the sanity run: the readers' limit
-	MinRate           = 0.01 // exchanges/s, one every 100 s
+	MaxRuns           = evidence.MaxRuns // stages × rounds, plus the sanity run: the readers' limit
+	MinRate           = 0.01             // exchanges/s, one every 100 s
 	MaxRate           = 100000
 	MaxRatePerAgent   = 20000
-	MaxArrivalsPerRun = 10_000_000 // rows of one run's requests.csv.gz: the readers' limit
+	MaxArrivalsPerRun = evidence.MaxRunRows // rows of one run's requests.csv.gz: the readers' limit
 	MaxAgents         = 1000
 	MaxInFlight       = 10000
 	MaxWorkers        = 100000 // agents × max_in_flight: goroutines and connections

@@ -12,27 +12,35 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 )
 
-// Source is an evidence folder's recorded stream.
+// Source is an evidence folder's recorded stream. It is read from disk as
+// it plays, one event at a time, so its size costs no memory.
 type Source struct {
 	Folder *evidence.Folder
-	Events []evidence.Sequenced
-	// Notes say what is missing or odd (an aborted campaign, a lost log).
+	// Count is the number of events; Last the last one.
+	Count int
+	Last  event.Event
+	// Notes say what is missing or odd (an aborted campaign, a lost log,
+	// lines that could not be read).
 	Notes []string
+	each  func(func(evidence.Sequenced) error) error
 }
 
-// Load opens dir and reads its event stream.
+// Load opens dir and reads its event stream once, to count it.
 func Load(dir string) (*Source, error) {
 	f, err := evidence.Open(dir)
 	if err != nil {
 		return nil, err
 	}
-	evs, notes, err := f.Events()
+	info, err := f.EachEvent(func(evidence.Sequenced) error { return nil })
 	if err != nil {
+		f.Close()
 		return nil, err
 	}
-	if len(evs) == 0 {
+	if info.Count == 0 {
+		f.Close()
 		return nil, fmt.Errorf("%s: no events recorded", dir)
 	}
+	notes := info.Notes
 	m := f.Manifest
 	if m.Status != "done" {
 		done := 0
@@ -43,10 +51,23 @@ func Load(dir string) (*Source, error) {
 		}
 		notes = append(notes, fmt.Sprintf("campaign %s: %d of %d runs finished", m.Status, done, len(m.Runs)))
 	}
-	if _, ok := evs[len(evs)-1].Event.(event.CampaignFinished); !ok {
+	if _, ok := info.Last.Event.(event.CampaignFinished); !ok {
 		notes = append(notes, "the event log ends before the campaign finished (tokex was killed?)")
 	}
-	return &Source{Folder: f, Events: evs, Notes: notes}, nil
+	s := &Source{Folder: f, Count: info.Count, Last: info.Last.Event, Notes: notes}
+	s.each = func(fn func(evidence.Sequenced) error) error {
+		_, err := f.EachEvent(fn)
+		return err
+	}
+	return s, nil
+}
+
+// Close releases the folder.
+func (s *Source) Close() error {
+	if s.Folder == nil {
+		return nil
+	}
+	return s.Folder.Close()
 }
 
 // Play emits every event; speed scales the original spacing (2 = twice as
@@ -55,7 +76,7 @@ func (s *Source) Play(ctx context.Context, speed float64, emit func(event.Event)
 	var prev time.Time
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
-	for _, se := range s.Events {
+	return s.each(func(se evidence.Sequenced) error {
 		t := event.Time(se.Event)
 		if speed > 0 && !prev.IsZero() && t.After(prev) {
 			timer.Reset(time.Duration(float64(t.Sub(prev)) / speed))
@@ -68,7 +89,10 @@ func (s *Source) Play(ctx context.Context, speed float64, emit func(event.Event)
 		if t.After(prev) {
 			prev = t
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		emit(se.Event)
-	}
-	return nil
+		return nil
+	})
 }

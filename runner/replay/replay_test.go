@@ -11,12 +11,12 @@ import (
 
 func TestPlaySpacingAndSpeed(t *testing.T) {
 	t0 := time.Now()
-	src := &Source{Events: []evidence.Sequenced{
+	src := fromEvents([]evidence.Sequenced{
 		{Seq: 1, Event: event.Log{At: t0, Message: "a"}},
 		{Seq: 2, Event: event.Log{At: t0.Add(200 * time.Millisecond), Message: "b"}},
 		{Seq: 3, Event: event.Log{At: t0.Add(100 * time.Millisecond), Message: "c"}}, // out of order: no wait
 		{Seq: 4, Event: event.Log{At: t0.Add(400 * time.Millisecond), Message: "d"}},
-	}}
+	})
 	cases := []struct {
 		speed    float64
 		min, max time.Duration
@@ -41,4 +41,15 @@ func TestPlaySpacingAndSpeed(t *testing.T) {
 	if err := src.Play(ctx, 1, func(event.Event) {}); err == nil {
 		t.Error("a cancelled replay did not stop")
 	}
+}
+
+func fromEvents(evs []evidence.Sequenced) *Source {
+	return &Source{Count: len(evs), each: func(fn func(evidence.Sequenced) error) error {
+		for _, e := range evs {
+			if err := fn(e); err != nil {
+				return err
+			}
+		}
+		return nil
+	}}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/compare"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
 func newCompareCmd() *cobra.Command {
@@ -30,13 +31,14 @@ the spread between the rounds of that stage (in A or B) is "within noise".`,
 					return &exitError{code: ExitCannotRun, err: err}
 				}
 				s, err := f.Summary()
+				f.Close()
 				if err != nil {
 					return &exitError{code: ExitCannotRun, err: fmt.Errorf("%s: no summary.json (unfinished campaign?): %w", dir, err)}
 				}
 				sums[i] = s
 			}
 			r := compare.Compare(sums[0], sums[1])
-			out := cmd.OutOrStdout()
+			out := termsafe.Writer(cmd.OutOrStdout()) // campaign ids and names come from the folders
 			switch {
 			case asJSON:
 				b, err := r.JSON()

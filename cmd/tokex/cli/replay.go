@@ -35,6 +35,7 @@ A folder from an aborted campaign replays as far as it got.`,
 			if err != nil {
 				return &exitError{code: ExitCannotRun, err: err}
 			}
+			defer src.Close()
 			out := cmd.OutOrStdout()
 			ctx, cancel := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer cancel()
@@ -69,6 +70,4 @@ A folder from an aborted campaign replays as far as it got.`,
 	return cmd
 }
 
-func lastTime(s *replay.Source) time.Time {
-	return event.Time(s.Events[len(s.Events)-1].Event)
-}
+func lastTime(s *replay.Source) time.Time { return event.Time(s.Last) }

@@ -239,7 +239,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		return fmt.Errorf("subject key: the stored default key is %s, not %s; pass --subject-key", o.key.Alg, c.Subject.Alg)
 	}
 	if o.id == "" {
-		o.id = time.Now().UTC().Format("20060102-150405") + "-" + sanitizeName(c.Name)
+		// The id a new campaign would get now (tokex manifests shows it);
+		// run takes a free one when it creates the folder.
+		o.id = evidence.NewID(time.Now(), c.Name)
 	}
 	return nil
 }
@@ -276,37 +278,31 @@ func randomSecret() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-func sanitizeName(s string) string {
-	s = unsafeName.ReplaceAllString(s, "-")
-	if s == "" {
-		return "campaign"
-	}
-	return s
-}
-
 func (o *runOptions) run(cmd *cobra.Command) error {
 	stdout := cmd.OutOrStdout()
 	c := o.cfg
 	var w *evidence.Writer
 	var err error
-	dir := filepath.Join(c.Out, o.id)
 	if o.resume != "" {
-		dir = o.resume
-		w, err = evidence.Resume(dir)
+		w, err = evidence.Resume(o.resume)
 	} else {
 		var y []byte
 		if y, err = c.Redacted(); err == nil {
 			host, _ := os.Hostname()
-			w, err = evidence.Create(dir, y, evidence.Manifest{
-				Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CPUs: runtime.NumCPU(), CampaignID: o.id,
-				Name: c.Name, Driver: c.Driver, Started: time.Now(),
+			now := time.Now()
+			w, err = evidence.CreateNew(c.Out, c.Name, now, y, evidence.Manifest{
+				Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CPUs: runtime.NumCPU(),
+				Name: c.Name, Driver: c.Driver, Started: now,
 			})
 		}
 	}
 	if err != nil {
 		return &exitError{code: ExitCannotRun, err: err}
+	}
+	dir := w.Dir
+	o.id = w.Manifest().CampaignID
+	for _, n := range w.Notes() {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: resume:", n)
 	}
 	bus := &event.Bus{}
 	bus.Subscribe(w.Consume)

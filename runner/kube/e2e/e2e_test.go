@@ -229,15 +229,14 @@ func TestKubeEndToEnd(t *testing.T) {
 		}
 		noDoubts(t, r)
 		// 10/s per agent, RS256, 2 × 100 VUs: 100m + 10 × 5 ms, 64Mi + 200 × 0.4Mi.
-		evs, _, err := f.Events()
-		if err != nil {
-			t.Fatal(err)
-		}
 		sized := false
-		for _, e := range evs {
+		if _, err := f.EachEvent(func(e evidence.Sequenced) error {
 			if l, ok := e.Event.(event.Log); ok && strings.HasPrefix(l.Message, "agent Pods request 150m CPU and 144Mi memory each") {
 				sized = true
 			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 		if !sized {
 			t.Error("the agents' sizing is not in the evidence's events")
@@ -397,9 +396,9 @@ func forcedDrops(t *testing.T, ctx context.Context, c *Cluster) {
 	if res.Status != "done" {
 		t.Fatalf("status %s %s", res.Status, res.Reason)
 	}
-	_, r := firstRun(t, res.Dir)
-	rows, err := evidence.ReadRequests(filepath.Join(res.Dir, evidence.RunsDir, r.ID, evidence.RequestsFile))
-	if err != nil {
+	f, r := firstRun(t, res.Dir)
+	var rows []stats.Request
+	if _, err := f.Requests(r.ID, func(q *stats.Request) { rows = append(rows, *q) }); err != nil {
 		t.Fatal(err)
 	}
 	// Ground truth: what each fake agent sent and dropped, at which slot.

@@ -1,0 +1,157 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// folderOf writes an evidence folder holding evs (and one finished run with
+// a summary when finished is set), as a hostile or damaged folder may be.
+func folderOf(t *testing.T, name string, finished bool, evs ...event.Event) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "c")
+	w, err := evidence.Create(dir, []byte("name: t\n"), evidence.Manifest{CampaignID: "c", Name: name, Started: time.Unix(1_800_000_000, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := event.PlannedRun{ID: "01-r1-10rps", Index: 0, Round: 1, TargetRPS: 10, Duration: time.Second, Agents: 1}
+	if err := w.SetPlan([]event.PlannedRun{p}); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range evs {
+		w.Consume(e)
+	}
+	if !finished {
+		w.SetStatus("aborted", "killed")
+		if err := w.Finish(&stats.Summary{CampaignID: "c", Status: "aborted"}); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	start := time.Unix(1_800_000_000, 0)
+	_ = w.BeginRun(p, start)
+	for i := 0; i < 10; i++ {
+		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	}
+	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Warnings = append(st.Warnings, stats.Warn(stats.WarnNote, "", name))
+	s := &stats.Summary{CampaignID: "c", Name: name, Target: name, Status: "done", Finished: start.Add(2 * time.Second)}
+	stats.BuildSummary(s, []*stats.Run{st}, true)
+	w.SetStatus("done", "")
+	w.Consume(event.RunFinished{At: start.Add(time.Second), RunID: p.ID, Status: st.Status, Reason: name, Stats: st})
+	w.Consume(event.CampaignFinished{At: s.Finished, Status: "done", Summary: s})
+	if err := w.Finish(s); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestReplayWithoutCampaignStarted is issue 9 item 12: replay --no-tui
+// panicked (nil map) on a stream without campaign_started, which tokex
+// itself leaves after a disk-full failure and a resume.
+func TestReplayWithoutCampaignStarted(t *testing.T) {
+	at := time.Unix(1_800_000_000, 0)
+	p := event.PlannedRun{ID: "01-r1-10rps", TargetRPS: 10, Duration: time.Second}
+	streams := map[string][]event.Event{
+		"resource first": {event.Resource{At: at, Role: "engine", Name: "e", CPUMillicores: 5}},
+		"a run":          {event.RunStarted{At: at, Run: p}, event.Window{At: at, RunID: p.ID, Phase: stats.Measured}, event.Resource{At: at, Role: "generator"}},
+		"finished only":  {event.RunFinished{At: at, RunID: p.ID, Status: stats.StatusDone, Stats: &stats.Run{ID: p.ID}}, event.CampaignFinished{At: at, Status: "failed"}},
+		"summary only":   {event.CampaignFinished{At: at, Status: "done", Summary: &stats.Summary{Stages: []*stats.Stage{{TargetRPS: 1, Runs: []*stats.Run{{ID: "x"}}}}}}},
+	}
+	for name, evs := range streams {
+		t.Run(name, func(t *testing.T) {
+			dir := folderOf(t, "t", false, evs...)
+			code, out, errs := run(t, "replay", "--no-tui", "--speed", "0", dir)
+			if code != ExitOK {
+				t.Fatalf("exit %d\n%s\n%s", code, out, errs)
+			}
+		})
+	}
+}
+
+// TestTerminalNeverGetsControlSequences is issue 9 item 17: replay --no-tui
+// printed escape sequences from the evidence verbatim (window title, screen
+// clear, colour spoofing). Every text that reaches the terminal is cleaned.
+func TestTerminalNeverGetsControlSequences(t *testing.T) {
+	attacks := map[string]string{
+		"window title":  "\x1b]0;pwned\x07",
+		"clear screen":  "\x1b[2J\x1b[3J\x1b[H",
+		"colour":        "\x1b[32mPASSED\x1b[0m",
+		"C1 CSI":        "\u009b2J",
+		"RTL override":  "evil\u202efdp.exe",
+		"carriage ret.": "x\rPASSED",
+	}
+	for name, a := range attacks {
+		t.Run(name, func(t *testing.T) {
+			at := time.Unix(1_800_000_000, 0)
+			dir := folderOf(t, a, true,
+				event.CampaignStarted{At: at, ID: "c" + a, Name: a, Driver: a, Target: a, Runs: []event.PlannedRun{{ID: "01-r1-10rps" + a}}},
+				event.Log{At: at, Source: a, Level: "error", Message: "server says " + a},
+				event.Log{At: at, Source: "k6", Level: "warn", Message: a})
+			outputs := map[string][]string{
+				"replay":  {"replay", "--no-tui", "--speed", "0", dir},
+				"compare": {"compare", dir, dir},
+				"json":    {"compare", "--json", dir, dir},
+			}
+			for cmd, args := range outputs {
+				code, out, errs := run(t, args...)
+				if code != ExitOK {
+					t.Fatalf("%s: exit %d\n%s", cmd, code, errs)
+				}
+				for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e", "\r"} {
+					if strings.Contains(out+errs, bad) {
+						t.Errorf("%s prints %q:\n%q", cmd, bad, out+errs)
+					}
+				}
+			}
+			// An error that quotes the evidence is cleaned too.
+			bad := filepath.Join(t.TempDir(), "bad")
+			_ = os.Mkdir(bad, 0o755)
+			_ = os.WriteFile(filepath.Join(bad, evidence.ManifestFile), []byte(`{"campaign_id":"`+strings.ReplaceAll(a, "\x1b", `\u001b`)+`"}`), 0o644)
+			if _, out, errs := run(t, "report", bad); strings.ContainsAny(out+errs, "\x1b\x07") {
+				t.Errorf("report error prints escapes: %q", errs)
+			}
+		})
+	}
+}
+
+// TestReportNeverWritesThroughALink is issue 9 item 9: `tokex report DIR`
+// overwrote whatever DIR/report.html pointed to.
+func TestReportNeverWritesThroughALink(t *testing.T) {
+	dir := folderOf(t, "t", true)
+	base := t.TempDir()
+	outside := filepath.Join(base, "precious.txt")
+	_ = os.WriteFile(outside, []byte("precious"), 0o644)
+	cases := map[string][]string{
+		"DIR/report.html": {"report", dir},
+		"-o link":         {"report", "-o", filepath.Join(base, "link.html"), dir},
+	}
+	_ = os.Symlink(outside, filepath.Join(dir, "report.html"))
+	_ = os.Symlink(outside, filepath.Join(base, "link.html"))
+	for name, args := range cases {
+		t.Run(name, func(t *testing.T) {
+			code, out, errs := run(t, args...)
+			if b, _ := os.ReadFile(outside); string(b) != "precious" {
+				t.Fatalf("written through the link (exit %d): %.80q", code, b)
+			}
+			if code != ExitCannotRun || !strings.Contains(errs, "refused: a symbolic link") {
+				t.Errorf("exit %d\n%s\n%s", code, out, errs)
+			}
+		})
+	}
+	// A plain file is replaced as usual.
+	_ = os.Remove(filepath.Join(dir, "report.html"))
+	if code, _, errs := run(t, "report", dir); code != 0 {
+		t.Fatal(errs)
+	}
+}

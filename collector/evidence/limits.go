@@ -1,0 +1,58 @@
+package evidence
+
+import (
+	"fmt"
+)
+
+// What the readers accept. An evidence folder may come from anyone, so
+// every size is bounded: a file over its limit is refused with an error
+// that names it, never read into memory whole.
+const (
+	// MaxRuns bounds the runs of a plan, a manifest and a summary.
+	MaxRuns = 1000
+	// MaxRunRows bounds one run's requests.csv.gz (10 million rows: 5,000
+	// exchanges/s for 33 minutes); MaxRequestBytes its decompressed size.
+	MaxRunRows      = 10_000_000
+	MaxRequestBytes = 1 << 30
+	// MaxResourceRows bounds one resources.csv.
+	MaxResourceRows = 1_000_000
+	// MaxEventLine is the longest events.jsonl line read; longer lines are
+	// skipped and counted like damaged ones. tokex's own lines stay far
+	// below it (MaxRuns bounds the plan and the summary they carry).
+	MaxEventLine = 16 << 20
+	// maxRowLine bounds a line of requests.csv.gz or resources.csv.
+	maxRowLine = 64 << 10
+
+	maxManifestBytes = 16 << 20
+	maxSummaryBytes  = 32 << 20
+	maxStatsBytes    = 4 << 20
+	maxIDLen         = 128
+)
+
+// limits are the caps the readers apply (tests lower them).
+var limits = struct{ runRows, requestBytes int64 }{MaxRunRows, MaxRequestBytes}
+
+// CheckID accepts a campaign or run id only if it is one clean path
+// element tokex could have written: 1–128 letters, digits, '.', '_' or
+// '-', not starting with '.'. Every reader checks ids with it before an id
+// becomes part of a path.
+func CheckID(id string) error {
+	if id == "" || len(id) > maxIDLen || id[0] == '.' {
+		return fmt.Errorf("id %q is not a valid campaign or run id", clip(id))
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !(c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return fmt.Errorf("id %q is not a valid campaign or run id (one path element of letters, digits, '.', '_', '-')", clip(id))
+		}
+	}
+	return nil
+}
+
+// clip shortens a hostile value quoted in an error.
+func clip(s string) string {
+	if len(s) > 64 {
+		return s[:64] + "…"
+	}
+	return s
+}
