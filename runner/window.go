@@ -37,8 +37,7 @@ type bucketKey struct {
 }
 
 type bucket struct {
-	dur                           []int64
-	lag                           []int64
+	dur, lag                      stats.Samples
 	ok, errs, noResponse, dropped int64
 }
 
@@ -123,7 +122,7 @@ func (w *windower) Add(r *stats.Request) {
 	}
 	switch {
 	case r.Dropped():
-		b.dropped++
+		b.dropped += r.Arrivals()
 		return
 	case r.OK():
 		b.ok++
@@ -133,8 +132,8 @@ func (w *windower) Add(r *stats.Request) {
 			b.noResponse++
 		}
 	}
-	b.dur = append(b.dur, r.DurationUS)
-	b.lag = append(b.lag, r.SendLagUS)
+	b.dur.Add(r.DurationUS)
+	b.lag.Add(r.SendLagUS)
 }
 
 // Flush emits every window that ended before cutoff (all if zero).
@@ -162,11 +161,11 @@ func (w *windower) Flush(cutoff time.Time) {
 	for _, k := range keys {
 		b := w.buckets[k]
 		delete(w.buckets, k)
-		lat := stats.Summarize(b.dur)
-		lag := stats.Summarize(b.lag)
+		lat := b.dur.Summarize()
+		lag := b.lag.Summarize()
 		out = append(out, event.Window{
 			At: time.UnixMicro(k.at).UTC(), Seconds: w.seconds(k), RunID: w.run.ID, Phase: k.phase, TargetRPS: w.run.TargetRPS,
-			Completed: int64(len(b.dur)), OK: b.ok, Errors: b.errs, NoResponse: b.noResponse, Dropped: b.dropped,
+			Completed: int64(b.dur.Len()), OK: b.ok, Errors: b.errs, NoResponse: b.noResponse, Dropped: b.dropped,
 			Latency:    event.Digest{Count: lat.Count, Mean: lat.Avg, P50: lat.P50, P90: lat.P90, P95: lat.P95, P99: lat.P99, Max: lat.Max},
 			SendLagP99: lag.P99,
 		})
@@ -182,17 +181,30 @@ func (w *windower) Flush(cutoff time.Time) {
 	}
 }
 
-// Windows buckets a finished run's rows into the windows the live windower
-// would have emitted (used by imports); zero times leave the bounds unknown.
-func Windows(run event.PlannedRun, rows []stats.Request, start, measuredStart, measuredEnd time.Time) []event.Window {
-	var out []event.Window
-	w := newWindower(run, func(e event.Event) { out = append(out, e.(event.Window)) }, nil)
+// WindowBuilder buckets a finished run's rows, streamed one at a time,
+// into the windows the live windower would have emitted (used by imports).
+// It keeps two compact durations per row until Windows.
+type WindowBuilder struct {
+	w   *windower
+	out []event.Window
+}
+
+// NewWindowBuilder starts the windows of run; zero times leave the bounds
+// unknown.
+func NewWindowBuilder(run event.PlannedRun, start, measuredStart, measuredEnd time.Time) *WindowBuilder {
+	b := &WindowBuilder{}
+	b.w = newWindower(run, func(e event.Event) { b.out = append(b.out, e.(event.Window)) }, nil)
 	if !start.IsZero() && !measuredStart.IsZero() && measuredEnd.After(measuredStart) {
-		w.bounds(start, measuredStart, measuredEnd)
+		b.w.bounds(start, measuredStart, measuredEnd)
 	}
-	for i := range rows {
-		w.Add(&rows[i])
-	}
-	w.Flush(time.Time{})
-	return out
+	return b
+}
+
+// Add files one row.
+func (b *WindowBuilder) Add(r *stats.Request) { b.w.Add(r) }
+
+// Windows returns every window in time order.
+func (b *WindowBuilder) Windows() []event.Window {
+	b.w.Flush(time.Time{})
+	return b.out
 }

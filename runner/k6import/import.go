@@ -1,6 +1,12 @@
 // Package k6import turns k6-native results (per-agent --out json NDJSON,
 // per-agent logs with the end-of-test summary, an optional resource CSV)
 // into a tokex evidence folder, so report, replay and compare work on them.
+//
+// The input may be damaged or hostile: every file is read through safefs
+// (no link followed, regular files only), points are streamed twice (once
+// for the run's bounds and counts, once into the evidence) and never held
+// in memory, a malformed line or point is counted and skipped, and the new
+// evidence folder appears whole or not at all.
 package k6import
 
 import (
@@ -8,9 +14,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
+	"path"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,6 +26,8 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/lines"
+	"github.com/tokex-dev/tokex/internal/safefs"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/k6"
 )
@@ -42,16 +51,38 @@ type Result struct {
 	Warnings []stats.Warning
 }
 
+// Bounds of one import, whatever the files claim.
+const (
+	// maxFileBytes bounds one decompressed input file (a compression bomb
+	// stops here with an error naming the file).
+	maxFileBytes = 4 << 30
+	// maxDurationMS bounds an http_req_duration point (24 h); maxDropped a
+	// dropped_iterations point.
+	maxDurationMS = 24 * 3600 * 1000
+	maxDropped    = 1e15
+	// maxAgentID bounds an instance_id tag used as the agent number.
+	maxAgentID = 1_000_000
+)
+
 type runInput struct {
 	name    string
-	ndjson  []string
+	ndjson  []string // paths inside the source folder
 	logs    []string
 	exports []string
 }
 
 // Import reads opt.Dir and writes a new evidence folder under opt.Out.
 func Import(opt Options) (*Result, error) {
-	runs, err := discover(opt.Dir)
+	src, err := safefs.Open(opt.Dir)
+	if err != nil {
+		return nil, err
+	}
+	defer src.Close()
+	res := &Result{}
+	runs, notes, err := discover(src)
+	for _, n := range notes {
+		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", n))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +94,6 @@ func Import(opt Options) (*Result, error) {
 		return nil, fmt.Errorf("--warmup-tag must be key=value, got %q", opt.WarmupTag)
 	}
 	var samples []stats.ResourceSample
-	res := &Result{}
 	if opt.Resources != "" {
 		f, err := os.Open(opt.Resources)
 		if err != nil {
@@ -82,38 +112,64 @@ func Import(opt Options) (*Result, error) {
 
 	var all []*parsed
 	for i, in := range runs {
-		p := &parsed{in: in}
-		if err := p.read(tagK, tagV); err != nil {
+		p := &parsed{src: src, in: in, warmK: tagK, warmV: tagV}
+		if err := p.scan(); err != nil {
 			return nil, err
 		}
-		if len(p.rows) == 0 {
+		if p.points == 0 {
 			res.Warnings = append(res.Warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("%s: no http_req_duration points; skipped", in.name)))
+			res.Warnings = append(res.Warnings, p.warnings...)
 			continue
 		}
-		p.plan, p.meta = plan(p.rows, i, opt.Rate)
-		p.plan.ID = fmt.Sprintf("%02d-%s", i, sanitize(in.name))
+		p.plan, p.meta = p.bounds.plan(i, opt.Rate)
+		p.plan.ID = fmt.Sprintf("%02d-%s", i, evidence.SafeName(in.name, "run"))
 		p.meta.ID = p.plan.ID
+		for k := range p.warnings {
+			p.warnings[k].Run = p.plan.ID
+		}
 		if opt.Rate == 0 {
 			p.warn(stats.WarnNote, fmt.Sprintf("target rate %s inferred from arrivals (pass --rate to set it)", stats.StageLabel(p.plan.TargetRPS)))
 		}
 		all = append(all, p)
+		if len(all) > evidence.MaxRuns {
+			return nil, fmt.Errorf("%s: more than %d runs", opt.Dir, evidence.MaxRuns)
+		}
 	}
 	if len(all) == 0 {
-		return nil, errors.New("nothing usable: no k6 --out json points of http_req_duration found in " + opt.Dir)
+		return nil, errors.New("nothing usable: no k6 --out json or --out csv points of http_req_duration found in " + opt.Dir)
 	}
 
 	name := opt.Name
 	if name == "" {
 		name = "k6-import"
 	}
-	id := time.Now().UTC().Format("20060102-150405") + "-" + sanitize(name)
-	cfg := fmt.Sprintf("# imported from k6 results\nsource: %q\nwarmup_tag: %s=%s\nresources: %q\n", opt.Dir, tagK, tagV, opt.Resources)
+	cfg := fmt.Sprintf("# imported from k6 results\nsource: %q\nwarmup_tag: %q\nresources: %q\n", opt.Dir, tagK+"="+tagV, opt.Resources)
 	first := all[0].meta.Started
-	w, err := evidence.Create(filepath.Join(opt.Out, id), []byte(cfg), evidence.Manifest{Tool: "tokex", Version: opt.Tool,
-		CampaignID: id, Name: name, Driver: "k6 import", Target: opt.Dir, Started: first})
+	w, err := evidence.CreateStaged(opt.Out, name, time.Now(), []byte(cfg), evidence.Manifest{Tool: "tokex", Version: opt.Tool,
+		Name: name, Driver: "k6 import", Target: opt.Dir, Started: first})
 	if err != nil {
 		return nil, err
 	}
+	s, err := write(w, all, samples, opt, name)
+	if err != nil {
+		w.Discard()
+		return nil, err
+	}
+	if err := w.Publish(); err != nil {
+		w.Discard()
+		return nil, err
+	}
+	for _, p := range all {
+		res.Warnings = append(res.Warnings, p.warnings...)
+	}
+	res.Dir, res.Summary = w.Dir, s
+	return res, nil
+}
+
+// write fills the staged folder: per run, the rows (second pass over the
+// points), windows and resource samples in time order, the statistics.
+func write(w *evidence.Writer, all []*parsed, samples []stats.ResourceSample, opt Options, name string) (*stats.Summary, error) {
+	id := w.Manifest().CampaignID
 	var planned []event.PlannedRun
 	for _, p := range all {
 		planned = append(planned, p.plan)
@@ -121,6 +177,7 @@ func Import(opt Options) (*Result, error) {
 	if err := w.SetPlan(planned); err != nil {
 		return nil, err
 	}
+	first := all[0].meta.Started
 	w.Consume(event.CampaignStarted{At: first, ID: id, Name: name, Driver: "k6 import", Target: opt.Dir, Runs: planned, Thresholds: opt.Thresholds})
 	var stRuns []*stats.Run
 	for _, p := range all {
@@ -128,10 +185,16 @@ func Import(opt Options) (*Result, error) {
 			return nil, err
 		}
 		w.Consume(event.RunStarted{At: p.meta.Started, Run: p.plan})
-		wins := runner.Windows(p.plan, p.rows, p.meta.Started, p.meta.MeasuredStart, p.meta.MeasuredEnd)
+		wb := runner.NewWindowBuilder(p.plan, p.meta.Started, p.meta.MeasuredStart, p.meta.MeasuredEnd)
+		if err := p.each(func(r *stats.Request) {
+			w.Record(r)
+			wb.Add(r)
+		}); err != nil {
+			return nil, err
+		}
 		// Interleave windows and resource samples in time order, as live.
 		var evs []event.Event
-		for _, x := range wins {
+		for _, x := range wb.Windows() {
 			evs = append(evs, x)
 		}
 		end := p.meta.MeasuredEnd.Add(2 * time.Second).UnixMicro()
@@ -141,16 +204,12 @@ func Import(opt Options) (*Result, error) {
 					CPUMillicores: s.CPUMillicores, MemoryBytes: s.MemoryBytes, Source: s.Source})
 			}
 		}
-		sort.SliceStable(evs, func(i, j int) bool { return event.Time(evs[i]).Before(event.Time(evs[j])) })
 		if p.plan.Warmup > 0 {
 			evs = append(evs, event.PhaseChanged{At: p.meta.MeasuredStart, RunID: p.plan.ID, Phase: stats.Measured})
-			sort.SliceStable(evs, func(i, j int) bool { return event.Time(evs[i]).Before(event.Time(evs[j])) })
 		}
+		sort.SliceStable(evs, func(i, j int) bool { return event.Time(evs[i]).Before(event.Time(evs[j])) })
 		for _, e := range evs {
 			w.Consume(e)
-		}
-		for i := range p.rows {
-			w.Record(&p.rows[i])
 		}
 		for _, pw := range p.warnings {
 			w.Consume(event.Log{At: p.meta.MeasuredEnd, Source: "import", Level: "warn", Message: pw.String()})
@@ -162,7 +221,6 @@ func Import(opt Options) (*Result, error) {
 		st.Warnings = append(st.Warnings, p.warnings...)
 		w.Consume(event.RunFinished{At: p.meta.MeasuredEnd, RunID: p.plan.ID, Status: st.Status, Stats: st})
 		stRuns = append(stRuns, st)
-		res.Warnings = append(res.Warnings, p.warnings...)
 	}
 	last := all[len(all)-1].meta.MeasuredEnd
 	s := &stats.Summary{CampaignID: id, Name: name, Tool: "tokex " + opt.Tool, Driver: "k6 import", Target: opt.Dir,
@@ -170,117 +228,229 @@ func Import(opt Options) (*Result, error) {
 	stats.BuildSummary(s, stRuns, true)
 	w.SetStatus("done", "")
 	w.Consume(event.CampaignFinished{At: last, Status: "done", Summary: s})
-	if err := w.Finish(s); err != nil {
-		return nil, err
-	}
-	res.Dir, res.Summary = w.Dir, s
-	return res, nil
+	return s, w.Finish(s)
 }
 
 type parsed struct {
-	in       runInput
-	rows     []stats.Request
-	plan     event.PlannedRun
-	meta     stats.RunMeta
-	warnings []stats.Warning
+	src          *safefs.Dir
+	in           runInput
+	warmK, warmV string
+	points       int64 // usable http_req_duration points
+	bounds       bounds
+	plan         event.PlannedRun
+	meta         stats.RunMeta
+	warnings     []stats.Warning
 }
 
-// read parses a run's files and reconciles them with the k6 summaries: a
-// summary whose counts disagree with the points is incomplete evidence,
-// reported with both figures.
 // warn files a caveat on this run.
 func (p *parsed) warn(code stats.WarningCode, detail string) {
 	p.warnings = append(p.warnings, stats.Warn(code, p.plan.ID, detail))
 }
 
-func (p *parsed) read(tagK, tagV string) error {
-	isWarm := func(tags map[string]string) bool {
-		return tags[tagK] == tagV || strings.Contains(strings.ToLower(tags["scenario"]), "warmup")
-	}
-	type counts struct{ reqs, dropped float64 }
-	perFile := make([]counts, len(p.in.ndjson))
-	for a, path := range p.in.ndjson {
-		rc, err := open(path)
+// scan is the first pass: the run's bounds and counts, the reconciliation
+// with the k6 summaries (a summary whose counts disagree with the points is
+// incomplete evidence, reported with both figures), and what was malformed.
+func (p *parsed) scan() error {
+	perFile := make([]struct{ reqs, dropped float64 }, len(p.in.ndjson))
+	agents := map[int]bool{}
+	for a, name := range p.in.ndjson {
+		st, coarse, bad, err := p.scanPoints(a, func(r *stats.Request) {
+			if r.Dropped() {
+				perFile[a].dropped += float64(r.Arrivals())
+			} else {
+				perFile[a].reqs++
+				p.points++
+			}
+			if len(agents) < maxAgentID {
+				agents[r.Agent] = true
+			}
+			p.bounds.add(r)
+		})
 		if err != nil {
 			return err
 		}
-		var seq int64
-		st, coarse, err := readPoints(path, rc, func(pt k6.Point) error {
-			agent := a
-			if v, err := strconv.Atoi(pt.Tags["instance_id"]); err == nil && len(p.in.ndjson) == 1 {
-				agent = v
-			}
-			phase := stats.Measured
-			if isWarm(pt.Tags) {
-				phase = stats.Warmup
-			}
-			switch pt.Metric {
-			case "http_req_duration":
-				dur := int64(pt.Value * 1000)
-				o, detail, status := outcome(pt.Tags)
-				p.rows = append(p.rows, stats.Request{Agent: agent, Seq: seq, Phase: phase, ScheduledUS: pt.Time.UnixMicro() - dur,
-					DurationUS: dur, Status: status, Outcome: o, Detail: detail})
-				seq++
-				perFile[a].reqs++
-			case "dropped_iterations":
-				for i := 0; i < int(pt.Value); i++ {
-					p.rows = append(p.rows, stats.Request{Agent: agent, Seq: seq, Phase: phase, ScheduledUS: pt.Time.UnixMicro(), Outcome: "dropped"})
-					seq++
-				}
-				perFile[a].dropped += pt.Value
-			}
-			return nil
-		})
-		rc.Close()
-		if err != nil {
-			return fmt.Errorf("%s: %w", path, err)
+		if p.points > evidence.MaxRunRows {
+			return fmt.Errorf("%s: more than %d points in one run", p.in.name, evidence.MaxRunRows)
 		}
-		if st.Malformed > 0 {
-			p.warn(stats.WarnMalformedInput, fmt.Sprintf("%s: %d malformed line(s) skipped (first at line %d)", filepath.Base(path), st.Malformed, st.FirstBad))
+		if n := st.Malformed + bad; n > 0 {
+			msg := fmt.Sprintf("%s: %d malformed line(s) skipped", path.Base(name), n)
+			if st.FirstBad > 0 {
+				msg += fmt.Sprintf(" (first at line %d)", st.FirstBad)
+			}
+			if bad > 0 {
+				msg += fmt.Sprintf(", %d of them points with impossible values", bad)
+			}
+			p.warn(stats.WarnMalformedInput, msg)
 		}
 		if coarse {
 			p.warn(stats.WarnNote, fmt.Sprintf("%s: k6 wrote whole-second timestamps (its default CSV timeFormat): request times are known to ±1 s, "+
-				"latencies exactly; K6_CSV_TIME_FORMAT=unix_micro keeps the times", filepath.Base(path)))
+				"latencies exactly; K6_CSV_TIME_FORMAT=unix_micro keeps the times", path.Base(name)))
+		}
+		if st.Truncated {
+			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("%s: the file is truncated after line %d; the points before the cut were imported", path.Base(name), st.Lines))
 		}
 	}
-	// Reconcile with end-of-test summaries (logs or exports), matched by
-	// file stem, else by order.
+	p.bounds.agents = len(agents)
 	summaries := append(append([]string{}, p.in.logs...), p.in.exports...)
-	for i, path := range p.in.ndjson {
-		sp := match(path, summaries, i, len(p.in.ndjson))
+	for i, name := range p.in.ndjson {
+		sp := match(name, summaries, i, len(p.in.ndjson))
 		if sp == "" {
 			continue
 		}
-		sum, err := readSummary(sp)
+		sum, err := readSummary(p.src, sp)
 		if err != nil {
-			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("%s: %v", filepath.Base(sp), err))
+			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("%s: %v", path.Base(sp), err))
 			continue
 		}
 		n, ok := sum.Counter("http_reqs")
 		if !ok { // a summary tokex cannot count from checks nothing: say so
-			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("%s: the k6 summary has no http_reqs count: %s is not cross-checked", filepath.Base(sp), filepath.Base(path)))
+			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("%s: the k6 summary has no http_reqs count: %s is not cross-checked", path.Base(sp), path.Base(name)))
 			continue
 		}
 		if n != perFile[i].reqs {
 			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("incomplete evidence: %s: the k6 summary counts %.0f requests, the points hold %.0f",
-				filepath.Base(path), n, perFile[i].reqs))
+				path.Base(name), n, perFile[i].reqs))
 		}
 		// k6 leaves dropped_iterations out of a summary when none was dropped.
 		if n, _ := sum.Counter("dropped_iterations"); n != perFile[i].dropped {
 			p.warn(stats.WarnIncompleteEvidence, fmt.Sprintf("incomplete evidence: %s: the k6 summary counts %.0f dropped iterations, the points hold %.0f",
-				filepath.Base(path), n, perFile[i].dropped))
+				path.Base(name), n, perFile[i].dropped))
 		}
 	}
-	sort.SliceStable(p.rows, func(i, j int) bool { return p.rows[i].ScheduledUS < p.rows[j].ScheduledUS })
 	return nil
+}
+
+// each is the second pass: every row, file after file.
+func (p *parsed) each(fn func(*stats.Request)) error {
+	for a := range p.in.ndjson {
+		if _, _, _, err := p.scanPoints(a, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// scanPoints streams the rows of points file a; bad counts points whose
+// values are impossible (a negative or endless duration, a time no calendar
+// has); coarse says k6 wrote whole-second times.
+func (p *parsed) scanPoints(a int, fn func(*stats.Request)) (k6.NDJSONStats, bool, int, error) {
+	name := p.in.ndjson[a]
+	rc, lim, err := open(p.src, name)
+	if err != nil {
+		return k6.NDJSONStats{}, false, 0, err
+	}
+	defer rc.Close()
+	var seq int64
+	bad := 0
+	st, coarse, err := readPoints(name, rc, func(pt k6.Point) error {
+		agent := a
+		if v, err := strconv.Atoi(pt.Tags["instance_id"]); err == nil && len(p.in.ndjson) == 1 && v >= 0 && v < maxAgentID {
+			agent = v
+		}
+		phase := stats.Measured
+		if pt.Tags[p.warmK] == p.warmV || strings.Contains(strings.ToLower(pt.Tags["scenario"]), "warmup") {
+			phase = stats.Warmup
+		}
+		r, ok := row(pt, agent, phase, seq)
+		if !ok {
+			bad++
+			return nil
+		}
+		if r.Outcome != "" {
+			seq++
+			fn(&r)
+		}
+		return nil
+	})
+	if lim.Hit {
+		return st, coarse, bad, fmt.Errorf("%s: refused: more than %d bytes decompressed (a compression bomb?)", name, maxFileBytes)
+	}
+	if err != nil {
+		return st, coarse, bad, fmt.Errorf("%s: %w", name, err)
+	}
+	return st, coarse, bad, nil
+}
+
+// row turns one point into a row; ok is false for impossible values, and a
+// point of another metric gives a row without outcome (skipped).
+func row(pt k6.Point, agent int, phase stats.Phase, seq int64) (stats.Request, bool) {
+	var r stats.Request
+	if math.IsNaN(pt.Value) || math.IsInf(pt.Value, 0) || pt.Time.Year() < 1 || pt.Time.Year() > 9999 {
+		return r, false
+	}
+	switch pt.Metric {
+	case "http_req_duration":
+		if pt.Value < 0 || pt.Value > maxDurationMS {
+			return r, false
+		}
+		dur := int64(pt.Value * 1000)
+		o, detail, status := outcome(pt.Tags)
+		r = stats.Request{Agent: agent, Seq: seq, Phase: phase, ScheduledUS: pt.Time.UnixMicro() - dur,
+			DurationUS: dur, Status: status, Outcome: o, Detail: detail}
+		if time.UnixMicro(r.ScheduledUS).Year() < 1 {
+			return stats.Request{}, false
+		}
+	case "dropped_iterations":
+		// k6 gives a count and no times: one row stands for all of them.
+		if pt.Value < 0 || pt.Value > maxDropped || pt.Value != math.Trunc(pt.Value) {
+			return r, false
+		}
+		if pt.Value == 0 {
+			return r, true
+		}
+		r = stats.Request{Agent: agent, Seq: seq, Phase: phase, ScheduledUS: pt.Time.UnixMicro(), Outcome: "dropped", Count: int64(pt.Value)}
+		if r.Count == 1 {
+			r.Count = 0
+		}
+	}
+	return r, true
+}
+
+// bounds are what the first pass learns of a run's rows.
+type bounds struct {
+	first, mStart, mEnd int64
+	measured            int64 // measured arrivals (sent or dropped)
+	agents              int
+	seen                bool
+}
+
+func (b *bounds) add(r *stats.Request) {
+	if !b.seen {
+		b.first, b.mStart, b.mEnd, b.seen = math.MaxInt64, math.MaxInt64, math.MinInt64, true
+	}
+	b.first = min(b.first, r.ScheduledUS)
+	if r.Phase == stats.Measured {
+		b.measured += r.Arrivals()
+		b.mStart = min(b.mStart, r.ScheduledUS)
+		b.mEnd = max(b.mEnd, r.ScheduledUS+r.SendLagUS+r.DurationUS)
+	}
+}
+
+// plan derives a run's plan and measured window from its bounds.
+func (b *bounds) plan(idx int, rate float64) (event.PlannedRun, stats.RunMeta) {
+	mStart, mEnd := b.mStart, b.mEnd
+	if b.measured == 0 {
+		mStart, mEnd = b.first, b.first
+	}
+	secs := float64(mEnd-mStart) / 1e6
+	if rate == 0 && secs > 0 {
+		rate = float64(b.measured) / secs
+		p := math.Pow(10, math.Floor(math.Log10(rate))-1)
+		rate = math.Round(rate/p) * p
+	}
+	started := time.UnixMicro(b.first).UTC()
+	ms, me := time.UnixMicro(mStart).UTC(), time.UnixMicro(mEnd).UTC()
+	p := event.PlannedRun{Index: idx, Round: 1, TargetRPS: rate, Warmup: ms.Sub(started), Duration: me.Sub(ms), Agents: b.agents}
+	return p, stats.RunMeta{Index: idx, Round: 1, TargetRPS: rate, Agents: b.agents, Started: started,
+		MeasuredStart: ms, MeasuredEnd: me, Status: stats.StatusDone}
 }
 
 // match pairs a points file with its summary: same stem, else same position
 // when the counts agree.
 func match(points string, summaries []string, i, n int) string {
 	stem := func(p string) string {
-		b := strings.TrimSuffix(filepath.Base(p), ".gz")
-		return strings.TrimSuffix(b, filepath.Ext(b))
+		b := strings.TrimSuffix(path.Base(p), ".gz")
+		return strings.TrimSuffix(b, path.Ext(b))
 	}
 	for _, s := range summaries {
 		if stem(s) == stem(points) {
@@ -293,72 +463,84 @@ func match(points string, summaries []string, i, n int) string {
 	return ""
 }
 
-func readSummary(path string) (*k6.Summary, error) {
-	rc, err := open(path)
+func readSummary(src *safefs.Dir, name string) (*k6.Summary, error) {
+	rc, _, err := open(src, name)
 	if err != nil {
 		return nil, err
 	}
 	defer rc.Close()
-	if strings.HasSuffix(strings.TrimSuffix(path, ".gz"), ".json") {
+	if strings.HasSuffix(strings.TrimSuffix(name, ".gz"), ".json") {
 		return k6.ParseExport(rc)
 	}
 	return k6.ParseSummary(rc)
 }
 
-// discover finds the runs in dir: its own result files, or one sub-folder each.
-func discover(dir string) ([]runInput, error) {
-	entries, err := os.ReadDir(dir)
+// discover finds the runs in the source folder: its own result files, or
+// one sub-folder each. Links and special files are skipped and said so.
+func discover(src *safefs.Dir) ([]runInput, []string, error) {
+	var notes []string
+	entries, err := src.ReadDir(".")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	self := classify(dir, entries)
+	self := classify(src, ".", entries, &notes)
 	if len(self.ndjson) > 0 {
-		self.name = filepath.Base(dir)
-		return []runInput{self}, nil
+		self.name = path.Base(src.Path())
+		return []runInput{self}, notes, nil
 	}
 	var out []runInput
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
 		}
-		sub := filepath.Join(dir, e.Name())
-		es, err := os.ReadDir(sub)
+		es, err := src.ReadDir(e.Name())
 		if err != nil {
-			return nil, err
+			return nil, notes, err
 		}
-		in := classify(sub, es)
+		in := classify(src, e.Name(), es, &notes)
 		if len(in.ndjson) > 0 {
 			in.name = e.Name()
 			out = append(out, in)
 		}
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%s: no k6 --out json files (*.json, *.ndjson, optionally .gz) found", dir)
+		return nil, notes, fmt.Errorf("%s: no k6 --out json or --out csv files (*.json, *.ndjson, *.csv, optionally .gz) found", src.Path())
 	}
-	return out, nil
+	return out, notes, nil
 }
 
-func classify(dir string, entries []os.DirEntry) runInput {
+func classify(src *safefs.Dir, dir string, entries []fs.DirEntry, notes *[]string) runInput {
 	var in runInput
 	for _, e := range entries {
+		n := e.Name()
+		p := path.Join(dir, n)
 		if e.IsDir() {
 			continue
 		}
-		n := e.Name()
-		p := filepath.Join(dir, n)
 		base := strings.TrimSuffix(n, ".gz")
+		known := strings.HasSuffix(base, ".ndjson") || strings.HasSuffix(base, ".jsonl") || strings.HasSuffix(base, ".json") ||
+			strings.HasSuffix(base, ".csv") || strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".txt")
+		if !known {
+			continue
+		}
+		if !e.Type().IsRegular() {
+			*notes = append(*notes, fmt.Sprintf("%s: skipped: not a regular file (a link or special file is never followed)", p))
+			continue
+		}
 		switch {
 		case strings.HasSuffix(base, ".ndjson") || strings.HasSuffix(base, ".jsonl"):
 			in.ndjson = append(in.ndjson, p)
 		case strings.HasSuffix(base, ".json"):
-			if isNDJSON(p) {
+			if isNDJSON(src, p) {
 				in.ndjson = append(in.ndjson, p)
 			} else {
 				in.exports = append(in.exports, p)
 			}
-		case strings.HasSuffix(base, ".csv") && isK6CSV(p):
-			in.ndjson = append(in.ndjson, p)
-		case strings.HasSuffix(base, ".log") || strings.HasSuffix(base, ".txt"):
+		case strings.HasSuffix(base, ".csv"):
+			if isK6CSV(src, p) {
+				in.ndjson = append(in.ndjson, p)
+			}
+		default:
 			in.logs = append(in.logs, p)
 		}
 	}
@@ -369,8 +551,8 @@ func classify(dir string, entries []os.DirEntry) runInput {
 }
 
 // isNDJSON sniffs the first line: k6 NDJSON lines carry "type" and "metric".
-func isNDJSON(path string) bool {
-	rc, err := open(path)
+func isNDJSON(src *safefs.Dir, name string) bool {
+	rc, _, err := open(src, name)
 	if err != nil {
 		return false
 	}
@@ -381,77 +563,36 @@ func isNDJSON(path string) bool {
 	return strings.Contains(first, `"metric"`) && strings.Contains(first, `"type"`)
 }
 
-func open(path string) (io.ReadCloser, error) {
-	f, err := os.Open(path)
+// open opens a file of the source folder, decompressing .gz, within
+// maxFileBytes.
+func open(src *safefs.Dir, name string) (io.ReadCloser, *lines.Capped, error) {
+	f, err := src.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	if !strings.HasSuffix(path, ".gz") {
-		return f, nil
+	var r io.Reader = f
+	if strings.HasSuffix(name, ".gz") {
+		zr, err := gzip.NewReader(f)
+		if err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("%s: %w", name, err)
+		}
+		r = zr
 	}
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
+	lim := lines.Cap(r, maxFileBytes)
 	return struct {
 		io.Reader
 		io.Closer
-	}{zr, f}, nil
-}
-
-func sanitize(s string) string {
-	var b strings.Builder
-	for _, r := range s {
-		if r == '-' || r == '_' || r == '.' || (r >= '0' && r <= '9') || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	if b.Len() == 0 {
-		return "run"
-	}
-	return b.String()
-}
-
-// plan derives a run's plan and measured window from its rows.
-func plan(rows []stats.Request, idx int, rate float64) (event.PlannedRun, stats.RunMeta) {
-	var first, mStart, mEnd int64 = math.MaxInt64, math.MaxInt64, 0
-	var measured int64
-	for i := range rows {
-		r := &rows[i]
-		first = min(first, r.ScheduledUS)
-		if r.Phase == stats.Measured {
-			measured++
-			mStart = min(mStart, r.ScheduledUS)
-			mEnd = max(mEnd, r.ScheduledUS+r.SendLagUS+r.DurationUS)
-		}
-	}
-	if measured == 0 {
-		mStart, mEnd = first, first
-	}
-	secs := float64(mEnd-mStart) / 1e6
-	if rate == 0 && secs > 0 {
-		rate = float64(measured) / secs
-		p := math.Pow(10, math.Floor(math.Log10(rate))-1)
-		rate = math.Round(rate/p) * p
-	}
-	agents := map[int]bool{}
-	for i := range rows {
-		agents[rows[i].Agent] = true
-	}
-	started := time.UnixMicro(first).UTC()
-	ms, me := time.UnixMicro(mStart).UTC(), time.UnixMicro(mEnd).UTC()
-	p := event.PlannedRun{Index: idx, Round: 1, TargetRPS: rate, Warmup: ms.Sub(started), Duration: me.Sub(ms), Agents: len(agents)}
-	return p, stats.RunMeta{Index: idx, Round: 1, TargetRPS: rate, Agents: len(agents), Started: started,
-		MeasuredStart: ms, MeasuredEnd: me, Status: stats.StatusDone}
+	}{lim, f}, lim, nil
 }
 
 // outcome classifies a k6 http_req_duration point: k6's expected_response
 // tag when present (the script's own notion of success), else HTTP 200.
 func outcome(tags map[string]string) (string, string, int) {
 	status, _ := strconv.Atoi(tags["status"])
+	if status < 0 || status > 999 {
+		status = 0
+	}
 	exp, tagged := tags["expected_response"]
 	switch {
 	case status > 0 && ((tagged && exp == "true") || (!tagged && status == 200)):

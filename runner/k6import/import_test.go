@@ -1,11 +1,14 @@
 package k6import
 
 import (
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -215,4 +218,184 @@ func TestImportCSV(t *testing.T) {
 			t.Errorf("warnings lack %q:\n%s", want, ws)
 		}
 	}
+}
+
+// point is one k6 --out json line.
+func point(metric, at string, value string, tags string) string {
+	return `{"metric":"` + metric + `","type":"Point","data":{"time":"` + at + `","value":` + value + `,"tags":{` + tags + `}}}` + "\n"
+}
+
+const okTags = `"status":"200","expected_response":"true","scenario":"measured"`
+
+// goodPoints is a small usable run: 20 exchanges over two seconds.
+func goodPoints() string {
+	var b strings.Builder
+	for i := 0; i < 20; i++ {
+		b.WriteString(point("http_req_duration", fmt.Sprintf("2026-11-30T14:36:%02d.%03dZ", 1+i/10, (i%10)*100), "4.5", okTags))
+	}
+	return b.String()
+}
+
+// folderNames lists what an import left in out, hidden entries included.
+func folderNames(t *testing.T, out string) []string {
+	t.Helper()
+	ents, _ := os.ReadDir(out)
+	var names []string
+	for _, e := range ents {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// TestImportDroppedIterationsAreCounts is issue 9 item 11: a 228-byte file
+// with a dropped_iterations point of value 1e12 grew to 3 GB in 8 s (a row
+// per dropped iteration). One row carries the count; figures stay exact.
+func TestImportDroppedIterationsAreCounts(t *testing.T) {
+	src, out := t.TempDir(), t.TempDir()
+	data := goodPoints() + point("dropped_iterations", "2026-11-30T14:36:01.5Z", "1e12", `"scenario":"measured"`) +
+		point("dropped_iterations", "2026-11-30T14:36:01.6Z", "3", `"scenario":"measured"`)
+	_ = os.WriteFile(filepath.Join(src, "agent-0.ndjson"), []byte(data), 0o644)
+	res, err := Import(Options{Dir: src, Out: out, Rate: 10, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := res.Summary.Stages[0].Runs[0]
+	if r.Dropped != 1_000_000_000_003 || r.Requests != 20 {
+		t.Fatalf("dropped %d requests %d", r.Dropped, r.Requests)
+	}
+	// The folder holds the same exact figure, in two rows.
+	f, err := evidence.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows, dropped int64
+	if _, err := f.Requests(r.ID, func(q *stats.Request) {
+		rows++
+		if q.Dropped() {
+			dropped += q.Arrivals()
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if rows != 22 || dropped != 1_000_000_000_003 {
+		t.Errorf("requests.csv.gz: %d rows, %d dropped", rows, dropped)
+	}
+	again, err := f.Recompute(stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99})
+	if err != nil || again.Stages[0].Runs[0].Dropped != r.Dropped {
+		t.Errorf("recomputed: %v", err)
+	}
+}
+
+// TestImportBadLinesAreCountedNeverFatal is issue 9 item 16: one line over
+// 16 MiB, a time outside years 0–9999 or a NaN CPU value aborted the
+// import, twice after creating a partial folder.
+func TestImportBadLinesAreCountedNeverFatal(t *testing.T) {
+	long := `{"metric":"http_req_duration","type":"Point","data":{"time":"2026-11-30T14:36:01Z","value":1,"tags":{"x":"` + strings.Repeat("a", 17<<20) + `"}}}` + "\n"
+	cases := []struct {
+		name      string
+		points    string
+		resources string
+		warning   string
+	}{
+		{"a line over 16 MiB", long, "", "1 malformed line(s) skipped"},
+		{"year 0", point("http_req_duration", "0000-01-01T00:00:00.001Z", "5", okTags), "", "1 of them points with impossible values"},
+		{"scheduled before year 1", point("http_req_duration", "0001-01-01T12:00:00Z", "86400000", okTags), "", "points with impossible values"},
+		{"endless duration", point("http_req_duration", "2026-11-30T14:36:01Z", "1e300", okTags), "", "points with impossible values"},
+		{"negative duration", point("http_req_duration", "2026-11-30T14:36:01Z", "-5", okTags), "", "points with impossible values"},
+		{"dropped not a count", point("dropped_iterations", "2026-11-30T14:36:01Z", "2.5", okTags), "", "points with impossible values"},
+		{"NaN CPU", "", "timestamp,kind,name,cpu,memory\n2026-11-30T14:36:01Z,pod,e,NaN,1Mi\n2026-11-30T14:36:02Z,pod,e,250m,1Mi\n", "1 malformed line(s) skipped"},
+		{"Inf memory and year 10000", "", "2026-11-30T14:36:01Z,pod,e,1,Inf\n253402300800,pod,e,1,1Mi\n2026-11-30T14:36:02Z,pod,e,-1,1Mi\n2026-11-30T14:36:02Z,pod,e,1,1Mi\n", "3 malformed line(s) skipped"},
+		{"CSV line over 64 KiB", "", strings.Repeat("x", 70<<10) + "\n2026-11-30T14:36:02Z,pod,e,1,1Mi\n", "1 malformed line(s) skipped"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src, out := t.TempDir(), filepath.Join(t.TempDir(), "out")
+			_ = os.WriteFile(filepath.Join(src, "agent-0.ndjson"), []byte(goodPoints()+c.points), 0o644)
+			opt := Options{Dir: src, Out: out, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+			if c.resources != "" {
+				opt.Resources = filepath.Join(t.TempDir(), "monitor.csv")
+				_ = os.WriteFile(opt.Resources, []byte(c.resources), 0o644)
+			}
+			res, err := Import(opt)
+			if err != nil {
+				t.Fatalf("import failed: %v (left %v)", err, folderNames(t, out))
+			}
+			if !strings.Contains(fmt.Sprint(res.Warnings), c.warning) {
+				t.Errorf("warnings lack %q: %v", c.warning, res.Warnings)
+			}
+			if r := res.Summary.Stages[0].Runs[0]; r.Requests != 20 {
+				t.Errorf("%d requests imported, want the 20 good ones", r.Requests)
+			}
+			if names := folderNames(t, out); len(names) != 1 || names[0] != filepath.Base(res.Dir) {
+				t.Errorf("out holds %v", names)
+			}
+			if _, err := replay.Load(res.Dir); err != nil {
+				t.Errorf("replay: %v", err)
+			}
+		})
+	}
+}
+
+// TestImportNeverLeavesAPartialFolder: whatever stops an import, the
+// evidence parent holds no folder of it afterwards; a link or a FIFO among
+// the results is skipped (never followed, never opened).
+func TestImportNeverLeavesAPartialFolder(t *testing.T) {
+	cases := map[string]func(src, out string){
+		"nothing usable": func(src, out string) {
+			_ = os.WriteFile(filepath.Join(src, "a.ndjson"), []byte("garbage\n"), 0o644)
+		},
+		"a points file that is a FIFO": func(src, out string) {
+			_ = syscall.Mkfifo(filepath.Join(src, "agent-1.ndjson"), 0o644)
+			_ = os.WriteFile(filepath.Join(src, "agent-0.ndjson"), []byte("garbage\n"), 0o644)
+		},
+		"a link to a file outside": func(src, out string) {
+			outside := filepath.Join(filepath.Dir(src), "secret.ndjson")
+			_ = os.WriteFile(outside, []byte(goodPoints()), 0o644)
+			_ = os.Symlink(outside, filepath.Join(src, "agent-0.ndjson"))
+		},
+	}
+	for name, setup := range cases {
+		t.Run(name, func(t *testing.T) {
+			src, out := t.TempDir(), t.TempDir()
+			setup(src, out)
+			done := make(chan struct{})
+			var res *Result
+			var err error
+			go func() { defer close(done); res, err = Import(Options{Dir: src, Out: out}) }()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("import blocked on a FIFO")
+			}
+			names := folderNames(t, out)
+			if err == nil {
+				t.Fatalf("imported %s from a folder with nothing usable in it (out holds %v)", res.Dir, names)
+			}
+			if len(names) > 0 {
+				t.Errorf("a failed import (%v) left %v", err, names)
+			}
+		})
+	}
+}
+
+// FuzzImport imports a folder of one arbitrary points file and one
+// arbitrary k6 log: an evidence folder or an error, never a panic, and
+// never a folder left behind by a failed import.
+func FuzzImport(f *testing.F) {
+	f.Fuzz(func(t *testing.T, points, log []byte) {
+		src, out := t.TempDir(), t.TempDir()
+		_ = os.WriteFile(filepath.Join(src, "agent-0.ndjson"), points, 0o644)
+		_ = os.WriteFile(filepath.Join(src, "agent-0.log"), log, 0o644)
+		res, err := Import(Options{Dir: src, Out: out, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}})
+		names := folderNames(t, out)
+		if err != nil {
+			if len(names) > 0 {
+				t.Fatalf("a failed import (%v) left %v", err, names)
+			}
+			return
+		}
+		if _, err := evidence.Open(res.Dir); err != nil {
+			t.Fatalf("the imported folder does not open: %v", err)
+		}
+	})
 }

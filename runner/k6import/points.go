@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/tokex-dev/tokex/internal/safefs"
 	"github.com/tokex-dev/tokex/runner/k6"
 )
 
@@ -26,8 +27,8 @@ func readPoints(path string, r io.Reader, fn func(k6.Point) error) (st k6.NDJSON
 
 // isK6CSV sniffs a .csv file: k6's --out csv starts with its own header (a
 // monitor CSV of resources does not).
-func isK6CSV(path string) bool {
-	rc, err := open(path)
+func isK6CSV(src *safefs.Dir, path string) bool {
+	rc, _, err := open(src, path)
 	if err != nil {
 		return false
 	}

@@ -1,27 +1,43 @@
 package k6import
 
 import (
-	"bufio"
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/lines"
 )
 
 // ReadMonitorCSV reads the article's monitor CSV: timestamp,kind,name,cpu,memory
 // with kubectl-top style quantities (cpu "250m" or cores, memory "512Mi" or
 // bytes) and an RFC 3339 or unix-seconds timestamp. kind pod/engine becomes
 // the engine role, node stays node.
+//
+// Malformed lines (too long, unreadable, a value that is not a finite
+// non-negative number, a time outside years 1–9999) are counted and
+// skipped; at most evidence.MaxResourceRows samples are read.
 func ReadMonitorCSV(r io.Reader) ([]stats.ResourceSample, int, error) {
-	sc := bufio.NewScanner(r)
+	lr := lines.NewReader(r, 64<<10)
 	var out []stats.ResourceSample
-	bad, line := 0, 0
-	for sc.Scan() {
-		line++
-		t := strings.TrimSpace(sc.Text())
+	bad, line, long := 0, 0, 0
+	for {
+		b, err := lr.Next()
+		bad += lr.Long - long
+		long = lr.Long
+		if err == io.EOF || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return out, bad, err
+		}
+		line = lr.Line
+		t := strings.TrimSpace(string(b))
 		if t == "" || (line == 1 && strings.HasPrefix(strings.ToLower(t), "timestamp")) {
 			continue
 		}
@@ -33,9 +49,12 @@ func ReadMonitorCSV(r io.Reader) ([]stats.ResourceSample, int, error) {
 		at, err1 := parseTime(strings.TrimSpace(f[0]))
 		cpu, err2 := parseCPU(strings.TrimSpace(f[3]))
 		mem, err3 := parseBytes(strings.TrimSpace(f[4]))
-		if err1 != nil || err2 != nil || err3 != nil {
+		if err1 != nil || err2 != nil || err3 != nil || at.Year() < 1 || at.Year() > 9999 {
 			bad++
 			continue
+		}
+		if len(out) >= evidence.MaxResourceRows {
+			return nil, bad, fmt.Errorf("more than %d samples", evidence.MaxResourceRows)
 		}
 		kind := strings.ToLower(strings.TrimSpace(f[1]))
 		switch kind {
@@ -44,9 +63,6 @@ func ReadMonitorCSV(r io.Reader) ([]stats.ResourceSample, int, error) {
 		}
 		out = append(out, stats.ResourceSample{AtUS: at.UnixMicro(), Kind: kind, Name: strings.TrimSpace(f[2]),
 			CPUMillicores: cpu, MemoryBytes: mem, Source: "monitor-csv"})
-	}
-	if err := sc.Err(); err != nil {
-		return out, bad, err
 	}
 	if len(out) == 0 && bad > 0 {
 		return nil, bad, fmt.Errorf("no readable sample in %d lines", bad)
@@ -62,10 +78,11 @@ func parseTime(s string) (time.Time, error) {
 		return t.UTC(), nil
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
+	if err != nil || !(v >= 0 && v < 253402300800) { // before year 10000
 		return time.Time{}, fmt.Errorf("bad timestamp %q", s)
 	}
-	return time.Unix(0, int64(v*1e9)).UTC(), nil
+	sec, frac := math.Modf(v)
+	return time.Unix(int64(sec), int64(frac*1e9)).UTC(), nil
 }
 
 // parseCPU returns millicores from "250m", "1.5" (cores) or "1500000n".
@@ -80,6 +97,9 @@ func parseCPU(s string) (float64, error) {
 		s, mult = strings.TrimSuffix(s, "n"), 1e-6
 	}
 	v, err := strconv.ParseFloat(s, 64)
+	if err == nil && !(v >= 0 && v*mult < 1e12) { // NaN, ±Inf, negative, absurd
+		err = fmt.Errorf("bad CPU value %q", s)
+	}
 	return v * mult, err
 }
 
@@ -89,12 +109,16 @@ func parseBytes(s string) (int64, error) {
 		suf string
 		m   float64
 	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"Ti", 1 << 40}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}, {"T", 1e12}}
+	m := 1.0
 	for _, u := range units {
 		if strings.HasSuffix(s, u.suf) {
-			v, err := strconv.ParseFloat(strings.TrimSuffix(s, u.suf), 64)
-			return int64(v * u.m), err
+			s, m = strings.TrimSuffix(s, u.suf), u.m
+			break
 		}
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	return int64(v), err
+	if err == nil && !(v >= 0 && v*m < 1<<62) {
+		err = fmt.Errorf("bad memory value %q", s)
+	}
+	return int64(v * m), err
 }
