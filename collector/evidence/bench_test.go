@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync/atomic"
@@ -33,6 +34,7 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 	}
 	rng := rand.New(rand.NewPCG(7, 7))
 	var total int64
+	var runs []*stats.Run
 	start := time.Unix(1_800_000_000, 0)
 	for _, p := range plan {
 		if err := w.BeginRun(p, start); err != nil {
@@ -56,12 +58,32 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 		}
 		meta := stats.RunMeta{ID: p.ID, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS, Started: start,
 			MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total()), Status: stats.StatusDone}
-		if _, err := w.EndRun(meta, th); err != nil {
+		st, err := w.EndRun(meta, th)
+		if err != nil {
 			tb.Fatal(err)
 		}
+		runs = append(runs, st)
 		start = start.Add(p.Total() + time.Minute)
 	}
+	s := &stats.Summary{CampaignID: "synthetic", Name: "synthetic", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
+	stats.BuildSummary(s, runs, true)
+	w.SetStatus("done", "")
+	if err := w.Finish(s); err != nil {
+		tb.Fatal(err)
+	}
 	return total, th
+}
+
+// TestWriteArticleFolder writes the synthetic campaign to
+// $TOKEX_ARTICLE_FOLDER for bench/report-rss.sh, which measures the real
+// `tokex report` command on it; without the variable there is nothing to do.
+func TestWriteArticleFolder(t *testing.T) {
+	dir := os.Getenv("TOKEX_ARTICLE_FOLDER")
+	if dir == "" {
+		t.Skip("set TOKEX_ARTICLE_FOLDER (bench/report-rss.sh does)")
+	}
+	total, _ := writeSyntheticCampaign(t, dir)
+	t.Logf("%d rows in %s", total, dir)
 }
 
 // BenchmarkRecomputeArticleCampaign is the analysis cost: every run's
