@@ -77,7 +77,7 @@ func (l *Live) set(code WarningCode, why string) {
 
 func (l *Live) init() {
 	if l.Now == nil {
-		l.Reset(l.measuring)
+		l.Now, l.broke = map[WarningCode]string{}, map[WarningCode]int{}
 	}
 }
 
