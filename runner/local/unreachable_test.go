@@ -77,10 +77,8 @@ func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The campaign-level reason in manifest.json waits for Finish to keep it
-	// (issue 9 item 19); the failed run's entry carries it already.
-	if f.Manifest.Status != "failed" {
-		t.Errorf("manifest status %q", f.Manifest.Status)
+	if f.Manifest.Status != "failed" || !strings.Contains(f.Manifest.Reason, "target unreachable: no HTTP response for 1s") {
+		t.Errorf("manifest status %q reason %q", f.Manifest.Status, f.Manifest.Reason)
 	}
 	statuses := map[string]string{}
 	for _, e := range f.Manifest.Runs {
