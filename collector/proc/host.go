@@ -34,7 +34,7 @@ type HostSampler struct {
 // hostReading is one set of cumulative counters.
 type hostReading struct {
 	at                 time.Time
-	total, idle, steal uint64            // USER_HZ ticks of all CPUs; idle includes iowait
+	total, idle, steal uint64            // USER_HZ ticks of all CPUs; idle includes iowait (and nice, see idleTicks)
 	perCPU             map[int][2]uint64 // cpu number -> busy, total ticks
 	cpus, running      int
 	allowed            []int // the CPUs the process may run on
@@ -56,7 +56,7 @@ func (h *HostSampler) read() (hostReading, error) {
 	if err != nil {
 		return r, err
 	}
-	if err := parseProcStat(b, &r); err != nil {
+	if err := parseProcStat(b, &r, h.lowerPriorityIsIdle()); err != nil {
 		return r, fmt.Errorf("/proc/stat: %w", err)
 	}
 	if b, err := os.ReadFile(h.path("proc/loadavg")); err == nil {
@@ -93,15 +93,42 @@ func HostCPU() (busy, total float64, cpus int, err error) {
 		return 0, 0, 0, err
 	}
 	var r hostReading
-	if err := parseProcStat(b, &r); err != nil {
+	if err := parseProcStat(b, &r, (&HostSampler{PID: os.Getpid()}).lowerPriorityIsIdle()); err != nil {
 		return 0, 0, 0, err
 	}
 	return float64(r.total-r.idle) / clockTicks, float64(r.total) / clockTicks, r.cpus, nil
 }
 
+// lowerPriorityIsIdle says whether the host's nice time (work at a lower
+// priority than the default) yields to the sampled process: true unless the
+// process runs niced itself. The scheduler gives a nice-0 thread ~98 % of a
+// CPU it shares with a nice-19 one, so a niced batch job is not contention.
+func (h *HostSampler) lowerPriorityIsIdle() bool {
+	b, err := os.ReadFile(h.path(fmt.Sprintf("proc/%d/stat", h.PID)))
+	if err != nil {
+		return false
+	}
+	n, ok := statNice(b)
+	return ok && n <= 0
+}
+
+// statNice reads the nice field (19) of /proc/<pid>/stat.
+func statNice(b []byte) (int, bool) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 17 { // state is field 3; nice is field 19
+		return 0, false
+	}
+	n, err := strconv.Atoi(f[16])
+	return n, err == nil
+}
+
 // parseProcStat reads the aggregate cpu line, the per-CPU lines and
-// procs_running.
-func parseProcStat(b []byte, r *hostReading) error {
+// procs_running; niceIdle counts nice time as idle.
+func parseProcStat(b []byte, r *hostReading, niceIdle bool) error {
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	seen := false
 	r.perCPU = map[int][2]uint64{}
@@ -111,14 +138,14 @@ func parseProcStat(b []byte, r *hostReading) error {
 		case len(f) == 0:
 		case f[0] == "cpu":
 			var err error
-			if r.total, r.idle, r.steal, err = cpuTicks(f); err != nil {
+			if r.total, r.idle, r.steal, err = cpuTicks(f, niceIdle); err != nil {
 				return err
 			}
 			seen = true
 		case strings.HasPrefix(f[0], "cpu"):
 			r.cpus++
 			n, err1 := strconv.Atoi(f[0][3:])
-			total, idle, _, err2 := cpuTicks(f)
+			total, idle, _, err2 := cpuTicks(f, niceIdle)
 			if err1 == nil && err2 == nil {
 				r.perCPU[n] = [2]uint64{total - idle, total}
 			}
@@ -133,8 +160,9 @@ func parseProcStat(b []byte, r *hostReading) error {
 }
 
 // cpuTicks sums a cpu line of /proc/stat: user nice system idle iowait irq
-// softirq steal (guest time is already in user and nice).
-func cpuTicks(f []string) (total, idle, steal uint64, err error) {
+// softirq steal (guest time is already in user and nice). Idle is idle plus
+// iowait, and nice when niceIdle.
+func cpuTicks(f []string, niceIdle bool) (total, idle, steal uint64, err error) {
 	if len(f) < 9 {
 		return 0, 0, 0, errors.New("short cpu line")
 	}
@@ -145,7 +173,11 @@ func cpuTicks(f []string) (total, idle, steal uint64, err error) {
 		}
 		total += v[i]
 	}
-	return total, v[3] + v[4], v[7], nil
+	idle = v[3] + v[4]
+	if niceIdle {
+		idle += v[1]
+	}
+	return total, idle, v[7], nil
 }
 
 func meminfo(b []byte) (total, avail int64) {

@@ -226,3 +226,35 @@ func TestSampleHostEmitsPairs(t *testing.T) {
 		t.Errorf("first pair: %+v %+v", evs[0], evs[1])
 	}
 }
+
+func TestLowerPriorityWorkIsNotContention(t *testing.T) {
+	stat := []byte("cpu  100 300 50 500 50 0 0 0 0 0\ncpu0 100 300 50 500 50 0 0 0 0 0\nprocs_running 2\n")
+	for _, tc := range []struct {
+		nice     string
+		wantIdle uint64
+	}{
+		{"0", 850},  // idle+iowait+nice: a nice-19 build yields to a nice-0 tokex
+		{"-5", 850}, // higher priority still
+		{"10", 550}, // tokex niced itself: nice time may be its own, and competes
+	} {
+		root := t.TempDir()
+		f := fakeHost{t, root}
+		f.write("proc/7/stat", "7 (tokex) S 1 7 7 0 -1 0 0 0 0 0 1 0 0 0 20 "+tc.nice+" 1 0 100 0 0\n")
+		h := &HostSampler{Root: root, PID: 7}
+		var r hostReading
+		if err := parseProcStat(stat, &r, h.lowerPriorityIsIdle()); err != nil {
+			t.Fatal(err)
+		}
+		if r.total != 1000 || r.idle != tc.wantIdle || r.perCPU[0] != [2]uint64{1000 - tc.wantIdle, 1000} {
+			t.Errorf("nice %s: total %d idle %d perCPU %v, want idle %d", tc.nice, r.total, r.idle, r.perCPU[0], tc.wantIdle)
+		}
+	}
+	if (&HostSampler{Root: t.TempDir(), PID: 7}).lowerPriorityIsIdle() {
+		t.Error("an unreadable stat must count nice time as busy")
+	}
+	for _, bad := range []string{"", "7 (x", "7 (x) S 1", "7 (x) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 z"} {
+		if _, ok := statNice([]byte(bad)); ok {
+			t.Errorf("statNice(%q) ok", bad)
+		}
+	}
+}
