@@ -1,0 +1,222 @@
+package funclen
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// maxLines is the longest a function may be, from its "func" line to its
+// closing brace inclusive.
+const maxLines = 80
+
+// allowed lists today's longer functions with their current length. An entry
+// may only shrink: lower its number when you shorten the function, delete it
+// when the function fits in maxLines. Never add one.
+var allowed = map[string]int{
+	"authserver Config.Validate":        100,
+	"authserver Server.exchange":        130,
+	"charts Chart.SVG":                  113,
+	"cmd/tokex/cli runOptions.complete": 133,
+	"cmd/tokex/cli runOptions.run":      136,
+	"cmd/tokex/cli smoke":               91,
+	"cmd/tokex/cli verify":              102,
+	"collector/report RunView.build":    126,
+	"collector/stats groupCPU":          81,
+	"runner Campaign.Run":               82,
+	"runner Campaign.runOne":            84,
+	"runner/config Campaign.Validate":   143,
+	"runner/k6import Import":            93,
+	"runner/kube/e2e Start":             216,
+	"runner/local Driver.Start":         100,
+	"runner/local StartEmbedded":        139,
+	"tui Model.Apply":                   101,
+	"tui Model.live":                    97,
+	"tui Model.results":                 89,
+	"tui/headless Printer.Consume":      133,
+}
+
+// generated is the marker of generated files (https://go.dev/s/generatedcode).
+var generated = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
+
+func root(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("repository root not found: %v", err)
+	}
+	return dir
+}
+
+// lengths returns the length of every function (and package-level function
+// literal) in the non-test, non-generated Go files under base, keyed by
+// "dir Recv.Name".
+func lengths(t *testing.T, base string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != base && (strings.HasPrefix(n, ".") || n == "testdata") {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != base {
+				return filepath.SkipDir // another module (the e2e control plane's tools)
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if generated.Match(src) {
+			return nil
+		}
+		rel, _ := filepath.Rel(base, path)
+		fset := token.NewFileSet()
+		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for name, n := range funcs(fset, f) {
+			out[filepath.ToSlash(filepath.Dir(rel))+" "+name] = n
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// funcs measures the declared functions of f and the function literals
+// outside them (package-level variables).
+func funcs(fset *token.FileSet, f *ast.File) map[string]int {
+	out := map[string]int{}
+	span := func(n ast.Node) int {
+		return fset.Position(n.End()).Line - fset.Position(n.Pos()).Line + 1
+	}
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			name := d.Name.Name
+			if d.Recv != nil && len(d.Recv.List) == 1 {
+				name = recv(d.Recv.List[0].Type) + "." + name
+			}
+			if name == "init" || name == "_" {
+				name = fmt.Sprintf("%s@%d", name, fset.Position(d.Pos()).Line)
+			}
+			out[name] = span(d)
+		case *ast.GenDecl:
+			ast.Inspect(d, func(n ast.Node) bool {
+				lit, ok := n.(*ast.FuncLit)
+				if !ok {
+					return true
+				}
+				out[fmt.Sprintf("func@%d", fset.Position(lit.Pos()).Line)] = span(lit)
+				return false
+			})
+		}
+	}
+	return out
+}
+
+func recv(e ast.Expr) string {
+	switch t := e.(type) {
+	case *ast.StarExpr:
+		return recv(t.X)
+	case *ast.IndexExpr:
+		return recv(t.X)
+	case *ast.IndexListExpr:
+		return recv(t.X)
+	case *ast.Ident:
+		return t.Name
+	}
+	return "?"
+}
+
+func TestNoLongFunctions(t *testing.T) {
+	got := lengths(t, root(t))
+	if len(got) < 500 {
+		t.Fatalf("measured only %d functions: is the walk rooted at the repository?", len(got))
+	}
+	var long []string
+	for name, n := range got {
+		limit, listed := allowed[name]
+		switch {
+		case !listed && n > maxLines:
+			long = append(long, fmt.Sprintf("%q: %d,", name, n))
+		case listed && n > limit:
+			t.Errorf("%s is %d lines, longer than its allowlisted %d: shorten it (the allowlist only shrinks)", name, n, limit)
+		case listed && n <= maxLines:
+			t.Errorf("%s is %d lines now: delete its allowlist entry", name, n)
+		case listed && n < limit:
+			t.Errorf("%s shrank to %d lines: lower its allowlist entry from %d to %d", name, n, limit, n)
+		}
+	}
+	sort.Strings(long)
+	for _, l := range long {
+		t.Errorf("function over %d lines (split it): %s", maxLines, l)
+	}
+	for name := range allowed {
+		if _, ok := got[name]; !ok {
+			t.Errorf("allowlisted %s no longer exists: delete its entry", name)
+		}
+	}
+}
+
+// TestMeasure keeps the measure honest: a function's length runs from its
+// "func" line to its closing brace, methods are named by receiver, and
+// package-level function literals count too.
+func TestMeasure(t *testing.T) {
+	src := `package p
+
+type T[K any] struct{}
+
+func (t *T[K]) M() {
+	_ = 1
+}
+
+func F() {}
+
+var v = func() int {
+	return 1
+}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "p.go", src, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := funcs(fset, f)
+	want := map[string]int{"T.M": 3, "F": 1, "func@11": 3}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("funcs = %v, want %v", got, want)
+	}
+}
+
+// TestAllowlistBounds keeps the allowlist meaningful: every entry is over
+// the limit (else it should not be listed).
+func TestAllowlistBounds(t *testing.T) {
+	for name, n := range allowed {
+		if n <= maxLines {
+			t.Errorf("allowlisted %s at %d lines: entries must be over %d", name, n, maxLines)
+		}
+	}
+}
