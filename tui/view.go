@@ -342,75 +342,8 @@ func (m *Model) results(w, h int) []string {
 	if m.summary == nil || len(m.summary.Stages) == 0 {
 		return []string{title, s.Dim.Render("the table fills in as runs finish")}
 	}
-	rows := [][]string{{"Stage", "p95 per round (ms)", "Requests", "ok %", "p50", "p95", "p99", "cores", "CPU-ms/ex", ""}}
-	marks := []string{""}
-	for _, st := range m.summary.Stages {
-		rep := st.Reported()
-		spread := st.Spread()
-		for i, r := range st.Runs {
-			if r.ID == st.ReportedRun {
-				spread[i] = "[" + spread[i] + "]"
-			}
-		}
-		row := []string{stats.StageLabel(st.TargetRPS), strings.Join(spread, " ")}
-		mark := ""
-		if rep != nil {
-			l := rep.LatencyMs
-			cores, cpu := "n/a", "n/a"
-			if rep.EngineCPU != nil {
-				cores, cpu = fmt.Sprintf("%.2f", rep.EngineCPU.AvgCores), fmt.Sprintf("%.2f", rep.EngineCPU.CPUMsPerExchange)
-			}
-			lat := []string{fmt.Sprintf("%.1f", l.P50), fmt.Sprintf("%.1f", l.P95), fmt.Sprintf("%.1f", l.P99)}
-			if rep.Requests == 0 {
-				lat, cpu = []string{"—", "—", "—"}, "n/a"
-			}
-			row = append(row, stats.Thousands(rep.Requests), fmt.Sprintf("%.1f", rep.SuccessRatio*100))
-			row = append(append(row, lat...), cores, cpu)
-			mark = "✓"
-		} else {
-			row = append(row, "", "", "", "", "", "", "")
-		}
-		if n := len(st.FailedRuns); n > 0 {
-			mark = fmt.Sprintf("✗ %d failed", n)
-		}
-		flag := ""
-		for _, r := range st.Runs {
-			if rs := m.byID[r.ID]; rs != nil && m.flagged(rs) {
-				flag = " ⚠"
-			}
-		}
-		rows = append(rows, append(row, mark+flag))
-		marks = append(marks, mark)
-	}
-	rows = dropColumns(rows, w, "cores", "p50", "Requests") // the verdict must stay in view
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], ansi.StringWidth(c))
-		}
-	}
-	out := []string{title}
-	for ri, r := range rows {
-		var b strings.Builder
-		for i, c := range r {
-			pad := strings.Repeat(" ", widths[i]-ansi.StringWidth(c))
-			if i <= 1 || i == len(r)-1 {
-				b.WriteString(c + pad + "  ")
-			} else {
-				b.WriteString(pad + c + "  ")
-			}
-		}
-		line := strings.TrimRight(b.String(), " ")
-		switch {
-		case ri == 0:
-			line = s.Dim.Render(line)
-		case strings.HasPrefix(marks[ri], "✗"):
-			line = s.Bad.Render(line)
-		case marks[ri] == "✓":
-			line = s.Good.Render(line)
-		}
-		out = append(out, line)
-	}
+	flagged := func(id string) bool { rs := m.byID[id]; return rs != nil && m.flagged(rs) }
+	out := append([]string{title}, s.renderTable(m.summary.ResultsTable(flagged), w)...)
 	if m.finished != nil && m.summary != nil {
 		verdict := s.Good.Render("thresholds PASSED")
 		if !m.summary.ThresholdsPassed {
@@ -424,35 +357,6 @@ func (m *Model) results(w, h int) []string {
 	}
 	_ = h
 	return out
-}
-
-// dropColumns removes the named columns, in that order, until the table
-// fits in w cells (two spaces between columns).
-func dropColumns(rows [][]string, w int, names ...string) [][]string {
-	width := func() int {
-		n := -2
-		for i := range rows[0] {
-			c := 0
-			for _, r := range rows {
-				c = max(c, ansi.StringWidth(r[i]))
-			}
-			n += c + 2
-		}
-		return n
-	}
-	for _, name := range names {
-		col := slices.Index(rows[0], name)
-		if width() <= w {
-			break
-		}
-		if col < 0 {
-			continue
-		}
-		for i := range rows {
-			rows[i] = slices.Delete(rows[i], col, col+1)
-		}
-	}
-	return rows
 }
 
 // warningsLine counts the runs carrying each invalidating warning.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/table"
 )
 
 // Metric is one compared figure of a stage.
@@ -163,22 +164,22 @@ func round(v float64) float64 { return math.Round(v*1000) / 1000 }
 func (r *Result) JSON() ([]byte, error) { return json.MarshalIndent(r, "", "  ") }
 
 // Table renders the result as rows of cells.
-func (r *Result) Table() stats.Table {
-	t := stats.Table{Header: []string{"Stage", "Metric", "A", "B", "B − A", "Noise (round spread)", "Verdict"}}
+func (r *Result) Table() table.Table {
+	t := table.New("Stage", "Metric", "A", "B", "B − A", "Noise (round spread)", "Verdict")
 	for _, st := range r.Stages {
 		if st.Only != "" {
-			t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), "", "", "", "", "", "only in " + st.Only})
+			t.Add(stats.StageLabel(st.TargetRPS), "", "", "", "", "", "only in "+st.Only)
 			continue
 		}
-		t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), "runs", st.RunsA, st.RunsB, "", "", ""})
+		t.Add(stats.StageLabel(st.TargetRPS), "runs", st.RunsA, st.RunsB, "", "", "")
 		for _, m := range st.Metrics {
 			if m.Missing {
-				t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), m.Name, "", "", "", "", m.Verdict})
+				t.Add(stats.StageLabel(st.TargetRPS), m.Name, "", "", "", "", m.Verdict)
 				continue
 			}
-			t.Rows = append(t.Rows, []string{stats.StageLabel(st.TargetRPS), m.Name,
+			t.Add(stats.StageLabel(st.TargetRPS), m.Name,
 				fmt.Sprintf("%.2f %s", m.A, m.Unit), fmt.Sprintf("%.2f %s", m.B, m.Unit),
-				fmt.Sprintf("%+.2f (%+.1f%%)", m.Diff, m.DiffPct), fmt.Sprintf("±%.2f (%d/%d rounds)", m.Noise, m.Rounds[0], m.Rounds[1]), m.Verdict})
+				fmt.Sprintf("%+.2f (%+.1f%%)", m.Diff, m.DiffPct), fmt.Sprintf("±%.2f (%d/%d rounds)", m.Noise, m.Rounds[0], m.Rounds[1]), m.Verdict)
 		}
 	}
 	return t

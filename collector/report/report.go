@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/internal/safefs"
 )
 
@@ -57,9 +58,9 @@ type View struct {
 	Manifest      *evidence.Manifest
 	Tiles         []Tile
 	Warnings      []string
-	LatencyTable  stats.Table
-	ScheduleTable stats.Table
-	ResourceTable stats.Table
+	LatencyTable  table.Table
+	ScheduleTable table.Table
+	ResourceTable table.Table
 	Spread        []StageSpread
 	Runs          []RunView
 	Recomputed    bool

@@ -163,7 +163,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 		t.Fatalf("latency table has %d rows for %d stages", len(lat), len(sum.Stages))
 	}
 	for i, st := range sum.Stages {
-		want := sum.LatencyTable().Rows[i]
+		want := sum.LatencyTable().Rows[i].Cells
 		if strings.Join(lat[i], "|") != strings.Join(want, "|") {
 			t.Errorf("latency row %d = %v, summary.json gives %v", i, lat[i], want)
 		}
@@ -172,7 +172,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 		}
 	}
 	res := rows(byID("resources"))
-	if len(res) != 2 || res[1][3] != sum.ResourceTable().Rows[1][3] {
+	if len(res) != 2 || res[1][3] != sum.ResourceTable().Rows[1].Cells[3] {
 		t.Errorf("resource table %v", res)
 	}
 	// Charts: throughput, latency, engine CPU, memory, generator, host CPU

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokex-dev/tokex/collector/table"
 )
 
 // reference computes the same definition the slow, obvious way.
@@ -121,8 +123,8 @@ func TestStageWithFailedRunSaysSo(t *testing.T) {
 	if !found {
 		t.Errorf("warnings %v", s.Warnings)
 	}
-	for name, tb := range map[string]Table{"latency": s.LatencyTable(), "schedule": s.ScheduleTable(), "resources": s.ResourceTable()} {
-		if row := tb.Rows[0]; row[len(row)-1] != "✗ 1/3 failed" {
+	for name, tb := range map[string]table.Table{"latency": s.LatencyTable(), "schedule": s.ScheduleTable(), "resources": s.ResourceTable()} {
+		if row := tb.Rows[0].Cells; row[len(row)-1] != "✗ 1/3 failed" {
 			t.Errorf("%s table row %v", name, row)
 		}
 	}
@@ -148,8 +150,8 @@ func TestStageWithFailedRunSaysSo(t *testing.T) {
 	// A stage whose only run could not run still has a row in every table.
 	gone := &Summary{Thresholds: Thresholds{P95Ms: 500}}
 	BuildSummary(gone, []*Run{{ID: "01-r1-5rps", TargetRPS: 5, Round: 1, Status: StatusFailed, Reason: "target unreachable: …"}}, false)
-	for name, tb := range map[string]Table{"latency": gone.LatencyTable(), "schedule": gone.ScheduleTable(), "resources": gone.ResourceTable()} {
-		if len(tb.Rows) != 1 || tb.Rows[0][1] != "no finished run" || tb.Rows[0][len(tb.Rows[0])-1] != "✗ 1/1 failed" {
+	for name, tb := range map[string]table.Table{"latency": gone.LatencyTable(), "schedule": gone.ScheduleTable(), "resources": gone.ResourceTable()} {
+		if len(tb.Rows) != 1 || tb.Rows[0].Cells[1] != "no finished run" || tb.Rows[0].Cells[len(tb.Rows[0].Cells)-1] != "✗ 1/1 failed" {
 			t.Errorf("%s table of a stage without a finished run: %v", name, tb.Rows)
 		}
 	}
@@ -237,7 +239,7 @@ func TestBuildSummaryAndTables(t *testing.T) {
 	if got := s.SpreadLine(); got != "100/s: 7.23/7.54/7.72 ms" {
 		t.Errorf("spread = %q", got)
 	}
-	row := s.LatencyTable().Rows[0]
+	row := s.LatencyTable().Rows[0].Cells
 	if row[2] != "30,008" || row[3] != "100.00%" || row[7] != "7.5 ms" || row[9] != "✓ 3/3 passed" {
 		t.Errorf("row = %v", row)
 	}
@@ -266,7 +268,7 @@ func TestAchievedCountsResponses(t *testing.T) {
 	if dead.Requests != 400 || dead.Responses != 0 || dead.AchievedRatio != 0 || dead.AchievedRPS != 0 || dead.SuccessRatio != 0 {
 		t.Errorf("dead target: requests %d responses %d achieved %v (%v/s) success %v", dead.Requests, dead.Responses, dead.AchievedRatio, dead.AchievedRPS, dead.SuccessRatio)
 	}
-	if got := (&Summary{Stages: []*Stage{{TargetRPS: 40, ReportedRun: "dead", Runs: []*Run{dead}}}}).LatencyTable().Rows[0]; got[1] != "0.0% achieved" || got[3] != "0.00%" {
+	if got := (&Summary{Stages: []*Stage{{TargetRPS: 40, ReportedRun: "dead", Runs: []*Run{dead}}}}).LatencyTable().Rows[0].Cells; got[1] != "0.0% achieved" || got[3] != "0.00%" {
 		t.Errorf("latency row %v", got)
 	}
 	errs := ComputeRun(full, rows(400, "http_error"), nil, th)

@@ -258,78 +258,6 @@ func Thousands(n int64) string {
 	return b.String()
 }
 
-// Table is a header plus rows of cells, rendered as Markdown or text.
-type Table struct {
-	Header []string
-	Rows   [][]string
-}
-
-// LatencyTable is the article's "Latency by stage" (reported runs), with
-// the reported run's success next to its latency and the stage's verdict.
-func (s *Summary) LatencyTable() Table {
-	t := Table{Header: []string{"Stage", "Target rate", "Requests", "Success", "avg", "median", "p90", "p95", "p99", "Runs"}}
-	for _, st := range s.Stages {
-		r := st.Reported()
-		if r == nil {
-			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", "", st.Verdict()})
-			continue
-		}
-		l := r.LatencyMs
-		row := []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
-			Thousands(r.Requests), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
-		t.Rows = append(t.Rows, append(append(row, latencyCells(r, l)...), st.Verdict()))
-	}
-	return t
-}
-
-// latencyCells are avg, median, p90, p95 and p99, or dashes when no
-// exchange completed.
-func latencyCells(r *Run, l Latency) []string {
-	if r.Requests == 0 {
-		return []string{"—", "—", "—", "—", "—"}
-	}
-	return []string{ms(l.Avg), ms(l.P50), ms(l.P90), ms(l.P95), ms(l.P99)}
-}
-
-// ScheduleTable is the same from the scheduled time (coordinated-omission-free).
-func (s *Summary) ScheduleTable() Table {
-	t := Table{Header: []string{"Stage", "Dropped", "Success", "avg", "median", "p90", "p95", "p99", "Runs"}}
-	for _, st := range s.Stages {
-		r := st.Reported()
-		if r == nil {
-			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", st.Verdict()})
-			continue
-		}
-		row := []string{StageLabel(st.TargetRPS), Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
-		t.Rows = append(t.Rows, append(append(row, latencyCells(r, r.LatencyFromSched)...), st.Verdict()))
-	}
-	return t
-}
-
-// ResourceTable is the article's "Resource consumption" (reported runs).
-func (s *Summary) ResourceTable() Table {
-	t := Table{Header: []string{"Stage", "Engine CPU avg", "Engine CPU peak", "Engine CPU per exchange", "Engine memory", "Runs"}}
-	for _, st := range s.Stages {
-		r := st.Reported()
-		if r == nil {
-			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "no finished run", "", "", "", st.Verdict()})
-			continue
-		}
-		if r.EngineCPU == nil {
-			t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", st.Verdict()})
-			continue
-		}
-		c := r.EngineCPU
-		perEx := "n/a"
-		if r.Requests > 0 {
-			perEx = fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange)
-		}
-		t.Rows = append(t.Rows, []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
-			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, BytesIEC(r.EngineMemoryBytes), st.Verdict()})
-	}
-	return t
-}
-
 // SpreadLine is the article's per-run p95 line: "100/s: 7.23/7.54/7.72 ms · …".
 // When a run failed (marked ✗) or has no figures, every entry carries its
 // own unit or status: "100/s: 7.23 ms / 4.90 ms ✗ / aborted".
@@ -397,60 +325,6 @@ func BytesIEC(b int64) string {
 	default:
 		return fmt.Sprintf("%d KiB", b>>10)
 	}
-}
-
-// Markdown renders a table as GitHub Markdown.
-func (t Table) Markdown() string {
-	var b strings.Builder
-	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
-	for range t.Header {
-		b.WriteString("---|")
-	}
-	b.WriteString("\n")
-	for _, r := range t.Rows {
-		b.WriteString("| " + strings.Join(r, " | ") + " |\n")
-	}
-	return b.String()
-}
-
-// Text renders a table with aligned columns (right-aligned numbers).
-func (t Table) Text() string {
-	w := make([]int, len(t.Header))
-	for i, h := range t.Header {
-		w[i] = len([]rune(h))
-	}
-	for _, r := range t.Rows {
-		for i, c := range r {
-			if i < len(w) && len([]rune(c)) > w[i] {
-				w[i] = len([]rune(c))
-			}
-		}
-	}
-	var b strings.Builder
-	line := func(cells []string) {
-		for i, c := range cells {
-			if i >= len(w) {
-				break
-			}
-			pad := strings.Repeat(" ", w[i]-len([]rune(c)))
-			if i == 0 {
-				b.WriteString(c + pad)
-			} else {
-				b.WriteString("  " + pad + c)
-			}
-		}
-		b.WriteString("\n")
-	}
-	line(t.Header)
-	var sep []string
-	for _, n := range w {
-		sep = append(sep, strings.Repeat("─", n))
-	}
-	line(sep)
-	for _, r := range t.Rows {
-		line(r)
-	}
-	return b.String()
 }
 
 // Markdown renders summary.md: the article's two tables and the spread line.

@@ -40,7 +40,6 @@ var allowed = map[string]int{
 	"runner/local StartEmbedded":        139,
 	"tui Model.Apply":                   101,
 	"tui Model.live":                    97,
-	"tui Model.results":                 89,
 	"tui/headless Printer.Consume":      133,
 }
 
