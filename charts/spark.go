@@ -60,10 +60,14 @@ func (s *Series) Peak() float64 {
 // sparkline scaled to the largest of them (or floor, when larger), so a
 // flat series sits low instead of filling the line.
 func Sparkline(s *Series, width int, floor float64, style lipgloss.Style) string {
+	return SparkValues(s.values, width, floor, style)
+}
+
+// SparkValues is Sparkline of a slice of values, oldest first.
+func SparkValues(vals []float64, width int, floor float64, style lipgloss.Style) string {
 	if width < 1 {
 		return ""
 	}
-	vals := s.values
 	if len(vals) > width {
 		vals = vals[len(vals)-width:]
 	}

@@ -39,6 +39,7 @@ type bucketKey struct {
 type bucket struct {
 	dur, lag                      stats.Samples
 	ok, errs, noResponse, dropped int64
+	kinds                         map[string]int64
 }
 
 func newWindower(run event.PlannedRun, emit func(event.Event), inFlight func() int64) *windower {
@@ -131,9 +132,21 @@ func (w *windower) Add(r *stats.Request) {
 		if !r.Responded() {
 			b.noResponse++
 		}
+		b.kind(r.ErrorKey())
 	}
 	b.dur.Add(r.DurationUS)
 	b.lag.Add(r.SendLagUS)
+}
+
+// kind counts one error by its key, the first MaxErrorKinds keys by name.
+func (b *bucket) kind(key string) {
+	if b.kinds == nil {
+		b.kinds = map[string]int64{}
+	}
+	if _, ok := b.kinds[key]; !ok && len(b.kinds) >= event.MaxErrorKinds {
+		key = event.OtherErrors
+	}
+	b.kinds[key]++
 }
 
 // Flush emits every window that ended before cutoff (all if zero).
@@ -167,7 +180,7 @@ func (w *windower) Flush(cutoff time.Time) {
 			At: time.UnixMicro(k.at).UTC(), Seconds: w.seconds(k), RunID: w.run.ID, Phase: k.phase, TargetRPS: w.run.TargetRPS,
 			Completed: int64(b.dur.Len()), OK: b.ok, Errors: b.errs, NoResponse: b.noResponse, Dropped: b.dropped,
 			Latency:    event.Digest{Count: lat.Count, Mean: lat.Avg, P50: lat.P50, P90: lat.P90, P95: lat.P95, P99: lat.P99, Max: lat.Max},
-			SendLagP99: lag.P99,
+			SendLagP99: lag.P99, ErrorKinds: b.kinds,
 		})
 	}
 	w.mu.Unlock()

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"math"
 	"testing"
 	"time"
@@ -156,5 +157,36 @@ func TestWindowAchievedCountsResponses(t *testing.T) {
 	w.Flush(time.Time{})
 	if len(got) != 1 || got[0].Completed != 5 || got[0].NoResponse != 2 || got[0].AchievedRPS() != 3 {
 		t.Fatalf("%+v", got)
+	}
+}
+
+// Windows count their errors by key for the dashboard's live errors panel:
+// at most event.MaxErrorKinds keys, the rest under "other".
+func TestWindowCountsErrorKinds(t *testing.T) {
+	var got []event.Window
+	w := newWindower(event.PlannedRun{ID: "r", TargetRPS: 10, Duration: time.Second}, func(e event.Event) { got = append(got, e.(event.Window)) }, nil)
+	start := time.Unix(1000, 0)
+	w.Schedule(start)
+	add := func(outcome, detail string) {
+		w.Add(&stats.Request{Phase: stats.Measured, ScheduledUS: start.UnixMicro(), DurationUS: 1000, Outcome: outcome, Detail: detail})
+	}
+	add("ok", "")
+	add("oauth_error", "invalid_grant")
+	add("oauth_error", "invalid_grant")
+	add("timeout", "")
+	for i := 0; i < 10; i++ {
+		add("http_error", fmt.Sprint(500+i))
+	}
+	w.Flush(time.Time{})
+	k := got[0].ErrorKinds
+	if k["oauth_error:invalid_grant"] != 2 || k["timeout"] != 1 || len(k) != event.MaxErrorKinds+1 || k[event.OtherErrors] != 4 {
+		t.Fatalf("error kinds %v", k)
+	}
+	var sum int64
+	for _, n := range k {
+		sum += n
+	}
+	if sum != got[0].Errors {
+		t.Errorf("kinds sum to %d, errors %d", sum, got[0].Errors)
 	}
 }

@@ -5,7 +5,7 @@
 package tui
 
 import (
-	"sort"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +13,7 @@ import (
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/progress"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/event"
@@ -44,12 +45,7 @@ type runState struct {
 	state   string // pending, warmup, measuring, done, failed, aborted
 	started time.Time
 	stats   *stats.Run
-}
-
-type engineSeries struct {
-	name   string
-	series charts.Series
-	mem    int64
+	data    *runData // nil before it starts and once history lets it go
 }
 
 type agentRow = event.AgentStatus
@@ -69,42 +65,53 @@ type Model struct {
 	runs     []*runState
 	byID     map[string]*runState
 	current  *runState
+	kept     []*runState // runs holding charts, oldest first (maxHistory)
 	now      time.Time
 	finished *event.CampaignFinished
 	summary  *stats.Summary
 
-	// live panels (current run)
-	win       *event.Window
-	p95       charts.Series
-	dropped   int64
-	ok, errs  int64
-	engines   map[string]*engineSeries
-	engineTot charts.Series
-	lastTick  int64
-	generator charts.Series
-	host      *event.Host
-	hostBusy  charts.Series
-	health    stats.Live // the current run's per-sample rules
-	capacity  *event.Capacity
-	agents    map[int]agentRow
-	logs      []event.Log
-	lastWarn  *event.Log
+	host     *event.Host
+	hostBusy charts.Series
+	health   stats.Live // the current run's per-sample rules
+	capacity *event.Capacity
+	logs     []event.Log
+	lastWarn *event.Log
+	warnings []stats.Warning // coded warnings of finished runs, as raised
 
 	// UI
 	showLogs, showAgents, confirm, stopping bool
+	focus                                   panel
+	cursor                                  int        // ladder row under the cursor
+	ladderFirst                             int        // the first run the ladder drew
+	selected                                *runState  // a finished run shown instead of the live one
+	zoom                                    bool       // the focused chart fills the chart area
+	errScroll                               int        // first line of the errors panel
+	zones                                   []zone     // where the last frame drew each panel
+	cache                                   frameCache // charts drawn for the last frame
 }
 
 // New returns a dashboard.
 func New(opt Options) *Model {
+	h := help.New()
+	h.ShortSeparator = "  " // every key fits in 80 columns
 	m := &Model{
-		opt: opt, keys: DefaultKeyMap(), styles: DefaultStyles(), help: help.New(),
-		bar:     progress.New(progress.WithSolidFill("#6CB6FF"), progress.WithoutPercentage()),
-		byID:    map[string]*runState{},
-		engines: map[string]*engineSeries{},
-		agents:  map[int]agentRow{},
+		opt: opt, keys: DefaultKeyMap(), styles: DefaultStyles(), help: h,
+		bar:  newBar(),
+		byID: map[string]*runState{},
 	}
-	m.p95.Max, m.engineTot.Max, m.generator.Max, m.hostBusy.Max = 600, 600, 600, 600
+	m.hostBusy.Max = 600
 	return m
+}
+
+// newBar is the progress bar in the current run's colour for this
+// terminal's background, in the colour profile lipgloss uses (none under
+// NO_COLOR).
+func newBar() progress.Model {
+	fill := "#005FAF"
+	if lipgloss.HasDarkBackground() {
+		fill = "#6CB6FF"
+	}
+	return progress.New(progress.WithSolidFill(fill), progress.WithoutPercentage(), progress.WithColorProfile(lipgloss.ColorProfile()))
 }
 
 // SetSize lays the dashboard out for a terminal of w×h.
@@ -123,26 +130,24 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if _, ok := msg.Event.(event.CampaignFinished); ok && m.stopping {
 			return m, tea.Quit
 		}
+	case eventsMsg:
+		for _, e := range msg {
+			m.Apply(e)
+			if _, ok := e.(event.CampaignFinished); ok && m.stopping {
+				return m, tea.Quit
+			}
+		}
 	case tea.KeyMsg:
 		return m, m.key(msg)
+	case tea.MouseMsg:
+		m.mouse(msg)
 	}
 	return m, nil
 }
 
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	if m.confirm {
-		switch {
-		case key.Matches(msg, m.keys.Confirm):
-			m.confirm, m.stopping = false, true
-			if m.opt.OnStop != nil {
-				m.opt.OnStop()
-			}
-		case key.Matches(msg, m.keys.Cancel):
-			m.confirm = false
-		case msg.String() == "ctrl+c":
-			return tea.Quit
-		}
-		return nil
+		return m.confirmKey(msg)
 	}
 	switch {
 	case key.Matches(msg, m.keys.Quit):
@@ -160,6 +165,23 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.showAgents, m.showLogs = !m.showAgents, false
 	case key.Matches(msg, m.keys.Help):
 		m.help.ShowAll = !m.help.ShowAll
+	default:
+		m.navigate(msg)
+	}
+	return nil
+}
+
+func (m *Model) confirmKey(msg tea.KeyMsg) tea.Cmd {
+	switch {
+	case key.Matches(msg, m.keys.Confirm):
+		m.confirm, m.stopping = false, true
+		if m.opt.OnStop != nil {
+			m.opt.OnStop()
+		}
+	case key.Matches(msg, m.keys.Cancel):
+		m.confirm = false
+	case msg.String() == "ctrl+c":
+		return tea.Quit
 	}
 	return nil
 }
@@ -179,27 +201,12 @@ func (m *Model) Apply(e event.Event) {
 	if t := event.Time(e); t.After(m.now) {
 		m.now = t
 	}
+	m.cache.dirty = true
 	switch v := e.(type) {
 	case event.CampaignStarted:
-		m.campaign = &v
-		m.runs = m.runs[:0]
-		m.byID = map[string]*runState{}
-		for _, p := range v.Runs {
-			rs := &runState{plan: p, state: "pending"}
-			m.runs = append(m.runs, rs)
-			m.byID[p.ID] = rs
-		}
+		m.started(v)
 	case event.RunStarted:
-		rs := m.run(v.Run)
-		rs.state, rs.started = "warmup", v.At
-		if v.Run.Warmup <= 0 {
-			rs.state = "measuring"
-		}
-		m.current = rs
-		m.win, m.dropped, m.ok, m.errs = nil, 0, 0, 0
-		m.p95.Reset()
-		m.agents = map[int]agentRow{}
-		m.health.Reset(rs.state == "measuring")
+		m.runStarted(v)
 	case event.PhaseChanged:
 		if rs := m.byID[v.RunID]; rs != nil && v.Phase == stats.Measured {
 			rs.state = "measuring"
@@ -208,67 +215,132 @@ func (m *Model) Apply(e event.Event) {
 			}
 		}
 	case event.Window:
-		if m.current == nil || v.RunID != m.current.plan.ID {
-			return
-		}
-		if v.Phase == stats.Warmup && m.current.state != "warmup" {
-			return // a late warmup response: the live figures are the measured phase's
-		}
-		w := v
-		m.win = &w
-		// k6 agents mint inside the iteration, so their send lag is not
-		// lateness: the run's end judges their start lag (stats.SendLagParts).
-		if m.campaign == nil || !strings.HasPrefix(m.campaign.Driver, "kube") {
-			m.health.Window(v.TargetRPS, v.Latency.P50, v.SendLagP99, v.Phase == stats.Measured)
-		}
-		if v.Phase == stats.Measured {
-			m.p95.Push(v.Latency.P95)
-			m.dropped += v.Dropped
-			m.ok += v.OK
-			m.errs += v.Errors
-		}
+		m.window(v)
 	case event.Resource:
 		m.resource(v)
 	case event.Host:
-		h := v
-		m.host = &h
-		m.hostBusy.Push(v.BusyCores * 1000)
-		if m.running() {
-			m.health.Host(v.At, &h.HostMetrics)
-		}
+		m.hostSample(v)
 	case event.Capacity:
 		c := v
 		m.capacity = &c
 	case event.AgentStatus:
-		if m.current != nil && v.RunID == m.current.plan.ID {
-			m.agents[v.Agent] = v
+		if r := m.current; r != nil && r.data != nil && v.RunID == r.plan.ID && len(r.data.agents) < maxAgents {
+			r.data.agents[v.Agent] = v
 		}
 	case event.Log:
-		m.logs = append(m.logs, v)
-		if len(m.logs) > 500 {
-			m.logs = m.logs[len(m.logs)-500:]
-		}
-		if v.Level == "warn" || v.Level == "error" {
-			l := v
-			m.lastWarn = &l
-		}
+		m.log(v)
 	case event.RunFinished:
-		rs := m.byID[v.RunID]
-		if rs == nil {
-			return
-		}
-		rs.state = string(v.Status)
-		rs.stats = v.Stats
-		m.rebuildSummary()
+		m.runFinished(v)
 	case event.CampaignFinished:
-		f := v
-		m.finished = &f
-		if v.Summary != nil {
-			m.summary = v.Summary
+		m.campaignFinished(v)
+	}
+}
+
+// maxAgents bounds the agents a run's table keeps.
+const maxAgents = 1000
+
+func (m *Model) started(v event.CampaignStarted) {
+	m.campaign = &v
+	m.runs, m.kept, m.selected, m.cursor = m.runs[:0], nil, nil, 0
+	m.byID = map[string]*runState{}
+	for _, p := range v.Runs {
+		rs := &runState{plan: p, state: "pending"}
+		m.runs = append(m.runs, rs)
+		m.byID[p.ID] = rs
+	}
+}
+
+func (m *Model) runStarted(v event.RunStarted) {
+	rs := m.run(v.Run)
+	rs.state, rs.started = "warmup", v.At
+	if v.Run.Warmup <= 0 {
+		rs.state = "measuring"
+	}
+	if m.selected == nil || m.cursor == m.indexOf(m.current) {
+		m.cursor = m.indexOf(rs) // the cursor follows the live run until moved
+	}
+	m.current = rs
+	rs.data = newRunData(v.At)
+	m.keep(rs)
+	m.health.Reset(rs.state == "measuring")
+}
+
+// keep records that rs holds charts, letting the oldest go past maxHistory
+// (never the run on screen).
+func (m *Model) keep(rs *runState) {
+	m.kept = append(slices.DeleteFunc(m.kept, func(r *runState) bool { return r == rs }), rs)
+	for len(m.kept) > maxHistory {
+		i := slices.IndexFunc(m.kept, func(r *runState) bool { return r != m.selected })
+		m.kept[i].data = nil
+		m.kept = slices.Delete(m.kept, i, i+1)
+	}
+}
+
+func (m *Model) window(v event.Window) {
+	r := m.current
+	if r == nil || r.data == nil || v.RunID != r.plan.ID {
+		return
+	}
+	if v.Phase == stats.Warmup && r.state != "warmup" {
+		return // a late warmup response: the live figures are the measured phase's
+	}
+	// k6 agents mint inside the iteration, so their send lag is not
+	// lateness: the run's end judges their start lag (stats.SendLagParts).
+	if m.campaign == nil || !strings.HasPrefix(m.campaign.Driver, "kube") {
+		m.health.Window(v.TargetRPS, v.Latency.P50, v.SendLagP99, v.Phase == stats.Measured)
+	}
+	r.data.window(v)
+}
+
+func (m *Model) hostSample(v event.Host) {
+	h := v
+	m.host = &h
+	m.hostBusy.Push(v.BusyCores * 1000)
+	if m.running() {
+		m.current.data.host.Push(m.current.data.sec(v.At), v.BusyCores*1000)
+		m.health.Host(v.At, &h.HostMetrics)
+	}
+}
+
+func (m *Model) log(v event.Log) {
+	m.logs = append(m.logs, v)
+	if len(m.logs) > 500 {
+		m.logs = m.logs[len(m.logs)-500:]
+	}
+	if v.Level == "warn" || v.Level == "error" {
+		l := v
+		m.lastWarn = &l
+	}
+}
+
+func (m *Model) runFinished(v event.RunFinished) {
+	rs := m.byID[v.RunID]
+	if rs == nil {
+		return
+	}
+	rs.state = string(v.Status)
+	rs.stats = v.Stats
+	if v.Stats != nil {
+		for _, w := range v.Stats.Warnings {
+			if len(m.warnings) < maxWarnings {
+				m.warnings = append(m.warnings, w)
+			}
 		}
-		if m.current != nil && (m.current.state == "warmup" || m.current.state == "measuring") {
-			m.current.state = "aborted"
-		}
+	}
+	m.rebuildSummary()
+}
+
+// maxWarnings bounds the coded warnings the errors panel keeps.
+const maxWarnings = 500
+
+func (m *Model) campaignFinished(v event.CampaignFinished) {
+	f := v
+	m.finished = &f
+	if v.Summary != nil {
+		m.summary = v.Summary
+	}
+	if m.current != nil && (m.current.state == "warmup" || m.current.state == "measuring") {
+		m.current.state = "aborted"
 	}
 }
 
@@ -282,30 +354,36 @@ func (m *Model) run(p event.PlannedRun) *runState {
 	return rs
 }
 
+func (m *Model) indexOf(rs *runState) int {
+	return slices.Index(m.runs, rs)
+}
+
 func (m *Model) resource(v event.Resource) {
+	if !m.running() {
+		return
+	}
+	d := m.current.data
 	switch v.Role {
 	case "engine":
-		sec := v.At.Unix()
-		if m.lastTick != 0 && sec != m.lastTick {
-			m.engineTot.Push(m.engineTotal())
-		}
-		m.lastTick = sec
-		es := m.engines[v.Name]
-		if es == nil {
-			es = &engineSeries{name: v.Name, series: charts.Series{Max: 600}}
-			m.engines[v.Name] = es
-		}
-		es.series.Push(v.CPUMillicores)
-		es.mem = v.MemoryBytes
+		d.engine(v)
 	case "generator":
-		m.generator.Push(v.CPUMillicores)
+		d.gen.Push(d.sec(v.At), v.CPUMillicores)
 		m.health.Generator(v.At, v.CPUMillicores/1000)
 	}
 }
 
 // running reports whether a run is under way.
 func (m *Model) running() bool {
-	return m.current != nil && (m.current.state == "warmup" || m.current.state == "measuring")
+	return m.current != nil && m.current.data != nil && (m.current.state == "warmup" || m.current.state == "measuring")
+}
+
+// shown is the run whose charts and figures are on screen: the selected
+// finished run, or the live one.
+func (m *Model) shown() *runState {
+	if m.selected != nil {
+		return m.selected
+	}
+	return m.current
 }
 
 // flagged reports whether a run carries a warning that invalidates its
@@ -324,23 +402,6 @@ func (m *Model) flagged(r *runState) bool {
 		}
 	}
 	return false
-}
-
-func (m *Model) engineTotal() float64 {
-	var t float64
-	for _, e := range m.engines {
-		t += e.series.Last()
-	}
-	return t
-}
-
-func (m *Model) engineList() []*engineSeries {
-	out := make([]*engineSeries, 0, len(m.engines))
-	for _, e := range m.engines {
-		out = append(out, e)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
-	return out
 }
 
 // rebuildSummary groups the finished runs as the final summary will.

@@ -128,8 +128,8 @@ func TestModelFollowsTheCampaign(t *testing.T) {
 	if m.byID["01-r1-100rps"].state != "done" || m.byID["00-sanity"].state != "done" {
 		t.Error("finished runs are not done")
 	}
-	if m.dropped != 4 || m.p95.Len() != 2 {
-		t.Errorf("dropped %d, p95 points %d", m.dropped, m.p95.Len())
+	if d := m.current.data; d.droppedN != 4 || d.p95.Len() != 4 {
+		t.Errorf("dropped %d, p95 points %d (warmup too)", d.droppedN, d.p95.Len())
 	}
 	if m.summary == nil || len(m.summary.Stages) != 2 || m.summary.Stages[1].ReportedRun != "02-r1-250rps" {
 		t.Errorf("live summary %+v", m.summary)
@@ -209,55 +209,85 @@ func TestTogglesAndTooSmall(t *testing.T) {
 	}
 }
 
-func TestGoldenViews(t *testing.T) {
-	all := script(0)
-	mid := 0
+// midRun cuts the script ten events into the 250/s run's measured phase.
+func midRun(all []event.Event) []event.Event {
 	for i, e := range all {
 		if w, ok := e.(event.Window); ok && w.RunID == "02-r1-250rps" && w.Phase == stats.Measured {
-			mid = i + 10
-			break
+			return all[:i+10]
 		}
 	}
-	cases := []struct {
+	panic("no 250/s run")
+}
+
+// replayed is what replay emits: every event through the evidence codec.
+func replayed(t testing.TB, evs []event.Event) []event.Event {
+	out := make([]event.Event, 0, len(evs))
+	for i, e := range evs {
+		line, err := event.Marshal(uint64(i), e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, back, err := event.Unmarshal(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, back)
+	}
+	return out
+}
+
+var sizes = [][2]int{{80, 24}, {120, 40}, {200, 60}}
+
+// TestGoldenViews: mid-run and final screens at three sizes, live and
+// replayed (the replay goldens must equal the live ones).
+func TestGoldenViews(t *testing.T) {
+	all := script(0)
+	for _, c := range []struct {
 		name string
 		evs  []event.Event
-		w, h int
-	}{
-		{"running-80x24", all[:mid], 80, 24},
-		{"running-120x40", all[:mid], 120, 40},
-		{"final-80x24", all, 80, 24},
-		{"final-120x40", all, 120, 40},
+	}{{"running", midRun(all)}, {"final", all}} {
+		for _, sz := range sizes {
+			live := New(Options{Live: true})
+			live.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			feed(live, c.evs)
+			rep := New(Options{Source: "replay of testdata"})
+			rep.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			feed(rep, replayed(t, c.evs))
+			name := fmt.Sprintf("%s-%dx%d", c.name, sz[0], sz[1])
+			golden(t, name, live.View(), sz[0], sz[1])
+			golden(t, "replay-"+name, rep.View(), sz[0], sz[1])
+			if live.View() != rep.View() {
+				t.Errorf("%s: live and replayed screens differ", name)
+			}
+		}
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			m := New(Options{Live: true})
-			m.Update(tea.WindowSizeMsg{Width: c.w, Height: c.h})
-			feed(m, c.evs)
-			got := m.View()
-			lines := strings.Split(got, "\n")
-			if len(lines) != c.h {
-				t.Errorf("%d lines, want %d", len(lines), c.h)
-			}
-			for i, l := range lines {
-				if w := lipgloss.Width(l); w > c.w {
-					t.Errorf("line %d is %d wide: %q", i, w, l)
-				}
-			}
-			path := filepath.Join("testdata", c.name+".golden")
-			if *update {
-				_ = os.MkdirAll("testdata", 0o755)
-				if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatalf("%v (run go test ./tui -update)", err)
-			}
-			if got != string(want) {
-				t.Errorf("view differs from %s:\n%s", path, got)
-			}
-		})
+}
+
+// golden checks a view's size and compares it with testdata/NAME.golden
+// (go test ./tui -update rewrites them).
+func golden(t *testing.T, name, got string, w, h int) {
+	t.Helper()
+	lines := strings.Split(got, "\n")
+	if len(lines) != h {
+		t.Errorf("%s: %d lines, want %d", name, len(lines), h)
+	}
+	for i, l := range lines {
+		if lw := lipgloss.Width(l); lw > w {
+			t.Errorf("%s: line %d is %d wide: %q", name, i, lw, l)
+		}
+	}
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./tui -update)", err)
+	}
+	if got != string(want) {
+		t.Errorf("view differs from %s:\n%s", path, got)
 	}
 }
 

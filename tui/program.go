@@ -2,6 +2,7 @@ package tui
 
 import (
 	"sync"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -20,9 +21,13 @@ type Program struct {
 	closed bool
 }
 
-// NewProgram prepares a full-screen program for m.
+// frame is the least time between two batches of events: at most 20
+// updates (and frames) a second however fast the stream.
+const frame = 50 * time.Millisecond
+
+// NewProgram prepares a full-screen program for m, with the mouse.
 func NewProgram(m *Model, opts ...tea.ProgramOption) *Program {
-	opts = append([]tea.ProgramOption{tea.WithAltScreen()}, opts...)
+	opts = append([]tea.ProgramOption{tea.WithAltScreen(), tea.WithMouseCellMotion()}, opts...)
 	return &Program{Model: m, p: tea.NewProgram(m, opts...), wake: make(chan struct{}, 1)}
 }
 
@@ -53,8 +58,11 @@ func (p *Program) Run() error {
 			batch := p.queue
 			p.queue = nil
 			p.mu.Unlock()
-			for _, e := range batch {
-				p.p.Send(EventMsg{Event: e})
+			p.p.Send(eventsMsg(batch))
+			select { // let the next events gather
+			case <-done:
+				return
+			case <-time.After(frame):
 			}
 		}
 	}()

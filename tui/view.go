@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
@@ -21,9 +22,24 @@ func (m *Model) View() string {
 	if w == 0 || h == 0 {
 		return ""
 	}
+	m.zones = m.zones[:0]
 	if w < MinWidth || h < MinHeight {
 		return fmt.Sprintf("tokex needs a terminal of at least %d×%d (this one is %d×%d).\nEnlarge it, or press q to quit.", MinWidth, MinHeight, w, h)
 	}
+	if m.chartMode() {
+		return m.chartView()
+	}
+	return m.compactView()
+}
+
+// chartMode reports whether the terminal has room for the braille charts;
+// smaller ones get one sparkline per figure.
+func (m *Model) chartMode() bool { return m.width >= 100 && m.height >= 32 }
+
+// compactView is the 80×24 layout: the ladder and the live figures as
+// sparklines side by side, the results (or logs, or agents) below.
+func (m *Model) compactView() string {
+	w, h := m.width, m.height
 	rule := m.styles.Rule.Render(strings.Repeat("─", w))
 	header := m.header(w)
 	footer := []string{m.status(w), m.helpLine(w)}
@@ -37,24 +53,36 @@ func (m *Model) View() string {
 	midH := min(max(9, len(m.runs)+1), bodyH-(stages+3))
 	midH = max(midH, min(9, bodyH-4))
 	bottomH := bodyH - midH
+	top := len(header) + 1
+	m.addZone(panelLadder, 0, top, ladderWidth, midH)
+	m.addZone(panelLive, ladderWidth+1, top, w-ladderWidth-1, midH)
+	m.addZone(panelResults, 0, top+midH+1, w, bottomH)
 	mid := lipgloss.JoinHorizontal(lipgloss.Top,
 		fit(m.ladder(ladderWidth, midH), ladderWidth, midH),
 		fit(strings.Repeat("│\n", midH-1)+"│", 1, midH),
 		fit(m.live(w-ladderWidth-2, midH), w-ladderWidth-2, midH))
-	var bottom []string
-	switch {
-	case m.showLogs:
-		bottom = m.logPane(w, bottomH)
-	case m.showAgents:
-		bottom = m.agentPane(w, bottomH)
-	default:
-		bottom = m.results(w, bottomH)
-	}
 	lines := append([]string{}, header...)
 	lines = append(lines, rule, mid, rule)
-	lines = append(lines, fit(strings.Join(bottom, "\n"), w, bottomH))
+	lines = append(lines, fit(strings.Join(m.bottom(w, bottomH), "\n"), w, bottomH))
 	lines = append(lines, footer...)
 	return strings.Join(lines, "\n")
+}
+
+// bottom is the results table, or the logs or agents when asked for.
+func (m *Model) bottom(w, h int) []string {
+	switch {
+	case m.help.ShowAll:
+		return m.helpPane(w, h)
+	case m.showLogs:
+		return m.logPane(w, h)
+	case m.showAgents:
+		return m.agentPane(w, h)
+	}
+	return m.results(w, h)
+}
+
+func (m *Model) addZone(p panel, x, y, w, h int) {
+	m.zones = append(m.zones, zone{panel: p, x: x, y: y, w: w, h: h})
 }
 
 // fit pads or cuts a block to exactly w×h cells.
@@ -138,38 +166,41 @@ func (m *Model) stateStyle(state string) lipgloss.Style {
 	return m.styles.Dim
 }
 
+// title is a panel's title, marked when the panel has the focus.
+func (m *Model) title(p panel, text string) string {
+	if m.focus == p {
+		return m.styles.Current.Render("▸ " + text)
+	}
+	return m.styles.Label.Render(text)
+}
+
 func (m *Model) ladder(w, h int) string {
 	s := m.styles
-	lines := []string{s.Label.Render("Ladder")}
-	// Keep the current run visible when the ladder is taller than the pane.
+	lines := []string{m.title(panelLadder, "Ladder")}
+	// Keep the cursor's run visible when the ladder is taller than the pane.
 	first := 0
-	if m.current != nil && len(m.runs) > h-1 {
-		idx := m.current.plan.Index
-		first = min(max(0, idx-(h-1)/2), len(m.runs)-(h-1))
+	if len(m.runs) > h-1 {
+		first = min(max(0, m.cursor-(h-1)/2), len(m.runs)-(h-1))
 	}
+	m.ladderFirst = first
 	for i := first; i < len(m.runs) && len(lines) < h; i++ {
 		r := m.runs[i]
-		icon, st := "·", s.Dim
-		switch r.state {
-		case "warmup", "measuring":
-			icon, st = "▶", s.Current
-		case "done":
-			icon, st = "✓", s.Good
-			if r.stats != nil && !r.stats.ThresholdsPassed && !r.plan.Sanity {
-				icon, st = "✗", s.Bad
-			}
-		case "failed", "aborted":
-			icon, st = "✗", s.Bad
-		}
-		label := r.plan.ID
+		icon, st := m.runIcon(r)
 		note := stats.StageLabel(r.plan.TargetRPS)
-		if r.plan.Sanity {
+		switch {
+		case r.state == "aborted" || r.state == "failed":
+			note = r.state
+		case r.plan.Sanity:
 			note = "sanity"
 		}
-		line := fmt.Sprintf("%s %-16s %s", icon, label, note)
-		if r.state == "aborted" || r.state == "failed" {
-			line = fmt.Sprintf("%s %-16s %s", icon, label, r.state)
+		mark := " "
+		switch {
+		case r == m.selected:
+			mark = "»"
+		case i == m.cursor && m.focus == panelLadder:
+			mark = "›"
 		}
+		line := fmt.Sprintf("%s%s %-16s %s", mark, icon, r.plan.ID, note)
 		badge := ""
 		if m.flagged(r) {
 			badge = " " + s.Warn.Render("⚠")
@@ -179,21 +210,27 @@ func (m *Model) ladder(w, h int) string {
 	return strings.Join(lines, "\n")
 }
 
-func (m *Model) live(w, h int) string {
+// runIcon is a run's mark in the ladder and its style.
+func (m *Model) runIcon(r *runState) (string, lipgloss.Style) {
+	s := m.styles
+	switch r.state {
+	case "warmup", "measuring":
+		return "▶", s.Current
+	case "done":
+		if r.stats != nil && !r.stats.ThresholdsPassed && !r.plan.Sanity {
+			return "✗", s.Bad
+		}
+		return "✓", s.Good
+	case "failed", "aborted":
+		return "✗", s.Bad
+	}
+	return "·", s.Dim
+}
+
+// progress is the live run's line: state, bar, share done and time.
+func (m *Model) progress(w int) string {
 	s := m.styles
 	r := m.current
-	if r == nil {
-		out := s.Dim.Render("no run yet")
-		if c := m.capacity; c != nil {
-			st := s.Dim
-			if slices.ContainsFunc(c.Stages, c.Estimate.Exceeds) {
-				st = s.Warn
-			}
-			out += "\n" + st.Render(wrap(c.Line(), w))
-		}
-		return out
-	}
-	var lines []string
 	elapsed := m.now.Sub(r.started)
 	total := r.plan.Total()
 	frac := 0.0
@@ -207,74 +244,143 @@ func (m *Model) live(w, h int) string {
 		}
 	}
 	m.bar.Width = max(10, w-42)
-	lines = append(lines, fmt.Sprintf("%s %s %s %3.0f%% %s/%s", s.Value.Render(r.plan.ID), m.stateStyle(r.state).Render(fmt.Sprintf("%-9s", r.state)),
-		m.bar.ViewAs(frac), frac*100, dur(min(elapsed, total)), dur(total)))
+	return fmt.Sprintf("%s %s %s %3.0f%% %s/%s", s.Value.Render(r.plan.ID), m.stateStyle(r.state).Render(fmt.Sprintf("%-9s", r.state)),
+		m.bar.ViewAs(frac), frac*100, dur(min(elapsed, total)), dur(total))
+}
+
+// preflight is the screen before the first run: the capacity estimate.
+func (m *Model) preflight(w int) string {
+	s := m.styles
+	out := s.Dim.Render("no run yet")
+	if c := m.capacity; c != nil {
+		st := s.Dim
+		if slices.ContainsFunc(c.Stages, c.Estimate.Exceeds) {
+			st = s.Warn
+		}
+		out += "\n" + st.Render(wrap(c.Line(), w))
+	}
+	return out
+}
+
+// figures are the shown run's target, achieved, in-flight, success,
+// dropped and errors, on one line or two.
+func (m *Model) figures(r *runState, oneLine bool) []string {
+	s := m.styles
+	d := r.data
+	achieved, inflight := 0.0, int64(0)
+	var okN, errN, droppedN int64
+	if d != nil {
+		if d.win != nil {
+			achieved, inflight = d.win.AchievedRPS(), d.win.InFlight
+		}
+		okN, errN, droppedN = d.okN, d.errN, d.droppedN
+	}
+	if r != m.current || !m.running() {
+		if st := r.stats; st != nil { // finished: the run's statistics
+			achieved, inflight, okN, errN, droppedN = st.AchievedRPS, 0, st.OK, st.Requests-st.OK, st.Dropped
+		}
+	}
+	a := fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("target"), s.Value.Render(stats.StageLabel(r.plan.TargetRPS)),
+		s.Label.Render("achieved"), s.Value.Render(fmt.Sprintf("%.0f/s", achieved)), s.Label.Render("in-flight"), inflight)
+	succ := "—"
+	if n := okN + errN; n > 0 {
+		st := s.Good
+		if errN > 0 {
+			st = s.Bad
+		}
+		succ = st.Render(fmt.Sprintf("%.2f%%", float64(okN)/float64(n)*100))
+	}
+	dropped := s.Good.Render("0")
+	if droppedN > 0 {
+		dropped = s.Bad.Render(stats.Thousands(droppedN))
+	}
+	b := fmt.Sprintf("%s %s  %s %s  %s %s", s.Label.Render("success"), succ, s.Label.Render("dropped"), dropped,
+		s.Label.Render("errors"), stats.Thousands(errN))
+	if oneLine {
+		return []string{a + s.Dim.Render("  ·  ") + b}
+	}
+	return []string{a, b}
+}
+
+// viewing says which finished run is on screen instead of the live one.
+func (m *Model) viewing() string {
+	r := m.selected
+	icon, st := m.runIcon(r)
+	return st.Render("» showing "+r.plan.ID+" "+icon+" "+r.state) + m.styles.Dim.Render(" — f or esc follows the live run")
+}
+
+func (m *Model) live(w, h int) string {
+	s := m.styles
+	if m.current == nil {
+		return m.preflight(w)
+	}
+	lines := []string{m.progress(w)}
+	if m.selected != nil {
+		lines = append(lines, ansi.Truncate(m.viewing(), w, "…"))
+	}
 	if warn := m.healthLine(); warn != "" {
 		lines = append(lines, s.Bad.Render(ansi.Truncate(warn, w, "…")))
 	}
-	achieved, inflight := 0.0, int64(0)
-	var p50, p95, p99 float64
-	if m.win != nil {
-		achieved = m.win.AchievedRPS()
-		inflight = m.win.InFlight
-		p50, p95, p99 = m.win.Latency.P50, m.win.Latency.P95, m.win.Latency.P99
+	r := m.shown()
+	lines = append(lines, m.figures(r, false)...)
+	d := r.data
+	if d == nil {
+		return strings.Join(append(lines, s.Dim.Render(noCharts)), "\n")
 	}
-	lines = append(lines, fmt.Sprintf("%s %s  %s %s  %s %d",
-		s.Label.Render("target"), s.Value.Render(stats.StageLabel(r.plan.TargetRPS)),
-		s.Label.Render("achieved"), s.Value.Render(fmt.Sprintf("%.0f/s", achieved)),
-		s.Label.Render("in-flight"), inflight))
-	succ := "—"
-	if n := m.ok + m.errs; n > 0 {
-		st := s.Good
-		if m.errs > 0 {
-			st = s.Bad
-		}
-		succ = st.Render(fmt.Sprintf("%.2f%%", float64(m.ok)/float64(n)*100))
-	}
-	dropped := s.Good.Render("0")
-	if m.dropped > 0 {
-		dropped = s.Bad.Render(fmt.Sprint(m.dropped))
-	}
-	lines = append(lines, fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("success"), succ, s.Label.Render("dropped"), dropped,
-		s.Label.Render("errors"), m.errs))
+	return strings.Join(append(lines, m.sparks(d, w, h-len(lines))...), "\n")
+}
+
+// noCharts stands where a run's charts were let go (maxHistory).
+var noCharts = fmt.Sprintf("this run's charts are no longer kept (the last %d runs keep theirs)", maxHistory)
+
+// sparks are the compact layout's one-line charts of run data d.
+func (m *Model) sparks(d *runData, w, h int) []string {
+	s := m.styles
 	sparkW := max(8, w-36)
-	lines = append(lines, fmt.Sprintf("%s %s %s  %s",
-		s.Label.Render("p95   "), charts.Sparkline(&m.p95, sparkW, 1, s.Spark),
-		s.Value.Render(fmt.Sprintf("%7.2f ms", p95)), s.Dim.Render(fmt.Sprintf("p50 %.1f p99 %.1f", p50, p99))))
-	engines := m.engineList()
+	var p50, p95, p99 float64
+	if d.win != nil {
+		p50, p95, p99 = d.win.Latency.P50, d.win.Latency.P95, d.win.Latency.P99
+	}
+	lines := []string{fmt.Sprintf("%s %s %s  %s",
+		s.Label.Render("p95   "), charts.SparkValues(d.p95.Values(), sparkW, 1, s.Spark),
+		s.Value.Render(fmt.Sprintf("%7.2f ms", p95)), s.Dim.Render(fmt.Sprintf("p50 %.1f p99 %.1f", p50, p99)))}
+	engines := d.engineList()
 	if len(engines) == 0 {
 		lines = append(lines, s.Label.Render("engine ")+s.Dim.Render("not measured"))
 	}
-	var mem int64
-	for _, e := range engines {
-		mem += e.mem
-	}
 	if len(engines) > 1 {
-		lines = append(lines, fmt.Sprintf("%s %s %s", s.Label.Render("engines"), charts.Sparkline(&m.engineTot, sparkW, 100, s.Engine),
-			s.Value.Render(fmt.Sprintf("%7.0f m", m.engineTotal()))))
+		lines = append(lines, fmt.Sprintf("%s %s %s", s.Label.Render("engines"), charts.SparkValues(d.engineTot.Values(), sparkW, 100, s.Engine),
+			s.Value.Render(fmt.Sprintf("%7.0f m", d.engineTot.Last()))))
 	}
 	for _, e := range engines {
 		if len(lines) >= h-2 { // room for the generator and the host
 			break
 		}
-		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("engine "), charts.Sparkline(&e.series, sparkW, 100, s.Engine),
-			s.Value.Render(fmt.Sprintf("%7.0f m", e.series.Last())), s.Dim.Render(ansi.Truncate(e.name, 16, "…"))))
+		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("engine "), charts.SparkValues(e.cpu.Values(), sparkW, 100, s.Engine),
+			s.Value.Render(fmt.Sprintf("%7.0f m", e.cpu.Last())), s.Dim.Render(ansi.Truncate(e.name, 16, "…"))))
 	}
-	lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("gen.   "), charts.Sparkline(&m.generator, sparkW, 100, s.Gen),
-		s.Value.Render(fmt.Sprintf("%7.0f m", m.generator.Last())), s.Dim.Render("memory "+stats.BytesIEC(mem))))
+	lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("gen.   "), charts.SparkValues(d.gen.Values(), sparkW, 100, s.Gen),
+		s.Value.Render(fmt.Sprintf("%7.0f m", d.gen.Last())), s.Dim.Render("memory "+stats.BytesIEC(d.memory()))))
 	if h := m.host; h != nil && h.CPUs > 0 {
-		note := fmt.Sprintf("of %d · rq %d", h.CPUs, h.Runnable)
-		if free := float64(h.MemAvailableBytes) / float64(max(1, h.MemTotalBytes)); h.MemTotalBytes > 0 && free < 0.2 {
-			note = fmt.Sprintf("of %d · mem %.0f%%", h.CPUs, 100*free)
-		}
 		st := s.Value
 		if h.Saturation() != "" {
 			st = s.Bad
 		}
-		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("host   "), charts.Sparkline(&m.hostBusy, sparkW, float64(h.CPUs)*1000, s.Gen),
-			st.Render(fmt.Sprintf("%7.0f m", h.BusyCores*1000)), s.Dim.Render(note)))
+		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("host   "), charts.SparkValues(d.host.Values(), sparkW, float64(h.CPUs)*1000, s.Gen),
+			st.Render(fmt.Sprintf("%7.0f m", h.BusyCores*1000)), s.Dim.Render(m.hostNote())))
 	}
-	return strings.Join(lines, "\n")
+	return lines
+}
+
+// hostNote is the host's size and its tightest figure: run queue, or
+// memory when less than a fifth is free.
+func (m *Model) hostNote() string {
+	h := m.host
+	note := fmt.Sprintf("of %d · rq %d", h.CPUs, h.Runnable)
+	if free := float64(h.MemAvailableBytes) / float64(max(1, h.MemTotalBytes)); h.MemTotalBytes > 0 && free < 0.2 {
+		note = fmt.Sprintf("of %d · mem %.0f%%", h.CPUs, 100*free)
+	}
+	return note
 }
 
 // healthLine says, for the current run, which figures are not the
@@ -418,13 +524,17 @@ func (m *Model) logPane(w, h int) []string {
 
 func (m *Model) agentPane(w, h int) []string {
 	s := m.styles
-	out := []string{s.Label.Render("Agents") + s.Dim.Render(" — current run (a to hide)"),
+	out := []string{s.Label.Render("Agents") + s.Dim.Render(" — the run on screen (a to hide)"),
 		s.Dim.Render(fmt.Sprintf("%-16s %-9s %9s %9s %7s %8s", "agent", "state", "sent", "ok", "errors", "dropped"))}
-	if len(m.agents) == 0 {
+	var agents map[int]agentRow
+	if r := m.shown(); r != nil && r.data != nil {
+		agents = r.data.agents
+	}
+	if len(agents) == 0 {
 		return append(out, s.Dim.Render("no agent reports yet"))
 	}
-	ids := make([]int, 0, len(m.agents))
-	for id := range m.agents {
+	ids := make([]int, 0, len(agents))
+	for id := range agents {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
@@ -433,7 +543,7 @@ func (m *Model) agentPane(w, h int) []string {
 			out = append(out[:h-1], s.Dim.Render(fmt.Sprintf("… %d more", len(ids)-(h-3))))
 			break
 		}
-		a := m.agents[id]
+		a := agents[id]
 		out = append(out, fmt.Sprintf("%-16s %-9s %9d %9d %7d %8d", ansi.Truncate(a.Name, 16, "…"), a.State, a.Sent, a.OK, a.Errors, a.Dropped))
 	}
 	_ = w
@@ -464,8 +574,33 @@ func (m *Model) status(w int) string {
 
 func (m *Model) helpLine(w int) string {
 	m.help.Width = w
-	if m.help.ShowAll {
-		return ansi.Truncate(strings.ReplaceAll(m.help.View(m.keys), "\n", "  "), w, "…")
+	return m.help.ShortHelpView(m.keys.ShortHelp())
+}
+
+// helpPane is `?`: every key with what it does, and the mouse.
+func (m *Model) helpPane(w, h int) []string {
+	s := m.styles
+	out := []string{s.Label.Render("Keys") + s.Dim.Render(" — ? to hide")}
+	k := m.keys
+	rows := []struct {
+		b    []key.Binding
+		what string
+	}{
+		{[]key.Binding{k.Next, k.Prev}, "move the focus between panels (the mouse too: click a panel)"},
+		{[]key.Binding{k.Up, k.Down}, "move through the ladder, or scroll the errors panel (the wheel too)"},
+		{[]key.Binding{k.Show}, "show the run under the cursor (its charts and figures; the live run keeps running); on a chart, zoom"},
+		{[]key.Binding{k.Live}, "follow the live run again"},
+		{[]key.Binding{k.Zoom}, "the focused chart fills the chart area, or not"},
+		{[]key.Binding{k.Logs, k.Agents}, "logs; per-agent table (of the run on screen)"},
+		{[]key.Binding{k.Quit}, "quit (a live campaign asks first: y stops it, n keeps running; Ctrl-C twice exits at once)"},
 	}
-	return m.help.View(m.keys)
+	for _, r := range rows {
+		var keys []string
+		for _, b := range r.b {
+			keys = append(keys, strings.Join(b.Keys(), "/"))
+		}
+		out = append(out, ansi.Truncate(fmt.Sprintf("%-22s %s", s.Value.Render(strings.Join(keys, ", ")), r.what), w, "…"))
+	}
+	_ = h
+	return out
 }

@@ -96,12 +96,22 @@ type Window struct {
 	Errors    int64       `json:"errors"`
 	// NoResponse are the errors without an HTTP response (connection
 	// refused or reset, timeout).
-	NoResponse int64   `json:"no_response,omitempty"`
-	Dropped    int64   `json:"dropped"`
-	InFlight   int64   `json:"in_flight"`
-	Latency    Digest  `json:"latency"`      // from send time
-	SendLagP99 float64 `json:"send_lag_p99"` // ms, scheduled -> sent
+	NoResponse int64 `json:"no_response,omitempty"`
+	// ErrorKinds counts the errors by their key in stats.Run.Errors
+	// (outcome[:detail]): at most MaxErrorKinds keys, the rest under
+	// OtherErrors.
+	ErrorKinds map[string]int64 `json:"error_kinds,omitempty"`
+	Dropped    int64            `json:"dropped"`
+	InFlight   int64            `json:"in_flight"`
+	Latency    Digest           `json:"latency"`      // from send time
+	SendLagP99 float64          `json:"send_lag_p99"` // ms, scheduled -> sent
 }
+
+// Bounds of Window.ErrorKinds.
+const (
+	MaxErrorKinds = 8
+	OtherErrors   = "other"
+)
 
 // AchievedRPS is the window's rate of responses (any HTTP status) per second
 // of the window's length: what the server answered, not what was sent.

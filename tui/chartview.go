@@ -1,0 +1,267 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+
+	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// frameCache keeps the chart panels of the last frame: they are redrawn
+// only when an event arrived or the layout changed.
+type frameCache struct {
+	dirty bool
+	key   string
+	grid  string
+}
+
+// chartPanels are the chart grid's panels, in reading order.
+var chartPanels = []panel{panelLatency, panelThroughput, panelEngineCPU, panelEngineMem, panelGenerator, panelStages}
+
+// chartView is the layout of terminals with room: the ladder over the
+// errors and warnings on the left, the live figures over a grid of braille
+// charts on the right, the results table across the bottom.
+func (m *Model) chartView() string {
+	w, h := m.width, m.height
+	s := m.styles
+	header := m.header(w)
+	footer := []string{m.status(w), m.helpLine(w)}
+	bottom := m.bottom(w, h/3)
+	bottomH := min(max(len(bottom), 3), h/3)
+	if m.showLogs || m.showAgents || m.help.ShowAll {
+		bottomH = h / 3
+	}
+	midH := h - len(header) - 2 - bottomH - len(footer)
+	top := len(header) + 1
+	leftW, rightW := ladderWidth, w-ladderWidth-1
+	ladderH := min(len(m.runs)+1, max(midH/2, midH-12))
+	if m.current == nil && m.campaign == nil {
+		ladderH = min(ladderH, 2)
+	}
+	m.addZone(panelLadder, 0, top, leftW, ladderH)
+	m.addZone(panelErrors, 0, top+ladderH, leftW, midH-ladderH)
+	left := fit(m.ladder(leftW, ladderH), leftW, ladderH) + "\n" + fit(m.errorsPanel(leftW, midH-ladderH), leftW, midH-ladderH)
+	right := fit(m.rightColumn(rightW, midH, top), rightW, midH)
+	mid := lipgloss.JoinHorizontal(lipgloss.Top, left, fit(strings.Repeat("│\n", midH-1)+"│", 1, midH), right)
+	m.addZone(panelResults, 0, top+midH+1, w, bottomH)
+	rule := s.Rule.Render(strings.Repeat("─", w))
+	lines := append([]string{}, header...)
+	lines = append(lines, rule, mid, rule, fit(strings.Join(bottom, "\n"), w, bottomH))
+	lines = append(lines, footer...)
+	return strings.Join(lines, "\n")
+}
+
+// statusRows is the height of the figures above the charts.
+const statusRows = 3
+
+// rightColumn is the shown run's figures over the chart grid.
+func (m *Model) rightColumn(w, h, top int) string {
+	if m.current == nil {
+		return m.preflight(w)
+	}
+	lines := []string{m.progress(w)}
+	r := m.shown()
+	if m.selected != nil {
+		lines = append(lines, m.viewing())
+	} else if warn := m.healthLine(); warn != "" {
+		lines = append(lines, m.styles.Bad.Render(warn))
+	}
+	lines = append(lines, m.figures(r, true)...)
+	if len(lines) < statusRows && m.host != nil && m.host.CPUs > 0 {
+		h := m.host
+		lines = append(lines, m.styles.Dim.Render(fmt.Sprintf("host running the load: %.0f m busy of %d cores · run queue %d", h.BusyCores*1000, h.CPUs, h.Runnable)))
+	}
+	status := fit(strings.Join(lines, "\n"), w, statusRows)
+	return status + "\n" + m.chartGrid(w, h-statusRows, top+statusRows)
+}
+
+// chartGrid lays the chart panels out in rows of two or three (or the
+// zoomed one alone); the drawing is cached until the next event.
+func (m *Model) chartGrid(w, h, top int) string {
+	panels := chartPanels
+	if m.zoom && m.focus.isChart() {
+		panels = []panel{m.focus}
+	}
+	cols := 2
+	if w >= 150 {
+		cols = 3
+	}
+	cols = min(cols, len(panels))
+	rows := (len(panels) + cols - 1) / cols
+	colW := (w - (cols - 1)) / cols
+	rowH := h / rows
+	r := m.shown()
+	key := fmt.Sprintf("%d×%d %v %d %p %d", w, h, panels, m.focus, r, m.errScroll)
+	for i, p := range panels {
+		m.addZone(p, ladderWidth+1+(i%cols)*(colW+1), top+(i/cols)*rowH, colW, rowH)
+	}
+	if !m.cache.dirty && m.cache.key == key {
+		return m.cache.grid
+	}
+	var out []string
+	for row := 0; row < rows; row++ {
+		ph := rowH
+		if row == rows-1 {
+			ph = h - rowH*(rows-1)
+		}
+		var cells []string
+		for c := 0; c < cols; c++ {
+			i := row*cols + c
+			cw := colW
+			if c == cols-1 {
+				cw = w - (colW+1)*(cols-1)
+			}
+			cell := ""
+			if i < len(panels) {
+				cell = m.chartPanel(panels[i], r, cw, ph)
+			}
+			if c > 0 {
+				cells = append(cells, fit(strings.Repeat(" \n", ph), 1, ph))
+			}
+			cells = append(cells, fit(cell, cw, ph))
+		}
+		out = append(out, lipgloss.JoinHorizontal(lipgloss.Top, cells...))
+	}
+	m.cache.key, m.cache.grid, m.cache.dirty = key, strings.Join(out, "\n"), false
+	return m.cache.grid
+}
+
+// chartPanel draws one panel: a title with the current figures over its
+// chart.
+func (m *Model) chartPanel(p panel, r *runState, w, h int) string {
+	if p == panelStages {
+		return m.stageCurve(w, h)
+	}
+	if r.data == nil {
+		return m.title(p, chartTitles[p]) + "\n" + m.styles.Dim.Render(wrap(noCharts, w))
+	}
+	title, plot := m.chart(p, r)
+	if plot.Traces == nil { // nothing measured: say so, draw no empty axes
+		return m.title(p, title)
+	}
+	plot.Width, plot.Height, plot.Axis = w, h-1, m.styles.Rule
+	plot.XMax = r.plan.Total().Seconds()
+	return m.title(p, title) + "\n" + plot.Render()
+}
+
+var chartTitles = map[panel]string{
+	panelLatency: "latency", panelThroughput: "throughput", panelEngineCPU: "engine CPU",
+	panelEngineMem: "engine memory", panelGenerator: "generator CPU", panelStages: "stage curve",
+}
+
+// chart is a panel's title and plot for run r.
+func (m *Model) chart(p panel, r *runState) (string, charts.Plot) {
+	switch p {
+	case panelLatency:
+		return m.latencyChart(r)
+	case panelThroughput:
+		return m.throughputChart(r)
+	case panelEngineCPU:
+		return m.engineChart(r)
+	case panelEngineMem:
+		return m.memoryChart(r)
+	}
+	return m.generatorChart(r)
+}
+
+func trace(name string, ts *charts.TimeSeries, st lipgloss.Style) charts.Trace {
+	return charts.Trace{Name: name, Points: ts.Points(), Style: st}
+}
+
+func (m *Model) latencyChart(r *runState) (string, charts.Plot) {
+	s, d := m.styles, r.data
+	title := fmt.Sprintf("latency p95 %s ms (p50 %s · p99 %s)", ms(d.p95.Last()), ms(d.p50.Last()), ms(d.p99.Last()))
+	plot := charts.Plot{YMax: 1, Traces: []charts.Trace{trace("p99", &d.p99, s.Warn), trace("p50", &d.p50, s.Dim), trace("p95", &d.p95, s.Spark)}}
+	if m.campaign != nil {
+		if obj := m.campaign.Thresholds.P95Ms; obj > 0 {
+			// The objective is drawn when it is on the chart's scale; far above
+			// the latency it would flatten every line to the floor.
+			if peak := d.p99.Peak(); obj <= 4*max(peak, 1) {
+				plot.Traces = append([]charts.Trace{{Name: "objective", Points: []charts.Point{{T: 0, V: obj}, {T: r.plan.Total().Seconds(), V: obj}}, Style: s.Bad}}, plot.Traces...)
+				title += " · objective " + ms(obj) + " ms"
+			} else {
+				title += " · objective " + ms(obj) + " ms, far above"
+			}
+		}
+	}
+	return title, plot
+}
+
+func (m *Model) throughputChart(r *runState) (string, charts.Plot) {
+	s, d := m.styles, r.data
+	title := fmt.Sprintf("achieved %s/s of %s · dropped %s · errors %s",
+		charts.Compact(d.achieved.Last()), charts.Compact(d.target.Last()), charts.Compact(d.dropped.Last()), charts.Compact(d.errors.Last()))
+	return title, charts.Plot{YMax: r.plan.TargetRPS, Traces: []charts.Trace{
+		trace("target", &d.target, s.Dim), trace("dropped", &d.dropped, s.Warn), trace("errors", &d.errors, s.Bad), trace("achieved", &d.achieved, s.Good)}}
+}
+
+func (m *Model) engineChart(r *runState) (string, charts.Plot) {
+	s, d := m.styles, r.data
+	engines := d.engineList()
+	if len(engines) == 0 {
+		return "engine CPU: not measured", charts.Plot{YMax: 100}
+	}
+	tot := d.engineTot.Last()
+	title := fmt.Sprintf("engine CPU %s m = %s cores", millicores(tot), cores(tot))
+	if len(engines) > 1 {
+		title += fmt.Sprintf(" (total of %d)", len(engines))
+	}
+	plot := charts.Plot{YMax: 100, YLabel: millicores}
+	for _, e := range engines {
+		plot.Traces = append(plot.Traces, trace(e.name, &e.cpu, s.Engine))
+	}
+	if len(engines) > 1 {
+		plot.Traces = append(plot.Traces, trace("total", &d.engineTot, s.Value))
+	}
+	return title, plot
+}
+
+func (m *Model) memoryChart(r *runState) (string, charts.Plot) {
+	s, d := m.styles, r.data
+	if len(d.engines) == 0 {
+		return "engine memory: not measured", charts.Plot{YMax: 1}
+	}
+	mib := charts.TimeSeries{Cap: seriesCap}
+	for _, p := range d.engineMem.Points() {
+		mib.Push(p.T, p.V/(1<<20))
+	}
+	title := "engine memory " + stats.BytesIEC(int64(d.engineMem.Last()))
+	return title, charts.Plot{YMax: 1, YLabel: func(v float64) string { return charts.Compact(v) + "Mi" },
+		Traces: []charts.Trace{trace("memory", &mib, s.Engine)}}
+}
+
+func (m *Model) generatorChart(r *runState) (string, charts.Plot) {
+	s, d := m.styles, r.data
+	g := d.gen.Last()
+	title := fmt.Sprintf("generator CPU %s m = %s cores", millicores(g), cores(g))
+	if h := m.host; h != nil && h.CPUs > 0 {
+		title += fmt.Sprintf(" · host busy %s m %s", millicores(h.BusyCores*1000), m.hostNote())
+	}
+	return title, charts.Plot{YMax: 100, YLabel: millicores,
+		Traces: []charts.Trace{trace("host", &d.host, s.Dim), trace("generator", &d.gen, s.Gen)}}
+}
+
+// millicores labels a CPU axis: 0, 500, 1000, 2500, 12k.
+func millicores(v float64) string {
+	if v < 1e4 {
+		return fmt.Sprintf("%.0f", v)
+	}
+	return charts.Compact(v)
+}
+
+// cores writes millicores as cores for a newcomer: 320 → 0.32.
+func cores(mc float64) string { return fmt.Sprintf("%.2f", mc/1000) }
+
+// ms writes a latency in milliseconds with sensible precision.
+func ms(v float64) string {
+	switch {
+	case v >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 10:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}

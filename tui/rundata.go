@@ -1,0 +1,132 @@
+package tui
+
+import (
+	"sort"
+	"time"
+
+	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// maxHistory bounds how many runs keep their charts (a campaign may have
+// 999 runs); older runs keep their figures, not their series.
+const maxHistory = 64
+
+// seriesCap is the points a run's series keeps before merging neighbours:
+// more than the widest chart has braille columns at 200 cells.
+const seriesCap = 400
+
+// runData is what the dashboard shows of one run: its charts' series and its
+// live counters. Finished runs keep theirs so history can show them.
+type runData struct {
+	start time.Time
+	win   *event.Window // the latest window, live figures
+
+	p50, p95, p99                     charts.TimeSeries // ms
+	target, achieved, dropped, errors charts.TimeSeries // per second
+	engines                           map[string]*engineSeries
+	engineTot, engineMem              charts.TimeSeries // millicores, bytes
+	gen, host                         charts.TimeSeries // millicores
+
+	droppedN, okN, errN int64            // measured phase
+	errKinds            map[string]int64 // measured phase, by error key
+	agents              map[int]agentRow
+}
+
+type engineSeries struct {
+	name string
+	cpu  charts.TimeSeries
+	mem  int64
+}
+
+func newRunData(start time.Time) *runData {
+	d := &runData{start: start, engines: map[string]*engineSeries{}, errKinds: map[string]int64{}, agents: map[int]agentRow{}}
+	for _, s := range []*charts.TimeSeries{&d.p50, &d.p95, &d.p99, &d.target, &d.achieved, &d.dropped, &d.errors,
+		&d.engineTot, &d.engineMem, &d.gen, &d.host} {
+		s.Cap = seriesCap
+	}
+	return d
+}
+
+// sec places an event on the run's time axis, in whole seconds.
+func (d *runData) sec(at time.Time) float64 {
+	return float64(max(0, at.Sub(d.start)/time.Second))
+}
+
+func (d *runData) window(v event.Window) {
+	w := v
+	d.win = &w
+	t := d.sec(v.At)
+	per := v.Seconds
+	if per <= 0 {
+		per = 1
+	}
+	if v.Latency.Count > 0 {
+		d.p50.Push(t, v.Latency.P50)
+		d.p95.Push(t, v.Latency.P95)
+		d.p99.Push(t, v.Latency.P99)
+	}
+	d.target.Push(t, v.TargetRPS)
+	d.achieved.Push(t, v.AchievedRPS())
+	d.dropped.Push(t, float64(v.Dropped)/per)
+	d.errors.Push(t, float64(v.Errors)/per)
+	if v.Phase != stats.Measured {
+		return
+	}
+	d.droppedN += v.Dropped
+	d.okN += v.OK
+	d.errN += v.Errors
+	for k, n := range v.ErrorKinds {
+		if _, ok := d.errKinds[k]; ok || len(d.errKinds) < maxErrorKinds {
+			d.errKinds[k] += n
+		} else {
+			d.errKinds[event.OtherErrors] += n
+		}
+	}
+}
+
+// maxErrorKinds bounds the error keys a run keeps live.
+const maxErrorKinds = 32
+
+func (d *runData) engine(v event.Resource) {
+	es := d.engines[v.Name]
+	if es == nil {
+		if len(d.engines) >= maxEngines {
+			return
+		}
+		es = &engineSeries{name: v.Name, cpu: charts.TimeSeries{Cap: seriesCap}}
+		d.engines[v.Name] = es
+	}
+	t := d.sec(v.At)
+	es.cpu.Push(t, v.CPUMillicores)
+	es.mem = v.MemoryBytes
+	var cpu float64
+	var mem int64
+	for _, e := range d.engines {
+		cpu += e.cpu.Last()
+		mem += e.mem
+	}
+	d.engineTot.Push(t, cpu)
+	d.engineMem.Push(t, float64(mem))
+}
+
+// maxEngines bounds the engines (processes or pods) a run draws.
+const maxEngines = 64
+
+func (d *runData) engineList() []*engineSeries {
+	out := make([]*engineSeries, 0, len(d.engines))
+	for _, e := range d.engines {
+		out = append(out, e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out
+}
+
+func (d *runData) memory() int64 {
+	var mem int64
+	for _, e := range d.engines {
+		mem += e.mem
+	}
+	return mem
+}
