@@ -38,8 +38,6 @@ var allowed = map[string]int{
 	"runner/kube/e2e Start":             216,
 	"runner/local Driver.Start":         100,
 	"runner/local StartEmbedded":        139,
-	"tui Model.Apply":                   101,
-	"tui Model.live":                    97,
 	"tui/headless Printer.Consume":      133,
 }
 
