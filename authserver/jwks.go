@@ -2,13 +2,7 @@ package authserver
 
 import (
 	"context"
-	"crypto"
-	"crypto/ecdsa"
-	"crypto/ed25519"
-	"crypto/elliptic"
-	"crypto/rsa"
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,18 +12,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/MicahParks/jwkset"
 	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
 
 	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/jwks"
 	"github.com/tokex-dev/tokex/internal/tlscert"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // MaxJWKSBytes caps the subject JWKS, from a file or fetched: an endless
 // response must not grow the server's memory.
-const MaxJWKSBytes = 1 << 20
+const MaxJWKSBytes = jwks.MaxBytes
 
 // jwksFetchTimeout bounds one fetch of the subject JWKS.
 const jwksFetchTimeout = 10 * time.Second
@@ -38,7 +31,7 @@ const jwksFetchTimeout = 10 * time.Second
 // A remote set is refreshed periodically and, at most once per
 // unknown_kid_interval, when a token names a kid it does not hold.
 type keySet struct {
-	keys atomic.Pointer[keyMap]
+	keys atomic.Pointer[jwks.Set]
 
 	url     string // empty: a file or given set, never refreshed
 	client  *http.Client
@@ -48,33 +41,6 @@ type keySet struct {
 
 	mu       sync.Mutex
 	inflight chan struct{} // closed when the running refresh ends
-}
-
-type keyMap struct {
-	byKid map[string]*verificationKey
-	all   []*verificationKey
-}
-
-type verificationKey struct {
-	kid string
-	alg string // the JWK's alg, "" when it names none
-	key crypto.PublicKey
-}
-
-// fits reports whether the key may verify a signature made with alg.
-func (k *verificationKey) fits(alg string) bool {
-	if k.alg != "" && k.alg != alg {
-		return false
-	}
-	switch p := k.key.(type) {
-	case *rsa.PublicKey:
-		return alg == subject.RS256
-	case *ecdsa.PublicKey:
-		return alg == subject.ES256 && p.Curve == elliptic.P256()
-	case ed25519.PublicKey:
-		return alg == subject.EdDSA
-	}
-	return false
 }
 
 func newKeySet(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Logger) (*keySet, error) {
@@ -115,7 +81,8 @@ func newKeySet(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Lo
 			return fmt.Errorf("subject JWKS: redirect to %s refused; configure the final URL", req.URL.Redacted())
 		}}
 	s.limiter = rate.NewLimiter(rate.Every(sc.UnknownKidInterval), 1)
-	s.keys.Store(&keyMap{byKid: map[string]*verificationKey{}})
+	empty, _ := jwks.Parse([]byte(`{"keys":[]}`), nil)
+	s.keys.Store(empty)
 	// Start even when the JWKS host is not up yet: an unknown kid refreshes.
 	if err := s.refresh(); err != nil {
 		log.Warn("subject JWKS fetch failed; retried on the first token and periodically", "url", s.url, "error", err)
@@ -227,104 +194,35 @@ var (
 	errKeyMismatch  = &claimError{"names a key that does not fit its alg"}
 )
 
-// keyfunc finds the one key that may verify a token. A token without kid is
-// verified only when exactly one key fits its alg: never tried against
-// every key.
+// keyfunc finds the one key that may verify a token (jwks.Set.Select); an
+// unknown kid refreshes a remote set first.
 func (s *keySet) keyfunc(ctx context.Context) jwt.Keyfunc {
 	return func(t *jwt.Token) (any, error) {
 		alg, _ := t.Header["alg"].(string)
 		kv, hasKid := t.Header["kid"]
-		if !hasKid {
-			var found *verificationKey
-			for _, k := range s.keys.Load().all {
-				if k.fits(alg) {
-					if found != nil {
-						return nil, errKidAmbiguous
-					}
-					found = k
-				}
-			}
-			if found == nil {
-				return nil, errUnknownKey
-			}
-			return found.key, nil
-		}
 		kid, ok := kv.(string)
-		if !ok {
+		if hasKid && !ok {
 			return nil, errKidNotString
 		}
-		k := s.keys.Load().byKid[kid]
-		if k == nil {
+		if hasKid && !s.keys.Load().Has(kid) {
 			s.refreshUnknown(ctx)
-			if k = s.keys.Load().byKid[kid]; k == nil {
-				return nil, errUnknownKey
-			}
 		}
-		if !k.fits(alg) {
+		k, err := s.keys.Load().Select(alg, kid, hasKid)
+		switch {
+		case errors.Is(err, jwks.ErrAmbiguous):
+			return nil, errKidAmbiguous
+		case errors.Is(err, jwks.ErrMismatch):
 			return nil, errKeyMismatch
+		case err != nil:
+			return nil, errUnknownKey
 		}
-		return k.key, nil
+		return k.Public, nil
 	}
 }
 
-// parseJWKS reads a JWK set. Keys that cannot verify a JWS tokex accepts
-// (private or symmetric material, use other than sig, RSA under 2048 bits,
-// curves other than P-256 and Ed25519) are skipped; a kid held by two keys
-// is ambiguous and dropped. Each skip is logged.
-func parseJWKS(raw []byte, log *slog.Logger) (*keyMap, error) {
-	var set jwkset.JWKSMarshal
-	if err := json.Unmarshal(raw, &set); err != nil {
-		return nil, fmt.Errorf("not a JWK set: %w", err)
-	}
-	km := &keyMap{byKid: map[string]*verificationKey{}}
-	dup := map[string]bool{}
-	for i, m := range set.Keys {
-		skip := func(why string) { log.Warn("subject JWKS: key skipped", "index", i, "kid", m.KID, "reason", why) }
-		if m.USE != "" && m.USE != jwkset.UseSig {
-			skip("use is not sig")
-			continue
-		}
-		jwk, err := jwkset.NewJWKFromMarshal(m, jwkset.JWKMarshalOptions{}, jwkset.JWKValidateOptions{})
-		if err != nil {
-			skip(err.Error())
-			continue
-		}
-		var pub crypto.PublicKey
-		switch k := jwk.Key().(type) {
-		case *rsa.PublicKey:
-			if k.N.BitLen() < 2048 {
-				skip("RSA key shorter than 2048 bits")
-				continue
-			}
-			pub = k
-		case *ecdsa.PublicKey:
-			pub = k
-		case ed25519.PublicKey:
-			pub = k
-		default:
-			skip(fmt.Sprintf("unsupported key type %T", k))
-			continue
-		}
-		vk := &verificationKey{kid: m.KID, alg: m.ALG.String(), key: pub}
-		if vk.kid != "" {
-			if _, taken := km.byKid[vk.kid]; taken || dup[vk.kid] {
-				dup[vk.kid] = true
-				delete(km.byKid, vk.kid)
-				skip("kid held by two keys")
-				continue
-			}
-			km.byKid[vk.kid] = vk
-		}
-		km.all = append(km.all, vk)
-	}
-	if len(dup) > 0 {
-		all := km.all[:0]
-		for _, k := range km.all {
-			if !dup[k.kid] {
-				all = append(all, k)
-			}
-		}
-		km.all = all
-	}
-	return km, nil
+// parseJWKS reads a JWK set, logging each key it skips.
+func parseJWKS(raw []byte, log *slog.Logger) (*jwks.Set, error) {
+	return jwks.Parse(raw, func(i int, kid, why string) {
+		log.Warn("subject JWKS: key skipped", "index", i, "kid", kid, "reason", why)
+	})
 }
