@@ -14,6 +14,24 @@ const (
 	AuthPost  AuthMethod = "client_secret_post"
 )
 
+// TokenTypeNames are the short names a config may give a token type by.
+var TokenTypeNames = []string{"access_token", "jwt", "id_token", "refresh_token"}
+
+// TokenTypeURI maps a short name (access_token, jwt, id_token,
+// refresh_token) to its RFC 8693 §3 URI; anything else is returned as is.
+func TokenTypeURI(s string) string {
+	switch s {
+	case "access_token", "jwt", "id_token", "refresh_token":
+		return "urn:ietf:params:oauth:token-type:" + s
+	}
+	return s
+}
+
+// SentFields are the form fields tokex sets itself; Template.Extra may not.
+var SentFields = []string{"grant_type", "subject_token", "subject_token_type", "requested_token_type", "resource",
+	"audience", "scope", "actor_token", "actor_token_type", "client_id", "client_secret", "client_assertion",
+	"client_assertion_type"}
+
 // Template holds the parts of an exchange request that do not change between
 // requests; only the subject token (and client) do.
 type Template struct {
@@ -39,13 +57,13 @@ type Body struct {
 func (t Template) Compile() Body {
 	v := url.Values{}
 	v.Set("grant_type", GrantTypeTokenExchange)
-	stt := t.SubjectTokenType
+	stt := TokenTypeURI(t.SubjectTokenType)
 	if stt == "" {
 		stt = TokenTypeAccessToken
 	}
 	v.Set("subject_token_type", stt)
 	if t.RequestedTokenType != "" {
-		v.Set("requested_token_type", t.RequestedTokenType)
+		v.Set("requested_token_type", TokenTypeURI(t.RequestedTokenType))
 	}
 	for _, r := range t.Resources {
 		v.Add("resource", r)

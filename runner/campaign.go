@@ -28,6 +28,9 @@ type Campaign struct {
 	Tool     string // "tokex vX"
 	// Done are runs finished before a resume; they are not run again.
 	Done map[string]*stats.Run
+	// SecretSource says where the client secret came from (never the
+	// secret itself); said at the start and when the server refuses it.
+	SecretSource string
 }
 
 type output struct {
@@ -77,8 +80,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	sort.Strings(resumed)
 
 	startErr := c.Driver.Start(ctx, out)
-	c.Bus.Emit(event.CampaignStarted{At: started, ID: c.ID, Name: c.Cfg.Name, Driver: c.Driver.Name(),
-		Target: c.Driver.Target(), Runs: plan, Thresholds: c.Cfg.Thresholds, Resumed: resumed})
+	c.emitStarted(started, plan, resumed)
 	var runs []*stats.Run
 	for _, p := range plan {
 		if st := c.Done[p.ID]; st != nil {
@@ -112,7 +114,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 			break
 		}
 		if p.Sanity {
-			if serr := sanityVerdict(st, c.Cfg.Thresholds); serr != nil {
+			if serr := sanityVerdict(st, c.Cfg.Thresholds, c.invalidClientHint); serr != nil {
 				err = serr
 				status, reason = "failed", serr.Error()
 				c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "error", Message: serr.Error()})
@@ -237,7 +239,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 // sanityVerdict fails the campaign early when the sanity run shows the
 // target cannot be measured, naming the most common error and what the
 // server said about it.
-func sanityVerdict(st *stats.Run, th stats.Thresholds) error {
+func sanityVerdict(st *stats.Run, th stats.Thresholds, hint func() string) error {
 	if st.Requests > 0 && st.SuccessRatio >= th.SuccessRatio {
 		return nil
 	}
@@ -245,6 +247,9 @@ func sanityVerdict(st *stats.Run, th stats.Thresholds) error {
 	fmt.Fprintf(&b, "%d of %d exchanges succeeded", st.OK, st.Requests)
 	if len(st.TopErrors) > 0 {
 		b.WriteString("; most common error: " + st.TopErrors[0].String())
+		if st.TopErrors[0].Error == "oauth_error:invalid_client" && hint != nil {
+			b.WriteString("; " + hint())
+		}
 	}
 	if st.Dropped > 0 {
 		fmt.Fprintf(&b, "; %d dropped", st.Dropped)
@@ -261,4 +266,30 @@ func sanityVerdict(st *stats.Run, th stats.Thresholds) error {
 		fmt.Fprintf(&b, "; and this machine, not only the server, may be the cause: %s", strings.Join(codes, ", "))
 	}
 	return fmt.Errorf("%w: %s", ErrSanity, b.String())
+}
+
+// emitStarted says the campaign started and how its clients authenticate.
+func (c *Campaign) emitStarted(at time.Time, plan []event.PlannedRun, resumed []string) {
+	c.Bus.Emit(event.CampaignStarted{At: at, ID: c.ID, Name: c.Cfg.Name, Driver: c.Driver.Name(),
+		Target: c.Driver.Target(), Runs: plan, Thresholds: c.Cfg.Thresholds, Resumed: resumed})
+	if how := c.clientAuth(); how != "" {
+		c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: "client authentication: " + how})
+	}
+}
+
+// clientAuth says how the agents authenticate and where their credentials
+// come from.
+func (c *Campaign) clientAuth() string {
+	if c.SecretSource == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s %s0..%d, secret from %s", c.Cfg.Request.AuthMethod, c.Cfg.Agents.ClientIDPrefix, c.Cfg.Agents.Count-1, c.SecretSource)
+}
+
+// invalidClientHint says what to check when the server refuses the
+// clients' credentials.
+func (c *Campaign) invalidClientHint() string {
+	a := c.Cfg.Agents
+	return fmt.Sprintf("the server refused the clients' credentials: check that it has the clients %s0..%d, that they may use %s, and that their secret is the one tokex sent (%s)",
+		a.ClientIDPrefix, a.Count-1, c.Cfg.Request.AuthMethod, c.SecretSource)
 }

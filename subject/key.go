@@ -93,6 +93,17 @@ func NewKey(s crypto.Signer) (*Key, error) {
 	return k, nil
 }
 
+// WithKid is the key under another kid (one a server registered it with);
+// "" keeps the RFC 7638 thumbprint.
+func (k *Key) WithKid(kid string) *Key {
+	if kid == "" {
+		return k
+	}
+	c := *k
+	c.Kid = kid
+	return &c
+}
+
 // MarshalPEM encodes the private key as PKCS#8 PEM.
 func (k *Key) MarshalPEM() ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(k.Signer)

@@ -1,15 +1,24 @@
 package subject
 
 import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
 )
 
-// Claims are the subject token's claims, as in the article's k6 script.
+// Claims are the subject token's registered claims, as in the article's k6
+// script (for reading tokens back in tests).
 type Claims struct {
 	Issuer    string `json:"iss"`
 	Subject   string `json:"sub"`
@@ -48,6 +57,109 @@ func Users(n int) []string {
 	return u
 }
 
+// Shape is what a subject token looks like beyond the article's claims.
+type Shape struct {
+	// Typ is the header's typ (default "JWT"; "at+jwt" for RFC 9068).
+	Typ string
+	// Audience is a fixed aud; "" makes it the presenting agent's client id,
+	// as in the article.
+	Audience string
+	// Claims are added to every token. In strings, {{user}} becomes the
+	// token's user, {{user_number}} its number in the pool (1…N) and
+	// {{client_id}} the presenting agent's client id.
+	Claims map[string]any
+}
+
+// MintedClaims are the claims tokex sets itself; Shape.Claims may not.
+var MintedClaims = []string{"iss", "sub", "aud", "iat", "nbf", "exp", "jti"}
+
+// MaxClaimsBytes bounds the extra claims, JSON-encoded.
+const MaxClaimsBytes = 16 << 10
+
+var placeholder = regexp.MustCompile(`\{\{\s*([a-z_]*)\s*\}\}`)
+
+// Placeholders are the template variables of claim strings.
+var Placeholders = []string{"user", "user_number", "client_id"}
+
+// Check validates the shape: no claim tokex sets, only known
+// placeholders, JSON-encodable (no NaN), and bounded.
+func (s Shape) Check() error {
+	_, err := s.compile()
+	return err
+}
+
+// compiledShape is a Shape's JSON, ready to render.
+type compiledShape struct {
+	extra    string // `,"name":value…` in name order, with placeholders
+	template bool
+}
+
+func (s Shape) compile() (*compiledShape, error) {
+	names := make([]string, 0, len(s.Claims))
+	for n := range s.Claims {
+		if slices.Contains(MintedClaims, n) {
+			return nil, fmt.Errorf("claim %q is set by tokex (iss, sub, aud, iat, exp, jti: subject.issuer, users, subject.audience, subject.lifetime)", n)
+		}
+		if n == "" {
+			return nil, errors.New("a claim has an empty name")
+		}
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	for _, n := range names {
+		b.WriteByte(',')
+		if err := enc.Encode(n); err != nil {
+			return nil, err
+		}
+		b.Truncate(b.Len() - 1) // Encode's newline
+		b.WriteByte(':')
+		if err := enc.Encode(jsonable(s.Claims[n])); err != nil {
+			return nil, fmt.Errorf("claim %q: %w", n, err)
+		}
+		b.Truncate(b.Len() - 1)
+		if b.Len() > MaxClaimsBytes {
+			return nil, fmt.Errorf("the claims are more than %d bytes of JSON", MaxClaimsBytes)
+		}
+	}
+	c := &compiledShape{extra: b.String()}
+	for _, m := range placeholder.FindAllStringSubmatch(c.extra, -1) {
+		if !slices.Contains(Placeholders, m[1]) {
+			return nil, fmt.Errorf("unknown placeholder %s in the claims (%s)", m[0], "{{"+strings.Join(Placeholders, "}}, {{")+"}}")
+		}
+		c.template = true
+	}
+	return c, nil
+}
+
+// jsonable turns YAML's map[any]any (which JSON cannot encode) into
+// map[string]any, recursively.
+func jsonable(v any) any {
+	switch t := v.(type) {
+	case map[any]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[fmt.Sprint(k)] = jsonable(x)
+		}
+		return m
+	case map[string]any:
+		m := make(map[string]any, len(t))
+		for k, x := range t {
+			m[k] = jsonable(x)
+		}
+		return m
+	case []any:
+		out := make([]any, len(t))
+		for i, x := range t {
+			out[i] = jsonable(x)
+		}
+		return out
+	}
+	return v
+}
+
 // Minter signs fresh subject tokens: every call has a unique jti and the
 // next user of the pool, round-robin.
 type Minter struct {
@@ -56,28 +168,102 @@ type Minter struct {
 	Lifetime time.Duration
 	Users    []string
 	Prefix   string // jti prefix, unique per campaign and agent
+	Shape    Shape
 	Now      func() time.Time
 
-	seq atomic.Uint64
+	seq      atomic.Uint64
+	once     sync.Once
+	header   string // base64url of the header, with the dot
+	shape    *compiledShape
+	shapeErr error
 }
 
-// Mint signs a token whose audience is the calling agent's client id.
-func (m *Minter) Mint(audience string) (string, error) {
+func (m *Minter) init() {
+	typ := m.Shape.Typ
+	if typ == "" {
+		typ = "JWT"
+	}
+	// alg, kid, typ: the order golang-jwt wrote, which the k6 script follows.
+	h, _ := json.Marshal(struct {
+		Alg string `json:"alg"`
+		Kid string `json:"kid"`
+		Typ string `json:"typ"`
+	}{m.Key.Alg, m.Key.Kid, typ})
+	m.header = base64.RawURLEncoding.EncodeToString(h) + "."
+	m.shape, m.shapeErr = m.Shape.compile()
+}
+
+// Mint signs a token for the agent whose client id is clientID: its
+// audience unless the shape fixes one.
+func (m *Minter) Mint(clientID string) (string, error) {
+	m.once.Do(m.init)
+	if m.shapeErr != nil {
+		return "", m.shapeErr
+	}
 	n := m.seq.Add(1) - 1
 	now := time.Now
 	if m.Now != nil {
 		now = m.Now
 	}
 	t := now().Unix()
-	c := Claims{
-		Issuer:   m.Issuer,
-		Subject:  m.Users[n%uint64(len(m.Users))],
-		Audience: audience,
-		IssuedAt: t,
-		Expiry:   t + int64(m.Lifetime/time.Second),
-		ID:       m.Prefix + strconv.FormatUint(n, 36),
+	ui := n % uint64(len(m.Users))
+	user := m.Users[ui]
+	aud := m.Shape.Audience
+	if aud == "" {
+		aud = clientID
 	}
-	tok := jwt.NewWithClaims(m.Key.method, c)
-	tok.Header["kid"] = m.Key.Kid
-	return tok.SignedString(m.Key.Signer)
+	var b strings.Builder
+	b.Grow(192 + len(m.shape.extra))
+	b.WriteString(`{"iss":`)
+	writeJSONString(&b, m.Issuer)
+	b.WriteString(`,"sub":`)
+	writeJSONString(&b, user)
+	b.WriteString(`,"aud":`)
+	writeJSONString(&b, aud)
+	b.WriteString(`,"iat":`)
+	b.WriteString(strconv.FormatInt(t, 10))
+	b.WriteString(`,"exp":`)
+	b.WriteString(strconv.FormatInt(t+int64(m.Lifetime/time.Second), 10))
+	b.WriteString(`,"jti":`)
+	writeJSONString(&b, m.Prefix+strconv.FormatUint(n, 36))
+	if m.shape.template {
+		b.WriteString(placeholder.ReplaceAllStringFunc(m.shape.extra, func(p string) string {
+			switch strings.Trim(p, "{} ") {
+			case "user":
+				return jsonStringBody(user)
+			case "user_number":
+				return strconv.FormatUint(ui+1, 10)
+			default: // client_id
+				return jsonStringBody(clientID)
+			}
+		}))
+	} else {
+		b.WriteString(m.shape.extra)
+	}
+	b.WriteByte('}')
+	signing := m.header + base64.RawURLEncoding.EncodeToString([]byte(b.String()))
+	sig, err := m.Key.method.Sign(signing, m.Key.Signer)
+	if err != nil {
+		return "", err
+	}
+	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+}
+
+// writeJSONString writes s as a JSON string.
+func writeJSONString(b *strings.Builder, s string) {
+	b.WriteByte('"')
+	b.WriteString(jsonStringBody(s))
+	b.WriteByte('"')
+}
+
+// jsonStringBody is s escaped for the inside of a JSON string; the common
+// case (no quote, backslash, control byte or invalid UTF-8) costs a scan.
+func jsonStringBody(s string) string {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+			q, _ := json.Marshal(s)
+			return string(q[1 : len(q)-1])
+		}
+	}
+	return s
 }

@@ -24,13 +24,34 @@ func Dir() (string, error) {
 	return filepath.Join(base, "tokex"), nil
 }
 
-// SubjectKeyPath is where the default subject-token signing key lives.
+// SubjectKeyPath is where the first stored subject-token signing key lives
+// (RS256 unless an older tokex created it with another algorithm).
 func SubjectKeyPath() (string, error) {
 	d, err := Dir()
 	if err != nil {
 		return "", err
 	}
 	return filepath.Join(d, "subject-key.pem"), nil
+}
+
+// SubjectKeyPathFor is where the stored subject key of an algorithm other
+// than the first one's lives: subject-key-ES256.pem and so on.
+func SubjectKeyPathFor(alg string) (string, error) {
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "subject-key-"+alg+".pem"), nil
+}
+
+// ClientKeyDir is where the agents' stored client keys (private_key_jwt)
+// and certificates (tls_client_auth) live.
+func ClientKeyDir() (string, error) {
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "clients"), nil
 }
 
 // ClientSecret returns the default perf-agent-* client secret, creating a
@@ -70,4 +91,14 @@ func ClientSecret() (string, error) {
 		return "", err
 	}
 	return secret, f.Close()
+}
+
+// IssuerCertPaths are the certificate and key of `tokex jwks --serve --tls`,
+// kept so that a server told to trust the issuer once keeps trusting it.
+func IssuerCertPaths() (cert, key string, err error) {
+	d, err := Dir()
+	if err != nil {
+		return "", "", err
+	}
+	return filepath.Join(d, "issuer-cert.pem"), filepath.Join(d, "issuer-key.pem"), nil
 }

@@ -13,6 +13,8 @@ import (
 	"encoding/pem"
 	"math/big"
 	"net"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/tokex-dev/tokex/internal/confload"
@@ -88,6 +90,90 @@ func SelfSigned(hosts []string, lifetime time.Duration) (*Pair, error) {
 	}
 	p.Cert, err = tls.X509KeyPair(p.CertPEM, p.KeyPEM)
 	return p, err
+}
+
+// StoredLifetime is the lifetime of a stored certificate; it is replaced
+// when less than StoredRenewal of it is left.
+const (
+	StoredLifetime = 365 * 24 * time.Hour
+	StoredRenewal  = 7 * 24 * time.Hour
+)
+
+// Stored returns the self-signed certificate kept in certPath and keyPath,
+// creating (or replacing) it when it is missing, does not cover every host,
+// or expires within StoredRenewal. A stored certificate stays the same
+// across restarts, so a server told to trust it once keeps trusting it.
+// created reports a new certificate.
+func Stored(certPath, keyPath string, hosts []string) (p *Pair, created bool, err error) {
+	if p, err := loadPair(certPath, keyPath); err == nil && covers(p, hosts) {
+		return p, false, nil
+	}
+	if p, err = SelfSigned(hosts, StoredLifetime); err != nil {
+		return nil, false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(keyPath), 0o700); err != nil {
+		return nil, false, err
+	}
+	if err := writeFile(keyPath, p.KeyPEM, 0o600); err != nil {
+		return nil, false, err
+	}
+	if err := writeFile(certPath, p.CertPEM, 0o644); err != nil {
+		return nil, false, err
+	}
+	return p, true, nil
+}
+
+func loadPair(certPath, keyPath string) (*Pair, error) {
+	c, err := ReadPEM(certPath)
+	if err != nil {
+		return nil, err
+	}
+	k, err := ReadPEM(keyPath)
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tls.X509KeyPair(c, k)
+	if err != nil {
+		return nil, err
+	}
+	return &Pair{Cert: pair, CertPEM: c, KeyPEM: k}, nil
+}
+
+// covers reports whether the certificate is valid for every host for at
+// least StoredRenewal more.
+func covers(p *Pair, hosts []string) bool {
+	leaf, err := x509.ParseCertificate(p.Cert.Certificate[0])
+	if err != nil || time.Until(leaf.NotAfter) < StoredRenewal {
+		return false
+	}
+	for _, h := range hosts {
+		if leaf.VerifyHostname(h) != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// writeFile replaces path through a temporary file in its folder, never
+// writing through a symlink.
+func writeFile(path string, data []byte, mode os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := f.Chmod(mode); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
 }
 
 // Loopback is SelfSigned for localhost, 127.0.0.1 and ::1.

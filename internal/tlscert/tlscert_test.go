@@ -52,3 +52,29 @@ func TestConfigNamedFilesAreCapped(t *testing.T) {
 		t.Errorf("LoadPair of a real pair: %v", err)
 	}
 }
+
+// A stored certificate is reused across starts while it covers the hosts
+// asked for, and replaced when it does not.
+func TestStoredCertificateIsReused(t *testing.T) {
+	dir := t.TempDir()
+	cert, key := filepath.Join(dir, "sub", "c.pem"), filepath.Join(dir, "sub", "k.pem")
+	a, created, err := Stored(cert, key, []string{"127.0.0.1", "issuer.perf.svc"})
+	if err != nil || !created {
+		t.Fatal(err, created)
+	}
+	b, created, err := Stored(cert, key, []string{"issuer.perf.svc"})
+	if err != nil || created || string(a.CertPEM) != string(b.CertPEM) {
+		t.Errorf("not reused: %v %v", created, err)
+	}
+	if st, _ := os.Stat(key); st.Mode().Perm() != 0o600 {
+		t.Errorf("key mode %v", st.Mode())
+	}
+	c, created, err := Stored(cert, key, []string{"other.example"})
+	if err != nil || !created || string(c.CertPEM) == string(a.CertPEM) {
+		t.Errorf("not replaced for a new host: %v %v", created, err)
+	}
+	leaf, _ := x509.ParseCertificate(c.Cert.Certificate[0])
+	if leaf.VerifyHostname("other.example") != nil {
+		t.Error("the new certificate does not cover its host")
+	}
+}

@@ -4,6 +4,7 @@
 package config
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/url"
 	"path/filepath"
@@ -108,12 +109,34 @@ type Request struct {
 	Timeout            time.Duration     `yaml:"timeout"`
 }
 
+// Template is the exchange request's fixed part, as every driver and
+// `tokex smoke` send it.
+func (r Request) Template() exchange.Template {
+	return exchange.Template{SubjectTokenType: r.SubjectTokenType, RequestedTokenType: r.RequestedTokenType,
+		Resources: r.Resources, Audiences: r.Audiences, Scope: r.Scope, Extra: r.Extra, Auth: exchange.AuthMethod(r.AuthMethod)}
+}
+
 // Subject is how the generator mints subject tokens.
 type Subject struct {
 	Issuer   string        `yaml:"issuer"`
 	Alg      string        `yaml:"alg"`
 	KeyFile  string        `yaml:"key_file"`
 	Lifetime time.Duration `yaml:"lifetime"`
+	// Kid names the key in the token's header (default: its RFC 7638
+	// thumbprint, which `tokex jwks` publishes).
+	Kid string `yaml:"kid,omitempty"`
+	// Typ is the header's typ (default JWT; at+jwt for RFC 9068).
+	Typ string `yaml:"typ,omitempty"`
+	// Audience is a fixed aud; default the agent's client id (the article).
+	Audience string `yaml:"audience,omitempty"`
+	// Claims are added to every token; strings may use {{user}},
+	// {{user_number}} and {{client_id}}.
+	Claims map[string]any `yaml:"claims,omitempty"`
+}
+
+// Shape is the subject tokens' shape beyond the article's claims.
+func (s Subject) Shape() subject.Shape {
+	return subject.Shape{Typ: s.Typ, Audience: s.Audience, Claims: s.Claims}
 }
 
 // Agents are the load agents (k6 Pods in the article).
@@ -128,6 +151,17 @@ type Agents struct {
 type Users struct {
 	Count  int    `yaml:"count"`
 	Prefix string `yaml:"prefix"`
+}
+
+// Names are the users' names: prefix001 … prefixN.
+func (u Users) Names() []string {
+	names := subject.Users(u.Count)
+	if u.Prefix != "perf-user-" {
+		for i := range names {
+			names[i] = u.Prefix + strings.TrimPrefix(names[i], "perf-user-")
+		}
+	}
+	return names
 }
 
 // Sanity is the throwaway run before the first round.
@@ -242,23 +276,8 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	switch c.Driver {
 	case "local", "":
 	case "kube":
-		if c.Target.URL == "" {
-			return doc.Errorf("target.url", "the kube driver needs the engines' token endpoint as seen from inside the cluster")
-		}
-		if c.Kube.Image == "" {
-			return doc.Errorf("kube.image", "is required")
-		}
-		if c.Subject.Alg != subject.RS256 && c.Subject.Alg != subject.ES256 {
-			return doc.Errorf("subject.alg", "the k6 agents sign RS256 (the article's) or ES256 subject tokens with WebCrypto, not %q", c.Subject.Alg)
-		}
-		if c.Kube.MetricsInterval < time.Second || c.Kube.MetricsInterval > 5*time.Minute {
-			return doc.Errorf("kube.metrics_interval", "must be between 1s and 5m")
-		}
-		if c.Kube.StartTimeout < time.Second || c.Kube.StartTimeout > time.Hour {
-			return doc.Errorf("kube.start_timeout", "must be between 1s and 1h")
-		}
-		if m := c.Kube.SummaryMode; m != "" && m != "compact" && m != "full" {
-			return doc.Errorf("kube.summary_mode", "unknown mode %q (compact, full: tokex reconciles every request with it)", m)
+		if err := c.validateKube(doc); err != nil {
+			return err
 		}
 	default:
 		return doc.Errorf("driver", "unknown driver %q (local, kube)", c.Driver)
@@ -293,16 +312,11 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if c.Subject.Lifetime < time.Second || c.Subject.Lifetime > MaxPhase {
 		return doc.Errorf("subject.lifetime", "must be between 1s and 24h")
 	}
-	switch exchange.AuthMethod(c.Request.AuthMethod) {
-	case exchange.AuthBasic, exchange.AuthPost:
-	default:
-		return doc.Errorf("request.auth_method", "unknown method %q (client_secret_basic, client_secret_post)", c.Request.AuthMethod)
+	if err := c.validateSubjectShape(doc); err != nil {
+		return err
 	}
-	if c.Request.Timeout <= 0 || c.Request.Timeout > MaxTimeout {
-		return doc.Errorf("request.timeout", "must be positive and at most 5m")
-	}
-	if c.Request.SubjectTokenType == "" {
-		return doc.Errorf("request.subject_token_type", "is required")
+	if err := c.validateRequest(doc); err != nil {
+		return err
 	}
 	if c.Agents.Count < 1 || c.Agents.Count > MaxAgents {
 		return doc.Errorf("agents.count", "must be between 1 and %d", MaxAgents)
@@ -386,6 +400,126 @@ func InvalidatingList() string {
 		names = append(names, string(c))
 	}
 	return strings.Join(names, ", ")
+}
+
+// SetClaim adds an extra subject-token claim from NAME=VALUE (a command
+// line flag): VALUE is JSON when it parses as JSON (["a","b"], true, 42),
+// else a string ({{user}}@example.com).
+func (c *Campaign) SetClaim(nameValue string) error {
+	name, value, ok := strings.Cut(nameValue, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=VALUE", nameValue)
+	}
+	var v any = value
+	if json.Valid([]byte(value)) {
+		_ = json.Unmarshal([]byte(value), &v)
+	}
+	if c.Subject.Claims == nil {
+		c.Subject.Claims = map[string]any{}
+	}
+	c.Subject.Claims[name] = v
+	return nil
+}
+
+// SetFormField adds an extra form field from NAME=VALUE (a command line
+// flag), such as Dex's connector_id.
+func (c *Campaign) SetFormField(nameValue string) error {
+	name, value, ok := strings.Cut(nameValue, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want NAME=VALUE", nameValue)
+	}
+	if c.Request.Extra == nil {
+		c.Request.Extra = map[string]string{}
+	}
+	c.Request.Extra[name] = value
+	return nil
+}
+
+// validateRequest checks the client authentication, the timeout, the token
+// types and the extra form fields.
+func (c *Campaign) validateRequest(doc *confload.Doc) error {
+	r := c.Request
+	switch exchange.AuthMethod(r.AuthMethod) {
+	case exchange.AuthBasic, exchange.AuthPost:
+	default:
+		return doc.Errorf("request.auth_method", "unknown method %q (client_secret_basic, client_secret_post)", r.AuthMethod)
+	}
+	if r.Timeout <= 0 || r.Timeout > MaxTimeout {
+		return doc.Errorf("request.timeout", "must be positive and at most 5m")
+	}
+	if r.SubjectTokenType == "" {
+		return doc.Errorf("request.subject_token_type", "is required (%s, or a token type URI)", strings.Join(exchange.TokenTypeNames, ", "))
+	}
+	for _, f := range []struct{ field, v string }{{"request.subject_token_type", r.SubjectTokenType}, {"request.requested_token_type", r.RequestedTokenType}} {
+		if f.v != "" && !strings.Contains(exchange.TokenTypeURI(f.v), ":") {
+			return doc.Errorf(f.field, "%q is neither %s nor a token type URI", f.v, strings.Join(exchange.TokenTypeNames, ", "))
+		}
+	}
+	if len(r.Extra) > 64 {
+		return doc.Errorf("request.extra", "at most 64 extra form fields")
+	}
+	for k, v := range r.Extra {
+		if slices.Contains(exchange.SentFields, k) {
+			return doc.Errorf("request.extra."+k, "tokex sends %s itself; set it through the request's own settings", k)
+		}
+		if k == "" || len(k)+len(v) > 8192 {
+			return doc.Errorf("request.extra", "a field needs a name, and name and value at most 8192 bytes")
+		}
+	}
+	return nil
+}
+
+// validateKube checks what only the kube driver needs or refuses.
+func (c *Campaign) validateKube(doc *confload.Doc) error {
+	if c.Target.URL == "" {
+		return doc.Errorf("target.url", "the kube driver needs the engines' token endpoint as seen from inside the cluster")
+	}
+	if c.Kube.Image == "" {
+		return doc.Errorf("kube.image", "is required")
+	}
+	if c.Subject.Alg != subject.RS256 && c.Subject.Alg != subject.ES256 {
+		return doc.Errorf("subject.alg", "the k6 agents sign RS256 (the article's) or ES256 subject tokens with WebCrypto, not %q", c.Subject.Alg)
+	}
+	if c.Kube.MetricsInterval < time.Second || c.Kube.MetricsInterval > 5*time.Minute {
+		return doc.Errorf("kube.metrics_interval", "must be between 1s and 5m")
+	}
+	if c.Kube.StartTimeout < time.Second || c.Kube.StartTimeout > time.Hour {
+		return doc.Errorf("kube.start_timeout", "must be between 1s and 1h")
+	}
+	if s := c.Subject; s.Typ != "" || s.Audience != "" || len(s.Claims) > 0 {
+		return doc.Errorf(kubeUnsupported(s), "the k6 agents mint the article's subject token (typ JWT, aud the client id, no extra claims); use the local driver for this shape")
+	}
+	if m := c.Kube.SummaryMode; m != "" && m != "compact" && m != "full" {
+		return doc.Errorf("kube.summary_mode", "unknown mode %q (compact, full: tokex reconciles every request with it)", m)
+	}
+	return nil
+}
+
+// kubeUnsupported names the first subject-shape field the k6 agents do not
+// mint.
+func kubeUnsupported(s Subject) string {
+	switch {
+	case s.Typ != "":
+		return "subject.typ"
+	case s.Audience != "":
+		return "subject.audience"
+	}
+	return "subject.claims"
+}
+
+// validateSubjectShape checks the subject tokens' kid, typ, audience and
+// extra claims.
+func (c *Campaign) validateSubjectShape(doc *confload.Doc) error {
+	s := c.Subject
+	for _, f := range []struct{ field, v string }{{"subject.kid", s.Kid}, {"subject.typ", s.Typ}, {"subject.audience", s.Audience}} {
+		if len(f.v) > 512 || strings.ContainsFunc(f.v, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return doc.Errorf(f.field, "must be at most 512 characters without control characters")
+		}
+	}
+	if err := s.Shape().Check(); err != nil {
+		return doc.Errorf("subject.claims", "%v", err)
+	}
+	return nil
 }
 
 // validateEngineSampling checks target.pid, target.cgroup and

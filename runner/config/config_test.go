@@ -56,6 +56,12 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"metrics url", "target:\n  url: http://127.0.0.1:9/t\n  metrics_url: 127.0.0.1:9090/metrics\n", []string{"campaign.yaml:3", "target.metrics_url", "http(s) URL"}},
 		{"pid and metrics", "target:\n  url: http://127.0.0.1:9/t\n  pid: 42\n  metrics_url: http://127.0.0.1:9090/metrics\n", []string{"campaign.yaml:4", "target.metrics_url", "only one of target.pid, target.metrics_url", "twice"}},
 		{"pid of the embedded", "target:\n  pid: 42\n", []string{"campaign.yaml:2", "target.pid", "target.url only"}},
+		{"claim tokex sets", "subject:\n  claims:\n    sub: x\n", []string{"campaign.yaml:2", "subject.claims", `claim "sub" is set by tokex`}},
+		{"unknown placeholder", "subject:\n  claims:\n    email: '{{mail}}'\n", []string{"campaign.yaml:2", "subject.claims", "unknown placeholder {{mail}}"}},
+		{"typ control", "subject:\n  typ: \"a\\nb\"\n", []string{"campaign.yaml:2", "subject.typ", "control characters"}},
+		{"extra form field tokex sends", "request:\n  extra:\n    grant_type: password\n", []string{"campaign.yaml:3", "request.extra.grant_type", "tokex sends grant_type itself"}},
+		{"kube subject claims", "driver: kube\ntarget:\n  url: https://as/t\nsubject:\n  claims:\n    email: x\n", []string{"campaign.yaml:5", "subject.claims", "the k6 agents mint the article's subject token"}},
+		{"token type", "request:\n  subject_token_type: idtoken\n", []string{"campaign.yaml:2", "request.subject_token_type", "neither access_token, jwt, id_token, refresh_token nor a token type URI"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { wantErrors(t, tc.body, tc.want) })
@@ -65,7 +71,7 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 func TestRedactedHidesSecrets(t *testing.T) {
 	c := Article()
 	c.Agents.ClientSecret = "hunter2-very-secret"
-	c.Request.Extra = map[string]string{"connector_id": "mock", "client_secret": "also-secret"}
+	c.Request.Extra = map[string]string{"connector_id": "mock", "upstream_secret": "also-secret"}
 	c.Target.URL, c.Target.MetricsURL = "https://as.example/token", "https://scraper:pa55word@as.example:9090/metrics?token=t0ken"
 	y, err := c.Redacted()
 	if err != nil {
@@ -117,5 +123,53 @@ func TestAllowWarningsLoads(t *testing.T) {
 	}
 	if got := c.Thresholds.AllowWarnings; len(got) != 2 || got[0] != stats.WarnGeneratorLate || !c.Thresholds.Allows(stats.WarnHostSaturated) {
 		t.Errorf("allow_warnings: %v", got)
+	}
+}
+
+// Issue 12: the request and the subject token take their shape from the
+// config, the command line's NAME=VALUE flags, and short token type names.
+func TestRequestAndSubjectShape(t *testing.T) {
+	c, doc, err := Load(write(t, `request:
+  subject_token_type: id_token
+  extra:
+    connector_id: tokex
+subject:
+  audience: https://dex.example
+  typ: JWT
+  claims:
+    email: "{{user}}@example.com"
+    groups: [perf, admins]
+`), "quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetClaim(`tenant={"id":7}`); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetClaim(`email_verified=true`); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SetFormField("x=1=2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Validate(doc); err != nil {
+		t.Fatal(err)
+	}
+	if c.SetClaim("novalue") == nil || c.SetFormField("=x") == nil {
+		t.Error("accepted a flag without NAME=VALUE")
+	}
+	form := c.Request.Template().Compile().Fixed()
+	for _, want := range []string{"subject_token_type=urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aid_token", "connector_id=tokex", "x=1%3D2"} {
+		if !strings.Contains(form, want) {
+			t.Errorf("form %s lacks %s", form, want)
+		}
+	}
+	sh := c.Subject.Shape()
+	if sh.Audience != "https://dex.example" || sh.Claims["tenant"].(map[string]any)["id"] != 7.0 || sh.Claims["email_verified"] != true ||
+		len(sh.Claims["groups"].([]any)) != 2 {
+		t.Errorf("shape %+v", sh)
+	}
+	if n := (Users{Count: 2, Prefix: "u-"}).Names(); n[1] != "u-002" {
+		t.Errorf("users %v", n)
 	}
 }

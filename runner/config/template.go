@@ -32,22 +32,32 @@ target:
 
 # The RFC 8693 request, as in the article.
 request:
+  # access_token, jwt, id_token (Dex verifies id_tokens itself), or a URI
   subject_token_type: urn:ietf:params:oauth:token-type:access_token
   requested_token_type: urn:ietf:params:oauth:token-type:access_token
   resources:
     - https://mcp.example.internal/mcp
   # audiences: [billing]
   scope: mcp:tools:invoke
-  # extra: {connector_id: mock}    # extra form parameters (Dex, …)
+  # extra: {connector_id: tokex}   # extra form fields (Dex's connector_id, …); --form NAME=VALUE
   auth_method: client_secret_basic  # or client_secret_post
   timeout: 10s
 
 # Fresh subject token per request, signed by the generator.
 subject:
+  # The iss the server trusts: 'tokex jwks --serve' prints it and serves
+  # the discovery document and JWKS a server needs to trust tokex's keys.
   issuer: https://pf-perf-subject
-  alg: RS256                       # RS256, ES256 or EdDSA
+  alg: RS256                       # RS256, ES256 or EdDSA: tokex stores one key per algorithm
   # key_file: subject-key.pem      # default: a per-campaign key (embedded) or tokex's stored key
   lifetime: 5m
+  # kid: my-registered-kid         # default: the key's RFC 7638 thumbprint, as 'tokex jwks' publishes it
+  # typ: at+jwt                    # header typ, default JWT
+  # audience: https://as.example   # fixed aud; default the agent's client id (the article)
+  # claims:                        # added to every token; {{user}}, {{user_number}}, {{client_id}} per token
+  #   email: "{{user}}@example.com"
+  #   email_verified: true
+  #   groups: [perf, "team-{{user_number}}"]
 
 agents:
   count: 10                        # clients perf-agent-0 … perf-agent-9

@@ -17,7 +17,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tokex-dev/tokex/collector/event"
-	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/k6"
 	"github.com/tokex-dev/tokex/subject"
@@ -165,9 +164,7 @@ func transportEnv(c config.Campaign) []corev1.EnvVar {
 
 // form is the request's fixed part, form-encoded, for the script.
 func (o *Objects) form() string {
-	c := o.Cfg.Request
-	return exchange.Template{SubjectTokenType: c.SubjectTokenType, RequestedTokenType: c.RequestedTokenType,
-		Resources: c.Resources, Audiences: c.Audiences, Scope: c.Scope, Extra: c.Extra}.Compile().Fixed()
+	return o.Cfg.Request.Template().Compile().Fixed()
 }
 
 // JobName is the run's Job name.

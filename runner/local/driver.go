@@ -16,7 +16,6 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/proc"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -103,23 +102,14 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 		}
 	}
 
-	tmpl := exchange.Template{
-		SubjectTokenType: c.Request.SubjectTokenType, RequestedTokenType: c.Request.RequestedTokenType,
-		Resources: c.Request.Resources, Audiences: c.Request.Audiences, Scope: c.Request.Scope,
-		Extra: c.Request.Extra, Auth: exchange.AuthMethod(c.Request.AuthMethod),
-	}
-	users := subject.Users(c.Users.Count)
-	if c.Users.Prefix != "perf-user-" {
-		for i := range users {
-			users[i] = c.Users.Prefix + strings.TrimPrefix(users[i], "perf-user-")
-		}
-	}
+	tmpl := c.Request.Template()
+	users := c.Users.Names()
 	d.gen = &Generator{URL: d.target, Body: tmpl.Compile(), MaxInFlight: c.Agents.MaxInFlight, Timeout: c.Request.Timeout}
 	for i := 0; i < c.Agents.Count; i++ {
 		d.gen.Agents = append(d.gen.Agents, &Agent{
 			Index: i, ClientID: c.ClientID(i), Secret: d.Secret,
 			Minter: &subject.Minter{Key: d.SubjectKey, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime,
-				Users: users, Prefix: fmt.Sprintf("%s-a%d-", d.CampaignID, i)},
+				Users: users, Shape: c.Subject.Shape(), Prefix: fmt.Sprintf("%s-a%d-", d.CampaignID, i)},
 		})
 	}
 	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2

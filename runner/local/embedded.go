@@ -56,7 +56,7 @@ type Embedded struct {
 	TLS     *tls.Config // trusts the child's certificate
 	dir     string
 	cmd     *exec.Cmd
-	jwks    *subject.JWKSServer
+	jwks    *subject.IssuerServer
 	exited  chan struct{}
 	exitErr error
 }
@@ -96,11 +96,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 	if err != nil {
 		return e, err
 	}
-	jwks, err := subject.JWKS(o.SubjectKey)
-	if err != nil {
-		return e, err
-	}
-	if e.jwks, err = subject.ServeJWKS("127.0.0.1:0", jwks, &jwksPair.Cert); err != nil {
+	if e.jwks, err = subject.ServeIssuer(subject.IssuerOptions{Addr: "127.0.0.1:0", Keys: []*subject.Key{o.SubjectKey}, Cert: &jwksPair.Cert}); err != nil {
 		return e, err
 	}
 	caFile := filepath.Join(dir, "jwks-ca.pem")
@@ -115,7 +111,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 		}
 	}
 	cfg.Addr = "127.0.0.1:0"
-	cfg.Subject.JWKSURL, cfg.Subject.JWKSFile, cfg.Subject.CAFile = e.jwks.URL, "", caFile
+	cfg.Subject.JWKSURL, cfg.Subject.JWKSFile, cfg.Subject.CAFile = e.jwks.JWKSURL, "", caFile
 	cfg.Subject.Issuer = o.SubjectIssuer
 	cfg.Subject.MaxLifetime = max(cfg.Subject.MaxLifetime, o.SubjectLifetime)
 	if o.SigningAlg != "" {

@@ -124,9 +124,7 @@ func (p *Printer) Consume(e event.Event) {
 			p.tag(v.RunID), v.At.Sub(p.started).Round(time.Second), v.AchievedRPS(), succ, v.Latency.P95, v.Latency.P99,
 			v.InFlight, v.Dropped, eng, p.gen, host)
 	case event.Log:
-		if v.Level == "warn" || v.Level == "error" {
-			p.printf("%s: [%s] %s\n", v.Level, v.Source, v.Message)
-		}
+		p.log(v)
 	case event.RunFinished:
 		p.said = nil
 		s := v.Stats
@@ -245,4 +243,15 @@ func roundsWord(s *stats.Summary) string {
 		return "1 round"
 	}
 	return fmt.Sprintf("%d rounds", n)
+}
+
+// log prints warnings, errors and tokex's own notes (how it measures and
+// authenticates); other servers' chatter stays in the evidence.
+func (p *Printer) log(v event.Log) {
+	switch {
+	case v.Level == "warn" || v.Level == "error":
+		p.printf("%s: [%s] %s\n", v.Level, v.Source, v.Message)
+	case v.Source == "tokex":
+		p.printf("note: %s\n", v.Message)
+	}
 }

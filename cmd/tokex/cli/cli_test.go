@@ -164,7 +164,7 @@ func TestJWKSIsStableAndPublic(t *testing.T) {
 			t.Errorf("the JWKS holds private key material %s", private)
 		}
 	}
-	if !strings.Contains(a.String(), `"alg":"RS256"`) {
+	if !strings.Contains(a.String(), `"alg":"RS256"`) || !strings.Contains(a.String(), `"alg":"ES256"`) {
 		t.Errorf("jwks: %s", a.String())
 	}
 }

@@ -1,88 +1,157 @@
 package cli
 
 import (
-	"crypto/tls"
 	"fmt"
+	"net"
+	"net/url"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/internal/tlscert"
+	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/subject"
 )
 
+type jwksOptions struct {
+	config, keyFile, alg, kid string
+	serve, issuerURL          string
+	tls                       bool
+	certFile, keyPEM, certOut string
+	hostnames                 []string
+}
+
 func newJWKSCmd() *cobra.Command {
-	var keyFile, alg, serve, certFile, keyPEM string
+	o := &jwksOptions{}
 	cmd := &cobra.Command{
 		Use:   "jwks",
-		Short: "Print the public JWKS of the subject-token signing key",
-		Long: `Print the public JWK Set matching the key tokex signs subject tokens with, to
-configure an authorization server with it or host it like the article's
-perf-jwks-server. Without --subject-key, tokex's default key is used (created
-once and reused, so a server that trusts it keeps working).`,
+		Short: "Print the subject keys' JWKS, or serve them as a minimal OpenID Connect issuer",
+		Long: `Print the public JWK Set of the keys tokex signs subject tokens with, to
+configure an authorization server with. tokex stores one key per algorithm
+(RS256, ES256, EdDSA), each created once and reused, so a server that trusts
+them keeps working; --subject-alg or --config selects one.
+
+--serve HOST:PORT serves them as a minimal OpenID Connect issuer: the
+discovery document (/.well-known/openid-configuration, also at RFC 8414's
+/.well-known/oauth-authorization-server) with issuer, jwks_uri and the
+signing algorithms, and the JWKS — what Dex's OIDC connector, Keycloak's
+identity provider or zitadel need to trust tokex's subject tokens. Plain HTTP
+on a loopback address; HTTPS with --tls (a generated certificate, written to
+--cert-out for the server to trust) or --tls-cert/--tls-key. It prints the
+exact subject.issuer to configure.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := loadSubjectKey(keyFile, alg)
-			if err != nil {
-				return &exitError{code: 2, err: err}
-			}
-			b, err := subject.JWKS(k)
-			if err != nil {
-				return err
-			}
-			if serve == "" {
-				fmt.Fprintln(cmd.OutOrStdout(), string(b))
-				return nil
-			}
-			return serveJWKS(cmd, serve, b, certFile, keyPEM)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
-	cmd.Flags().StringVar(&serve, "serve", "", "serve the JWKS over HTTPS on HOST:PORT, like the article's perf-jwks-server")
-	cmd.Flags().StringVar(&certFile, "tls-cert", "", "certificate for --serve (default: a generated self-signed one)")
-	cmd.Flags().StringVar(&keyPEM, "tls-key", "", "private key for --tls-cert")
-	cmd.Flags().StringVar(&keyFile, "subject-key", "", "subject-token signing key (PEM)")
-	cmd.Flags().StringVar(&alg, "subject-alg", subject.RS256, "algorithm of a newly created default key")
+	f := cmd.Flags()
+	f.StringVarP(&o.config, "config", "c", "", "campaign YAML: its subject.alg, subject.key_file and subject.kid select the key")
+	f.StringVar(&o.keyFile, "subject-key", "", "subject-token signing key (PEM) instead of the stored ones")
+	f.StringVar(&o.alg, "subject-alg", "", "only the stored key of this algorithm: RS256|ES256|EdDSA (default: all three)")
+	f.StringVar(&o.kid, "kid", "", "publish the key under this kid (default: its RFC 7638 thumbprint)")
+	f.StringVar(&o.serve, "serve", "", "serve a minimal OIDC issuer (discovery + JWKS) on HOST:PORT until interrupted")
+	f.StringVar(&o.issuerURL, "issuer-url", "", "the issuer URL servers reach it at (default: scheme://HOST:PORT served on)")
+	f.BoolVar(&o.tls, "tls", false, "serve HTTPS with a generated self-signed certificate")
+	f.StringVar(&o.certOut, "cert-out", "", "write the generated certificate (PEM) here, for the server to trust (implies --tls)")
+	f.StringSliceVar(&o.hostnames, "hostname", nil, "extra DNS name or IP of the generated certificate (repeatable)")
+	f.StringVar(&o.certFile, "tls-cert", "", "serve HTTPS with this certificate (PEM)")
+	f.StringVar(&o.keyPEM, "tls-key", "", "private key (PEM) of --tls-cert")
 	return cmd
 }
 
-// loadSubjectKey reads keyFile, or the default key in tokex's state folder.
-func loadSubjectKey(keyFile, alg string) (*subject.Key, error) {
-	if keyFile != "" {
-		return subject.LoadPEM(keyFile)
+func (o *jwksOptions) run(cmd *cobra.Command) error {
+	if o.config != "" {
+		c, _, err := config.Load(o.config, "")
+		if err != nil {
+			return &exitError{code: ExitCannotRun, err: err}
+		}
+		o.keyFile, o.alg, o.kid = first(o.keyFile, c.Subject.KeyFile), first(o.alg, c.Subject.Alg), first(o.kid, c.Subject.Kid)
 	}
-	path, err := statedir.SubjectKeyPath()
+	keys, err := subject.Keys(o.keyFile, o.alg, o.kid)
 	if err != nil {
-		return nil, err
+		return &exitError{code: ExitCannotRun, err: fmt.Errorf("subject key: %w", err)}
 	}
-	return subject.LoadOrCreate(path, alg)
-}
-
-// serveJWKS hosts the key set until SIGINT/SIGTERM.
-func serveJWKS(cmd *cobra.Command, addr string, jwks []byte, certFile, keyFile string) error {
-	var pair tls.Certificate
-	var err error
-	if certFile != "" {
-		pair, err = tlscert.LoadPair(certFile, keyFile)
-	} else {
-		var p *tlscert.Pair
-		if p, err = tlscert.Loopback(); err == nil {
-			pair = p.Cert
+	if o.serve == "" {
+		b, err := subject.JWKS(keys...)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(cmd.OutOrStdout(), string(b))
+		return nil
+	}
+	opt := subject.IssuerOptions{Addr: o.serve, Keys: keys, URL: o.issuerURL}
+	certNote := ""
+	switch {
+	case o.certFile != "" || o.keyPEM != "":
+		pair, err := tlscert.LoadPair(o.certFile, o.keyPEM)
+		if err != nil {
+			return &exitError{code: ExitCannotRun, err: fmt.Errorf("--tls-cert: %w", err)}
+		}
+		opt.Cert, certNote = &pair, o.certFile
+	case o.tls || o.certOut != "":
+		certPath, keyPath, err := statedir.IssuerCertPaths()
+		if err != nil {
+			return &exitError{code: ExitCannotRun, err: err}
+		}
+		p, created, err := tlscert.Stored(certPath, keyPath, certHosts(o.serve, o.issuerURL, o.hostnames))
+		if err != nil {
+			return &exitError{code: ExitCannotRun, err: fmt.Errorf("issuer certificate: %w", err)}
+		}
+		how := "stored"
+		if created {
+			how = "created"
+		}
+		opt.Cert, certNote = &p.Cert, fmt.Sprintf("%s (%s, self-signed, reused at every start; --cert-out FILE copies it)", certPath, how)
+		if o.certOut != "" {
+			if err := os.WriteFile(o.certOut, p.CertPEM, 0o644); err != nil {
+				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--cert-out: %w", err)}
+			}
+			certNote = o.certOut + " (written; the server must trust it; the same certificate at every start)"
 		}
 	}
-	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
-	}
-	s, err := subject.ServeJWKS(addr, jwks, &pair)
+	s, err := subject.ServeIssuer(opt)
 	if err != nil {
 		return &exitError{code: ExitCannotRun, err: err}
 	}
 	defer s.Close()
-	fmt.Fprintf(cmd.OutOrStdout(), "serving the subject-token JWKS at %s\n", s.URL)
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "tokex subject issuer on %s (Ctrl-C stops it)\n", s.Addr())
+	fmt.Fprintf(out, "  subject.issuer  %s\n", s.URL)
+	fmt.Fprintf(out, "  discovery       %s%s\n", s.URL, subject.DiscoveryPath)
+	fmt.Fprintf(out, "  jwks_uri        %s\n", s.JWKSURL)
+	var ks []string
+	for _, k := range keys {
+		ks = append(ks, k.Alg+" kid "+k.Kid)
+	}
+	fmt.Fprintf(out, "  keys            %s\n", strings.Join(ks, ", "))
+	if certNote != "" {
+		fmt.Fprintf(out, "  certificate     %s\n", certNote)
+	}
+	fmt.Fprintf(out, "configure the server to trust the issuer %s, and tokex with --subject-issuer %s (subject.issuer)\n", s.URL, s.URL)
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// certHosts are the names a generated certificate is valid for: loopback,
+// the listen host (unless a wildcard), the issuer URL's host and any given.
+func certHosts(addr, issuerURL string, extra []string) []string {
+	hosts := append([]string{"localhost", "127.0.0.1", "::1"}, extra...)
+	if h, _, err := net.SplitHostPort(addr); err == nil && h != "" && h != "0.0.0.0" && h != "::" {
+		hosts = append(hosts, h)
+	}
+	if u, err := url.Parse(issuerURL); err == nil && u.Hostname() != "" {
+		hosts = append(hosts, u.Hostname())
+	}
+	return hosts
+}
+
+func first(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }

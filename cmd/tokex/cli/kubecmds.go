@@ -82,6 +82,12 @@ func (o *runOptions) campaignFlags(cmd *cobra.Command) {
 	f.StringVar(&o.subjectKey, "subject-key", "", "subject-token signing key (PEM)")
 	f.StringVar(&o.clientSecret, "client-secret", "", "client secret of the agents (or TOKEX_CLIENT_SECRET)")
 	f.BoolVar(&o.noSanity, "no-sanity", false, "skip the discarded sanity run")
+	f.StringVar(&o.subjectIssuer, "subject-issuer", "", "iss of the subject tokens (subject.issuer; `tokex jwks --serve` prints it)")
+	f.StringVar(&o.subjectTokenType, "subject-token-type", "", "subject_token_type: access_token|jwt|id_token or a URI")
+	f.StringVar(&o.subjectAudience, "subject-audience", "", "aud of the subject tokens (default: the agent's client id)")
+	f.StringArrayVar(&o.claims, "subject-claim", nil, "extra subject-token claim NAME=VALUE, VALUE JSON or a string with {{user}}, {{user_number}}, {{client_id}} (repeatable)")
+	f.StringArrayVar(&o.form, "form", nil, "extra form field NAME=VALUE sent with every exchange, e.g. connector_id=tokex for Dex (repeatable)")
+	f.StringVar(&o.authMethod, "auth-method", "", "client authentication: client_secret_basic|client_secret_post")
 	o.kube.addFlags(f)
 }
 

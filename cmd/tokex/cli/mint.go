@@ -22,11 +22,14 @@ func newMintCmd() *cobra.Command {
 		Hidden: true,
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			k, err := loadSubjectKey(keyFile, alg)
+			if keyFile == "" && alg == "" {
+				alg = subject.RS256
+			}
+			keys, err := subject.Keys(keyFile, alg, "")
 			if err != nil {
 				return &exitError{code: ExitCannotRun, err: err}
 			}
-			m := &subject.Minter{Key: k, Issuer: issuer, Lifetime: lifetime, Users: subject.Users(users),
+			m := &subject.Minter{Key: keys[0], Issuer: issuer, Lifetime: lifetime, Users: subject.Users(users),
 				Prefix: fmt.Sprintf("mint-%d-", time.Now().UnixNano())}
 			w := bufio.NewWriter(cmd.OutOrStdout())
 			for i := 0; i < n; i++ {
@@ -41,7 +44,7 @@ func newMintCmd() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&keyFile, "subject-key", "", "signing key (PEM); default: tokex's stored key")
-	f.StringVar(&alg, "subject-alg", subject.RS256, "algorithm of a newly created default key")
+	f.StringVar(&alg, "subject-alg", "", "algorithm of the stored key to sign with (default RS256)")
 	f.StringVar(&aud, "aud", "perf-agent-0", "audience (the client id that will present them)")
 	f.StringVar(&issuer, "issuer", "https://pf-perf-subject", "iss claim")
 	f.IntVarP(&n, "count", "n", 1, "how many tokens")

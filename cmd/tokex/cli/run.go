@@ -22,6 +22,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/tokex-dev/tokex/collector/event"
@@ -63,13 +64,18 @@ type runOptions struct {
 	allowWarn    []string
 	unreachable  time.Duration
 	kube         *kubeConn
+	// request and subject-token shape
+	subjectIssuer, subjectTokenType, subjectAudience, authMethod string
+	claims, form                                                 []string
 
 	cfg    config.Campaign
 	doc    *confload.Doc
 	done   map[string]*stats.Run
 	id     string
 	secret string
-	key    *subject.Key
+	// secretSource says where the client secret came from (never the secret).
+	secretSource string
+	key          *subject.Key
 }
 
 func newRunCmd() *cobra.Command {
@@ -180,6 +186,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if fl.Changed("subject-key") {
 		c.Subject.KeyFile = o.subjectKey
 	}
+	if err := o.applyShape(fl, c); err != nil {
+		return err
+	}
 	if fl.Changed("no-sanity") {
 		c.Sanity.Enabled = !o.noSanity
 	}
@@ -209,19 +218,66 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 		return err
 	}
 
+	if err := o.credentials(c); err != nil {
+		return err
+	}
+	if o.id == "" {
+		// The id a new campaign would get now (tokex manifests shows it);
+		// run takes a free one when it creates the folder.
+		o.id = evidence.NewID(time.Now(), c.Name)
+	}
+	return nil
+}
+
+// applyShape applies the flags that shape the request and the subject
+// token.
+func (o *runOptions) applyShape(fl *pflag.FlagSet, c *config.Campaign) error {
+	if fl.Changed("subject-issuer") {
+		c.Subject.Issuer = o.subjectIssuer
+	}
+	if fl.Changed("subject-token-type") {
+		c.Request.SubjectTokenType = o.subjectTokenType
+	}
+	if fl.Changed("subject-audience") {
+		c.Subject.Audience = o.subjectAudience
+	}
+	if fl.Changed("auth-method") {
+		c.Request.AuthMethod = o.authMethod
+	}
+	for _, kv := range o.claims {
+		if err := c.SetClaim(kv); err != nil {
+			return fmt.Errorf("--subject-claim %w", err)
+		}
+	}
+	for _, kv := range o.form {
+		if err := c.SetFormField(kv); err != nil {
+			return fmt.Errorf("--form %w", err)
+		}
+	}
+	return nil
+}
+
+// credentials picks the client secret (flag, environment, config, then a
+// random or stored one), says where it came from, and the subject key.
+func (o *runOptions) credentials(c *config.Campaign) error {
+	var err error
 	// Secrets: flag, environment, config; never written anywhere.
-	o.secret = o.clientSecret
+	o.secret, o.secretSource = o.clientSecret, "--client-secret"
 	if o.secret == "" {
-		o.secret = os.Getenv("TOKEX_CLIENT_SECRET")
+		o.secret, o.secretSource = os.Getenv("TOKEX_CLIENT_SECRET"), "TOKEX_CLIENT_SECRET"
 	}
 	if o.secret == "" {
-		o.secret = c.Agents.ClientSecret
+		o.secret, o.secretSource = c.Agents.ClientSecret, "agents.client_secret of the config"
 	}
 	if o.secret == "" {
 		if c.Embedded() && c.Driver != "kube" {
-			o.secret = randomSecret()
+			o.secret, o.secretSource = randomSecret(), "a random secret for this campaign's embedded server"
 		} else if o.secret, err = statedir.ClientSecret(); err != nil {
 			return fmt.Errorf("client secret: %w", err)
+		} else {
+			dir, _ := statedir.Dir()
+			o.secretSource = "tokex's stored secret (" + filepath.Join(dir, "client-secret") +
+				"), none given: the target's clients must have it, else pass --client-secret or TOKEX_CLIENT_SECRET"
 		}
 	}
 	switch {
@@ -230,19 +286,12 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	case c.Embedded() && c.Driver != "kube":
 		o.key, err = subject.GenerateKey(c.Subject.Alg) // the child trusts it for this campaign only
 	default:
-		o.key, err = loadSubjectKey("", c.Subject.Alg)
+		o.key, _, err = subject.StoredKey(c.Subject.Alg) // one stored key per algorithm
 	}
 	if err != nil {
 		return fmt.Errorf("subject key: %w", err)
 	}
-	if o.key.Alg != c.Subject.Alg && c.Subject.KeyFile == "" {
-		return fmt.Errorf("subject key: the stored default key is %s, not %s; pass --subject-key", o.key.Alg, c.Subject.Alg)
-	}
-	if o.id == "" {
-		// The id a new campaign would get now (tokex manifests shows it);
-		// run takes a free one when it creates the folder.
-		o.id = evidence.NewID(time.Now(), c.Name)
-	}
+	o.key = o.key.WithKid(c.Subject.Kid)
 	return nil
 }
 
@@ -318,7 +367,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	} else {
 		drv = &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}
 	}
-	camp := &runner.Campaign{Cfg: c, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done}
+	camp := &runner.Campaign{Cfg: c, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done, SecretSource: o.secretSource}
 
 	// The generator's heap is small and churns per request; at the default
 	// GOGC it collects ten times a second, and mark assists show up as send

@@ -136,17 +136,15 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	}
 	subjectSource := cfg.Subject.JWKSURL + cfg.Subject.JWKSFile
 	if subjectSource == "" {
-		path, err := statedir.SubjectKeyPath()
+		keys, err := subject.StoredKeys()
 		if err == nil {
-			var k *subject.Key
-			if k, err = subject.LoadOrCreate(path, subject.RS256); err == nil {
-				opt.SubjectJWKS, err = subject.JWKS(k)
-			}
+			opt.SubjectJWKS, err = subject.JWKS(keys...)
 		}
 		if err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("default subject key: %w", err)}
+			return &exitError{code: 2, err: fmt.Errorf("stored subject keys: %w", err)}
 		}
-		subjectSource = "tokex default subject key (" + path + ")"
+		dir, _ := statedir.Dir()
+		subjectSource = "tokex's stored subject keys, RS256, ES256 and EdDSA (" + dir + ")"
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -105,15 +105,13 @@ func smoke(ctx context.Context, out io.Writer, o *runOptions, target string, tls
 		tlsCfg.InsecureSkipVerify = true
 	}
 	client := c.ClientID(0)
-	m := &subject.Minter{Key: o.key, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime, Users: subject.Users(c.Users.Count),
+	m := &subject.Minter{Key: o.key, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime, Users: c.Users.Names(), Shape: c.Subject.Shape(),
 		Prefix: fmt.Sprintf("smoke-%d-", time.Now().UnixNano())}
 	tok, err := m.Mint(client)
 	if err != nil {
 		return &exitError{code: ExitCannotRun, err: err}
 	}
-	body := exchange.Template{SubjectTokenType: c.Request.SubjectTokenType, RequestedTokenType: c.Request.RequestedTokenType,
-		Resources: c.Request.Resources, Audiences: c.Request.Audiences, Scope: c.Request.Scope, Extra: c.Request.Extra,
-		Auth: exchange.AuthMethod(c.Request.AuthMethod)}.Compile()
+	body := c.Request.Template().Compile()
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, target, strings.NewReader(body.Form(tok, client, o.secret)))
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if body.Auth() == exchange.AuthBasic {

@@ -1,0 +1,167 @@
+package subject
+
+import (
+	"context"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Paths of the issuer's documents.
+const (
+	JWKSPath         = "/jwks.json"
+	DiscoveryPath    = "/.well-known/openid-configuration"
+	OAuthMetaPath    = "/.well-known/oauth-authorization-server"
+	AuthorizePath    = "/authorize"
+	maxIssuerURLSize = 2048
+)
+
+// IssuerOptions configure a minimal OpenID Connect issuer for the subject
+// tokens tokex mints: what an authorization server needs to trust them
+// (Dex's OIDC connector, Keycloak's identity provider, zitadel, …).
+type IssuerOptions struct {
+	Addr string // HOST:PORT to listen on (port 0: any free port)
+	Keys []*Key // published in the JWKS; at least one
+	// Cert serves HTTPS; nil serves HTTP, on a loopback address only.
+	Cert *tls.Certificate
+	// URL is the issuer as the authorization server reaches it (a host
+	// name in a cluster, a proxy); default scheme://Addr as listened on.
+	URL string
+}
+
+// IssuerServer serves /.well-known/openid-configuration (and the same
+// document at RFC 8414's /.well-known/oauth-authorization-server) and the
+// JWKS of the subject keys: the article's perf-jwks-server, plus the
+// discovery document OIDC clients look the JWKS up in.
+type IssuerServer struct {
+	URL     string // the issuer: subject.issuer of the campaign
+	JWKSURL string
+	srv     *http.Server
+	ln      net.Listener
+}
+
+// Discovery is the issuer's discovery document.
+type Discovery struct {
+	Issuer                           string   `json:"issuer"`
+	JWKSURI                          string   `json:"jwks_uri"`
+	AuthorizationEndpoint            string   `json:"authorization_endpoint"`
+	ResponseTypesSupported           []string `json:"response_types_supported"`
+	SubjectTypesSupported            []string `json:"subject_types_supported"`
+	IDTokenSigningAlgValuesSupported []string `json:"id_token_signing_alg_values_supported"`
+	ClaimsSupported                  []string `json:"claims_supported"`
+}
+
+// ServeIssuer starts the issuer. Plain HTTP is refused on anything but a
+// loopback address: the JWKS decides which tokens a server accepts.
+func ServeIssuer(o IssuerOptions) (*IssuerServer, error) {
+	if len(o.Keys) == 0 {
+		return nil, errors.New("issuer: no keys to publish")
+	}
+	host, _, err := net.SplitHostPort(o.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("issuer address %q: %w", o.Addr, err)
+	}
+	if o.Cert == nil && !isLoopback(host) {
+		return nil, fmt.Errorf("issuer address %s is not loopback: serve it over HTTPS (a certificate, or a generated one)", o.Addr)
+	}
+	jwks, err := JWKS(o.Keys...)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", o.Addr)
+	if err != nil {
+		return nil, err
+	}
+	scheme := "http"
+	if o.Cert != nil {
+		ln = tls.NewListener(ln, &tls.Config{Certificates: []tls.Certificate{*o.Cert}, MinVersion: tls.VersionTLS12, NextProtos: []string{"h2", "http/1.1"}})
+		scheme = "https"
+	}
+	issuer := strings.TrimSuffix(o.URL, "/")
+	if issuer == "" {
+		issuer = scheme + "://" + ln.Addr().String()
+	} else if err := checkIssuerURL(issuer); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	doc := Discovery{
+		Issuer: issuer, JWKSURI: issuer + JWKSPath, AuthorizationEndpoint: issuer + AuthorizePath,
+		ResponseTypesSupported: []string{"id_token"}, SubjectTypesSupported: []string{"public"},
+		ClaimsSupported: []string{"iss", "sub", "aud", "iat", "exp", "jti"},
+	}
+	for _, k := range o.Keys {
+		if !slices.Contains(doc.IDTokenSigningAlgValuesSupported, k.Alg) {
+			doc.IDTokenSigningAlgValuesSupported = append(doc.IDTokenSigningAlgValuesSupported, k.Alg)
+		}
+	}
+	meta, err := json.Marshal(doc)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	prefix := ""
+	if u, err := url.Parse(issuer); err == nil {
+		prefix = strings.TrimSuffix(u.Path, "/") // an issuer with a path serves below it
+	}
+	mux := http.NewServeMux()
+	static := func(body []byte, ctype string) http.HandlerFunc {
+		return func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", ctype)
+			w.Header().Set("Cache-Control", "max-age=300")
+			_, _ = w.Write(body)
+		}
+	}
+	mux.HandleFunc("GET "+prefix+JWKSPath, static(jwks, "application/jwk-set+json"))
+	mux.HandleFunc("GET "+prefix+DiscoveryPath, static(meta, "application/json"))
+	mux.HandleFunc("GET "+OAuthMetaPath+prefix, static(meta, "application/json"))
+	mux.HandleFunc(prefix+AuthorizePath, func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":"unsupported_response_type","error_description":"tokex's subject issuer has no login: tokex signs the subject tokens itself"}`))
+	})
+	s := &IssuerServer{
+		URL: issuer, JWKSURL: issuer + JWKSPath, ln: ln,
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10},
+	}
+	go func() { _ = s.srv.Serve(ln) }() // ends with Close
+	return s, nil
+}
+
+// Addr is the address the issuer listens on.
+func (s *IssuerServer) Addr() string { return s.ln.Addr().String() }
+
+// Close stops the server.
+func (s *IssuerServer) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return s.srv.Shutdown(ctx)
+}
+
+// checkIssuerURL accepts an https URL, or http on a loopback host, with no
+// query or fragment (OpenID Connect Discovery 1.0 §3).
+func checkIssuerURL(s string) error {
+	u, err := url.Parse(s)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.RawQuery != "" || u.Fragment != "" || len(s) > maxIssuerURLSize {
+		return fmt.Errorf("issuer URL %q must be an http(s) URL without query or fragment", s)
+	}
+	if u.Scheme == "http" && !isLoopback(u.Hostname()) {
+		return fmt.Errorf("issuer URL %q: plain http only on loopback", s)
+	}
+	return nil
+}
+
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
