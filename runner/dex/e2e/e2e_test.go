@@ -29,7 +29,7 @@ func dex(t *testing.T, clients int) (*Dex, *subject.IssuerServer) {
 		t.Skip("Dex is absent (TOKEX_DEX_BIN is not set): scripts/test builds it with scripts/dex-e2e/build.sh and sets it")
 	}
 	if st, err := os.Stat(bin); err != nil || st.IsDir() {
-		t.Skipf("Dex is absent: TOKEX_DEX_BIN=%s is not a file (%v); scripts/dex-e2e/build.sh prints the binary's path", bin, err)
+		t.Fatalf("TOKEX_DEX_BIN=%s is not a file (%v): scripts/dex-e2e/build.sh prints the binary's path", bin, err)
 	}
 	t.Setenv("TOKEX_HOME", t.TempDir())
 	keys, err := subject.StoredKeys()
