@@ -43,6 +43,33 @@ type Driver struct {
 	logs     logOpener // nil: the API server's Pod logs
 	fast     *timings  // nil: the defaults (tests shorten them)
 	agentCPU agentCPU  // the agents' PodMetrics, for the starvation rule
+
+	nodesMu sync.Mutex
+	nodes   map[string]bool // nodes of the current run's agent Pods
+}
+
+// noteNode records a node the current run's agents run on.
+func (d *Driver) noteNode(n string) {
+	if n == "" {
+		return
+	}
+	d.nodesMu.Lock()
+	if d.nodes == nil {
+		d.nodes = map[string]bool{}
+	}
+	d.nodes[n] = true
+	d.nodesMu.Unlock()
+}
+
+// agentNodes returns a copy of the current run's agent nodes.
+func (d *Driver) agentNodes() map[string]bool {
+	d.nodesMu.Lock()
+	defer d.nodesMu.Unlock()
+	out := make(map[string]bool, len(d.nodes))
+	for n := range d.nodes {
+		out[n] = true
+	}
+	return out
 }
 
 var _ runner.Driver = (*Driver)(nil)

@@ -244,7 +244,7 @@ node_cpu_usage_seconds_total 9000.1 1789978138000
 // engine-CPU path reads (engine Pods, their Node, the kubelet's
 // /metrics/resource through the nodes proxy) from a stand-in API server.
 func TestEngineCPUFromKubeletCounters(t *testing.T) {
-	var reads atomic.Int32
+	var reads, nodeGets atomic.Int32
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/v1/namespaces/pf-perf/pods", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
@@ -259,6 +259,7 @@ func TestEngineCPUFromKubeletCounters(t *testing.T) {
 		parts := strings.Split(strings.TrimPrefix(r.URL.Path, "/api/v1/nodes/"), "/")
 		node := parts[0]
 		if len(parts) == 1 {
+			nodeGets.Add(1)
 			w.Header().Set("Content-Type", "application/json")
 			_ = json.NewEncoder(w).Encode(corev1.Node{TypeMeta: metav1.TypeMeta{Kind: "Node", APIVersion: "v1"}, ObjectMeta: metav1.ObjectMeta{Name: node}})
 			return
@@ -284,11 +285,20 @@ func TestEngineCPUFromKubeletCounters(t *testing.T) {
 	o.Cfg.Kube.Engines.Selector = "app=pf-engine"
 	out := &sink{}
 	var res []event.Resource
-	p := &metricsPoller{d: &Driver{Cfg: o.Cfg, Client: cs, objs: o}, out: &resourceSink{sink: out, res: &res}, seen: map[string]time.Time{}, prev: map[string]podCPU{}}
+	p := &metricsPoller{d: &Driver{Cfg: o.Cfg, Client: cs, objs: o}, out: &resourceSink{sink: out, res: &res}, seen: map[string]time.Time{},
+		prev: map[string]podCPU{}, paths: map[string]string{}}
+	engines, err := cs.CoreV1().Pods("pf-perf").List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 3; i++ {
-		if !p.engineKubelet(context.Background(), "pf-perf") {
+		if !p.engineKubelet(context.Background(), engines.Items) {
 			t.Fatalf("poll %d: not exact: %v", i, out.logs)
 		}
+	}
+	// Each node's metrics path is looked up once, not every interval.
+	if n := nodeGets.Load(); n != 2 {
+		t.Errorf("%d node reads for 2 nodes", n)
 	}
 	if len(res) != 4 {
 		t.Fatalf("%d samples: %+v", len(res), res)

@@ -20,19 +20,24 @@ type podCPU struct {
 	at         time.Time
 }
 
-// kubeletResourceMetrics reads the kubelet's /metrics/resource of a node
-// through the API server's nodes proxy (the path metrics-server uses: the
-// node's metrics.k8s.io/resource-metrics-path annotation, else
-// /metrics/resource) and returns cumulative CPU per namespace/pod.
-func kubeletResourceMetrics(ctx context.Context, c kubernetes.Interface, node string) (map[string]podCPU, error) {
+// resourceMetricsPath is where a node's kubelet serves its resource
+// metrics: the path metrics-server uses, the node's
+// metrics.k8s.io/resource-metrics-path annotation, else /metrics/resource.
+func resourceMetricsPath(ctx context.Context, c kubernetes.Interface, node string) (string, error) {
 	n, err := c.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	path := "/metrics/resource"
 	if p := n.Annotations["metrics.k8s.io/resource-metrics-path"]; p != "" {
-		path = p
+		return p, nil
 	}
+	return "/metrics/resource", nil
+}
+
+// kubeletResourceMetrics reads a node's kubelet resource metrics at path
+// through the API server's nodes proxy and returns cumulative CPU per
+// namespace/pod.
+func kubeletResourceMetrics(ctx context.Context, c kubernetes.Interface, node, path string) (map[string]podCPU, error) {
 	raw, err := c.CoreV1().RESTClient().Get().AbsPath("/api/v1/nodes/" + node + "/proxy" + path).DoRaw(ctx)
 	if err != nil {
 		return nil, err

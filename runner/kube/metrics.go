@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -36,6 +37,12 @@ func MetricsServed(c kubernetes.Interface) (bool, error) {
 // metricsPoller reads PodMetrics of the engines and the agents, and the
 // NodeMetrics of their nodes. metrics-server refreshes every 10–15 s, so
 // a 5 s poll sees repeats: samples are de-duplicated by timestamp.
+//
+// Its load on the API server does not grow with the agents: per interval one
+// List of the engine Pods, one PodMetrics List for the engines and one for
+// the agents (one per namespace), one NodeMetrics List, and, where the
+// kubelets' exact counters are readable, one nodes-proxy read per engine
+// node. The agents' nodes come from the run's Pod watch.
 type metricsPoller struct {
 	d    *Driver
 	out  runner.Output
@@ -43,8 +50,14 @@ type metricsPoller struct {
 	warn bool
 	// Exact engine CPU from the kubelets' cumulative counters, when readable.
 	prev        map[string]podCPU
+	paths       map[string]string // node -> its resource metrics path
 	kubeletWarn bool
+	kubeletNext time.Time // after a failed read, when to try again
 }
+
+// kubeletRetry is how long the poller waits to read the kubelets again after
+// a failed read, rather than failing every interval.
+const kubeletRetry = time.Minute
 
 func (p *metricsPoller) run(ctx context.Context) {
 	t := time.NewTicker(p.d.Cfg.Kube.MetricsInterval)
@@ -71,34 +84,34 @@ func (p *metricsPoller) emit(role, name string, ts metav1.Time, window metav1.Du
 
 func (p *metricsPoller) poll(ctx context.Context) {
 	d := p.d
-	nodes := map[string]bool{}
+	nodes := d.agentNodes()
 	engNS := d.Cfg.Kube.Engines.Namespace
 	if engNS == "" {
 		engNS = d.Namespace
 	}
 	mc := d.Metrics.MetricsV1beta1()
+	if p.prev == nil {
+		p.prev, p.paths = map[string]podCPU{}, map[string]string{}
+	}
+	var engines []corev1.Pod
+	if sel := d.Cfg.Kube.Engines.Selector; sel != "" {
+		if pods, err := d.Client.CoreV1().Pods(engNS).List(ctx, metav1.ListOptions{LabelSelector: sel}); err == nil {
+			engines = pods.Items
+		}
+	}
+	for _, pod := range engines {
+		if pod.Spec.NodeName != "" {
+			nodes[pod.Spec.NodeName] = true
+		}
+	}
+	exact := p.engineKubelet(ctx, engines)
 	groups := []struct{ role, ns, selector string }{
 		{"engine", engNS, d.Cfg.Kube.Engines.Selector},
 		{"agent", d.Namespace, d.objs.Selector()},
 	}
-	if p.prev == nil {
-		p.prev = map[string]podCPU{}
-	}
-	exact := p.engineKubelet(ctx, engNS)
 	for _, g := range groups {
-		if g.role == "engine" && g.selector == "" {
-			continue
-		}
-		if g.role == "engine" && exact {
-			// Exact counters were read: metrics-server's rates would double count.
-			pods, err := d.Client.CoreV1().Pods(g.ns).List(ctx, metav1.ListOptions{LabelSelector: g.selector})
-			if err == nil {
-				for _, pod := range pods.Items {
-					if pod.Spec.NodeName != "" {
-						nodes[pod.Spec.NodeName] = true
-					}
-				}
-			}
+		// With exact counters read, metrics-server's engine rates would double count.
+		if g.role == "engine" && (g.selector == "" || exact) {
 			continue
 		}
 		pms, err := mc.PodMetricses(g.ns).List(ctx, metav1.ListOptions{LabelSelector: g.selector})
@@ -120,45 +133,38 @@ func (p *metricsPoller) poll(ctx context.Context) {
 				d.agentCPU.note(pm.Name, pm.Timestamp.Time, cpu)
 			}
 		}
-		pods, err := d.Client.CoreV1().Pods(g.ns).List(ctx, metav1.ListOptions{LabelSelector: g.selector})
-		if err == nil {
-			for _, pod := range pods.Items {
-				if pod.Spec.NodeName != "" {
-					nodes[pod.Spec.NodeName] = true
-				}
-			}
-		}
 	}
-	for n := range nodes {
-		nm, err := mc.NodeMetricses().Get(ctx, n, metav1.GetOptions{})
-		if err != nil {
-			continue
+	if len(nodes) == 0 {
+		return
+	}
+	nms, err := mc.NodeMetricses().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return
+	}
+	for _, nm := range nms.Items {
+		if nodes[nm.Name] {
+			p.emit("node", nm.Name, nm.Timestamp, nm.Window, nm.Usage.Cpu().MilliValue(), nm.Usage.Memory().Value())
 		}
-		p.emit("node", nm.Name, nm.Timestamp, nm.Window, nm.Usage.Cpu().MilliValue(), nm.Usage.Memory().Value())
 	}
 }
 
 // engineKubelet reads cumulative CPU of every engine Pod from its node's
 // kubelet. It emits samples (rate from the previous reading, plus the
-// counter) and reports true only when every engine was readable.
-func (p *metricsPoller) engineKubelet(ctx context.Context, ns string) bool {
-	d := p.d
-	sel := d.Cfg.Kube.Engines.Selector
-	if sel == "" {
-		return false
-	}
-	pods, err := d.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
-	if err != nil || len(pods.Items) == 0 {
+// counter) and reports true only when every engine was readable. After a
+// failed read it waits kubeletRetry before trying again.
+func (p *metricsPoller) engineKubelet(ctx context.Context, engines []corev1.Pod) bool {
+	if len(engines) == 0 || time.Now().Before(p.kubeletNext) {
 		return false
 	}
 	byNode := map[string]map[string]podCPU{}
-	for _, pod := range pods.Items {
+	for _, pod := range engines {
 		if pod.Spec.NodeName == "" {
 			return false
 		}
 		if _, ok := byNode[pod.Spec.NodeName]; !ok {
-			m, err := kubeletResourceMetrics(ctx, d.Client, pod.Spec.NodeName)
+			m, err := p.readKubelet(ctx, pod.Spec.NodeName)
 			if err != nil {
+				p.kubeletNext = time.Now().Add(kubeletRetry)
 				if !p.kubeletWarn && ctx.Err() == nil {
 					p.kubeletWarn = true
 					p.out.Emit(event.Log{At: time.Now(), Source: "kube", Level: "warn", Message: "kubelet /metrics/resource not readable through the nodes proxy (" +
@@ -172,7 +178,7 @@ func (p *metricsPoller) engineKubelet(ctx context.Context, ns string) bool {
 			return false
 		}
 	}
-	for _, pod := range pods.Items {
+	for _, pod := range engines {
 		cur := byNode[pod.Spec.NodeName][pod.Namespace+"/"+pod.Name]
 		if cur.at.IsZero() {
 			cur.at = time.Now()
@@ -188,4 +194,18 @@ func (p *metricsPoller) engineKubelet(ctx context.Context, ns string) bool {
 			CPUSecondsTotal: cur.cpuSeconds, Source: "kubelet /metrics/resource"})
 	}
 	return true
+}
+
+// readKubelet reads one node's kubelet resource metrics, looking its path up
+// once per node.
+func (p *metricsPoller) readKubelet(ctx context.Context, node string) (map[string]podCPU, error) {
+	path, ok := p.paths[node]
+	if !ok {
+		var err error
+		if path, err = resourceMetricsPath(ctx, p.d.Client, node); err != nil {
+			return nil, err
+		}
+		p.paths[node] = path
+	}
+	return kubeletResourceMetrics(ctx, p.d.Client, node, path)
 }

@@ -144,6 +144,9 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	if err != nil {
 		return runner.RunResult{}, err
 	}
+	d.nodesMu.Lock()
+	d.nodes = nil
+	d.nodesMu.Unlock()
 	if err := r.create(ctx); err != nil {
 		return runner.RunResult{}, err
 	}
@@ -253,6 +256,7 @@ func (r *kubeRun) observe(ctx context.Context, pod *corev1.Pod) (started, ended 
 			slots: map[stats.Phase]*phaseSlots{}, done: make(chan struct{})}
 		r.pods[pod.Name] = ps
 	}
+	r.d.noteNode(pod.Spec.NodeName)
 	if reason := podFailure(pod, time.Since(r.created), r.d.Cfg.Kube.StartTimeout); reason != "" && r.failure == nil {
 		r.failure = fmt.Errorf("agent pod %s: %s", pod.Name, reason)
 	}
