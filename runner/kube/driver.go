@@ -32,7 +32,7 @@ type Driver struct {
 	Context    string
 	Secret     string
 	Key        *subject.Key
-	// Poll is how often Pod states are read (default 1 s).
+	// Poll is how often Pods are re-judged against the start timeout (default 1 s).
 	Poll time.Duration
 
 	objs     *Objects

@@ -23,9 +23,9 @@ import (
 
 // Timings of a run's log handling; tests shorten them.
 type timings struct {
-	poll      time.Duration // how often Pod states are read
+	poll      time.Duration // how often Pods are re-judged against the start timeout
 	quiet     time.Duration // an ended Pod whose log was silent this long is done
-	noLog     time.Duration // an ended Pod that never logged is done after this
+	noLog     time.Duration // an ended Pod whose log gave no line this long after the follow began is done
 	drain     time.Duration // longest wait for the followers after the Pods ended
 	quietPoll time.Duration // how often the quiet check runs
 }
@@ -59,6 +59,7 @@ type podState struct {
 	index     int
 	following bool
 	done      chan struct{}
+	last      *corev1.Pod // the latest view of the Pod
 
 	mu        sync.Mutex
 	summary   strings.Builder
@@ -110,8 +111,9 @@ func (ps *podState) ended() bool {
 }
 
 // kubeRun is one run: its Indexed Job, the agent Pods, and what their logs
-// said. Driver.Run calls its steps in order: create, poll (which follows
-// each Pod's log and records its lines), drain, window, reconcile, verdict.
+// said. Driver.Run calls its steps in order: create, watchPods (which
+// follows each Pod's log and records its lines), drain, window, reconcile,
+// verdict.
 type kubeRun struct {
 	d       *Driver
 	p       event.PlannedRun
@@ -154,7 +156,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	r.logSizing()
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	r.poll(rctx)
+	r.watchPods(rctx)
 	r.drain(cancel)
 	res := r.window()
 	if ctx.Err() != nil {
@@ -213,63 +215,32 @@ func (r *kubeRun) deleteJob() {
 	}
 }
 
-// poll reads the agent Pods every poll interval, follows each one's log once
-// it has started, and returns when all have ended, one cannot run, or ctx
-// ends.
-func (r *kubeRun) poll(ctx context.Context) {
-	tick := time.NewTicker(r.t.poll)
-	defer tick.Stop()
-	selector := LabelRun + "=" + dnsName(r.p.ID) + "," + LabelInstance + "=" + dnsName(r.d.CampaignID)
-	for {
-		list, err := r.d.Client.CoreV1().Pods(r.d.Namespace).List(ctx, metav1.ListOptions{LabelSelector: selector})
-		if err != nil && ctx.Err() == nil {
-			r.d.log(r.out, "warn", "list pods: "+err.Error())
-		}
-		allDone := list != nil && len(list.Items) == r.d.Cfg.Agents.Count
-		var running int64
-		if list != nil {
-			for i := range list.Items {
-				started, ended := r.observe(ctx, &list.Items[i])
-				if started && !ended {
-					running++
-				}
-				allDone = allDone && ended
-			}
-		}
-		r.d.inFlight.Store(running) // k6 reports no in-flight count: running agents
-		if r.failure != nil || allDone || ctx.Err() != nil {
-			return
-		}
-		select {
-		case <-ctx.Done():
-		case <-tick.C:
-		}
-	}
-}
-
 // observe updates one Pod's state and starts following its log once its
-// container has started.
-func (r *kubeRun) observe(ctx context.Context, pod *corev1.Pod) (started, ended bool) {
+// container has started. States only move forward: an older view of a Pod
+// (a watch event behind a List) never un-starts or un-ends it.
+func (r *kubeRun) observe(ctx context.Context, pod *corev1.Pod) {
 	ps := r.pods[pod.Name]
 	if ps == nil {
 		ps = &podState{name: pod.Name, index: completionIndex(pod), counts: map[stats.Phase]int64{},
 			slots: map[stats.Phase]*phaseSlots{}, done: make(chan struct{})}
 		r.pods[pod.Name] = ps
 	}
+	ps.last = pod
 	r.d.noteNode(pod.Spec.NodeName)
 	if reason := podFailure(pod, time.Since(r.created), r.d.Cfg.Kube.StartTimeout); reason != "" && r.failure == nil {
 		r.failure = fmt.Errorf("agent pod %s: %s", pod.Name, reason)
 	}
-	started = containerStarted(pod)
-	term, code := containerTerminated(pod)
-	ps.mu.Lock()
-	ps.terminal, ps.exitCode = term, code
-	ps.mu.Unlock()
-	if started && !ps.following {
+	if term, code := containerTerminated(pod); term {
+		ps.mu.Lock()
+		if !ps.terminal {
+			ps.terminal, ps.exitCode = true, code
+		}
+		ps.mu.Unlock()
+	}
+	if containerStarted(pod) && !ps.following {
 		ps.following = true
 		r.follow(ctx, ps)
 	}
-	return started, term
 }
 
 // follow streams one Pod's log into record until the Pod has ended and its
@@ -285,6 +256,7 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 			r.d.log(r.out, "warn", msg)
 		}}
 	r.followers.Add(1)
+	began := time.Now()
 	go func() {
 		defer r.followers.Done()
 		defer close(ps.done)
@@ -303,7 +275,7 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 			case <-time.After(r.t.quietPoll):
 			}
 			last := f.lastReadAt()
-			if ps.ended() && (!last.IsZero() && time.Since(last) > r.t.quiet || last.IsZero() && time.Since(r.created) > r.t.noLog) {
+			if ps.ended() && (!last.IsZero() && time.Since(last) > r.t.quiet || last.IsZero() && time.Since(began) > r.t.noLog) {
 				cancel()
 				return
 			}

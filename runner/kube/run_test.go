@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
+	k8stesting "k8s.io/client-go/testing"
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -285,7 +286,7 @@ func runFake(t *testing.T, ctx context.Context, agents []agentSpec, cfg ...func(
 	go fc.run(kctx, t)
 	res, err := d.Run(ctx, p, out)
 	jobs, _ := cs.BatchV1().Jobs("pf-perf").List(context.Background(), metav1.ListOptions{})
-	return fakeRun{out: out, res: res, err: err, jobsLeft: len(jobs.Items)}
+	return fakeRun{out: out, res: res, err: err, jobsLeft: len(jobs.Items), actions: cs.Actions()}
 }
 
 type fakeRun struct {
@@ -293,6 +294,7 @@ type fakeRun struct {
 	res      runner.RunResult
 	err      error
 	jobsLeft int // Jobs still there after Run returned
+	actions  []k8stesting.Action
 }
 
 func codes(ws []stats.Warning) string {
@@ -455,5 +457,29 @@ func TestDropsWithBusyVUsAreNotStarvation(t *testing.T) {
 	}
 	if c := codes(r.res.Warnings); c != "dropped_arrivals,dropped_arrivals" {
 		t.Errorf("warnings %v", r.res.Warnings)
+	}
+}
+
+// TestPodRequestsDoNotGrowWithAgentsOrTime: 120 agents cost one Pod watch
+// and one List per run (no List per second), whatever the run's length.
+func TestPodRequestsDoNotGrowWithAgentsOrTime(t *testing.T) {
+	a := agentSpec{startUS: 1796064356036000, warm: 2, meas: 3, sumWarm: -1, sumMeas: -1}
+	agents := make([]agentSpec, 120)
+	for i := range agents {
+		agents[i] = a
+	}
+	r := runFake(t, context.Background(), agents)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	by := map[string]int{}
+	for _, act := range r.actions {
+		by[act.GetVerb()+" "+act.GetResource().Resource]++
+	}
+	if by["list pods"] > 2 || by["watch pods"] > 2 || by["create jobs"] != 1 {
+		t.Errorf("requests %v", by)
+	}
+	if got := r.out.count("measured", false); got != 120*3 {
+		t.Errorf("%d measured rows", got)
 	}
 }

@@ -270,7 +270,7 @@ func verify(ctx context.Context, o *runOptions) []check {
 		{"delete", "batch", "jobs", "", k.Namespace},
 		{"create", "", "secrets", "", k.Namespace},
 		{"create", "", "configmaps", "", k.Namespace},
-		{"list", "", "pods", "", k.Namespace},
+		{"list", "", "pods", "", k.Namespace}, {"watch", "", "pods", "", k.Namespace},
 		{"get", "", "pods", "log", k.Namespace},
 		{"list", "metrics.k8s.io", "pods", "", engNS},
 	} {
