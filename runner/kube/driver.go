@@ -43,6 +43,8 @@ type Driver struct {
 	logs     logOpener // nil: the API server's Pod logs
 	fast     *timings  // nil: the defaults (tests shorten them)
 	agentCPU agentCPU  // the agents' PodMetrics, for the starvation rule
+	// API counts the requests sent to the API server (nil: not counted).
+	API *APICounter
 
 	nodesMu sync.Mutex
 	nodes   map[string]bool // nodes of the current run's agent Pods

@@ -149,6 +149,12 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	d.nodesMu.Lock()
 	d.nodes = nil
 	d.nodesMu.Unlock()
+	if d.API != nil {
+		before, t0 := d.API.Snapshot(), time.Now()
+		defer func() {
+			d.log(out, "info", "API server, this run: "+d.API.Snapshot().Since(before).String(time.Since(t0)))
+		}()
+	}
 	if err := r.create(ctx); err != nil {
 		return runner.RunResult{}, err
 	}

@@ -8,6 +8,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
+
+	"github.com/tokex-dev/tokex/runner/kube"
 )
 
 // kubeConn connects like kubectl: --kubeconfig, --context, -n/--namespace,
@@ -20,6 +22,7 @@ type kubeConn struct {
 	Metrics   metricsclient.Interface
 	Namespace string
 	Context   string
+	API       *kube.APICounter // the requests tokex sends, stated per run
 }
 
 func newKubeConn() *kubeConn {
@@ -41,6 +44,7 @@ func (k *kubeConn) connect(namespace string) error {
 		return fmt.Errorf("kubernetes connection: %w", err)
 	}
 	cfg.QPS, cfg.Burst = 50, 100
+	k.API = kube.CountRequests(cfg)
 	k.Config = cfg
 	loader := k.flags.ToRawKubeConfigLoader()
 	ns, _, err := loader.Namespace()

@@ -363,7 +363,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 			return &exitError{code: ExitCannotRun, err: err}
 		}
 		drv = &kube.Driver{Cfg: c, CampaignID: o.id, Client: o.kube.Client, Metrics: o.kube.Metrics, Namespace: o.kube.Namespace,
-			Context: o.kube.Context, Secret: o.secret, Key: o.key}
+			Context: o.kube.Context, Secret: o.secret, Key: o.key, API: o.kube.API}
 	} else {
 		drv = &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}
 	}
