@@ -13,7 +13,7 @@ pid=
 trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$work"' EXIT
 go build -o "$work/tokex" ./cmd/tokex
 export TOKEX_HOME="$work/home" TOKEX_CLIENT_SECRET="bench-secret-$RANDOM"
-"$work/tokex" mint --subject-alg "$ALG" -n 5000 --aud perf-agent-0 > "$work/tokens.txt"
+"$work/tokex" mint --subject-alg "$ALG" --count 5000 --aud perf-agent-0 > "$work/tokens.txt"
 "$work/tokex" jwks > "$work/jwks.json"
 taskset -c 0 "$work/tokex" serve --addr 127.0.0.1:0 --subject-jwks "$work/jwks.json" --signing-alg "$ALG" > "$work/serve.log" 2>&1 &
 pid=$!

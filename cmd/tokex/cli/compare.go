@@ -21,9 +21,6 @@ p99 and CPU-ms per exchange, B − A, and a verdict. A difference no larger than
 the spread between the rounds of that stage (in A or B) is "within noise".`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if asJSON && asMD {
-				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--json and --markdown exclude each other")}
-			}
 			var sums [2]*stats.Summary
 			for i, dir := range args {
 				f, err := evidence.Open(dir)
@@ -56,5 +53,6 @@ the spread between the rounds of that stage (in A or B) is "within noise".`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().BoolVar(&asMD, "markdown", false, "print a Markdown table")
+	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	return cmd
 }

@@ -73,7 +73,7 @@ func (o *runOptions) campaignFlags(cmd *cobra.Command) {
 	f.StringVarP(&o.config, "config", "c", "", "campaign YAML (tokex init writes one)")
 	f.StringVar(&o.profile, "profile", "", "quick|article (default: quick, or article with --config)")
 	f.StringVar(&o.target, "target", "", "token endpoint URL (for --driver kube: as seen from inside the cluster)")
-	f.StringVar(&o.stages, "stages", "", "comma-separated exchanges/s, e.g. 100,250,500")
+	f.Var(&o.stages, "stages", "comma-separated exchanges/s, e.g. 100,250,500")
 	f.IntVar(&o.rounds, "rounds", 0, "rounds of the whole ladder")
 	f.DurationVar(&o.duration, "duration", 0, "measured duration of each run")
 	f.DurationVar(&o.warmup, "warmup", 0, "warmup before each run's measured phase")

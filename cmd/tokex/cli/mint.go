@@ -47,7 +47,7 @@ func newMintCmd() *cobra.Command {
 	f.StringVar(&alg, "subject-alg", "", "algorithm of the stored key to sign with (default RS256)")
 	f.StringVar(&aud, "aud", "perf-agent-0", "audience (the client id that will present them)")
 	f.StringVar(&issuer, "issuer", "https://pf-perf-subject", "iss claim")
-	f.IntVarP(&n, "count", "n", 1, "how many tokens")
+	f.IntVar(&n, "count", 1, "how many tokens")
 	f.IntVar(&users, "users", 100, "user pool size")
 	f.DurationVar(&lifetime, "lifetime", 30*time.Minute, "token lifetime")
 	return cmd

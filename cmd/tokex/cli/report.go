@@ -28,6 +28,8 @@ at the end of every campaign.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&out, "output", "o", "", "output file (default DIR/report.html)")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "output file (default DIR/report.html)")
+	cmd.Flags().StringVar(&out, "output", "", "output file (default DIR/report.html)")
+	_ = cmd.Flags().MarkDeprecated("output", "use --out (-o)")
 	return cmd
 }

@@ -48,6 +48,7 @@ func NewRoot() *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetFlagErrorFunc(flagErrors)
 	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(), newInitCmd(), newMintCmd(), newReplayCmd(), newReportCmd(), newCompareCmd(), newImportCmd(), newManifestsCmd(), newCleanupCmd(), newVerifyCmd(), newSmokeCmd())
 	return root
 }

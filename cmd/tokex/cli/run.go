@@ -2,27 +2,20 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/signal"
 	"path/filepath"
-	"regexp"
 	"runtime"
 	"runtime/debug"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"golang.org/x/term"
 
 	"github.com/tokex-dev/tokex/collector/event"
@@ -30,7 +23,6 @@ import (
 	"github.com/tokex-dev/tokex/collector/report"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/confload"
-	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/kube"
@@ -46,7 +38,7 @@ type runOptions struct {
 	out          string
 	noTUI        bool
 	target       string
-	stages       string
+	stages       stagesValue
 	rounds       int
 	duration     time.Duration
 	warmup       time.Duration
@@ -113,112 +105,33 @@ run, 130 interrupted.`,
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
 	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when the target answered nothing this long, every request refused or timed out (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
+	for _, name := range planFlags() { // a resumed campaign keeps its plan
+		cmd.MarkFlagsMutuallyExclusive("resume", name)
+	}
 	return cmd
 }
 
-var stageSplit = regexp.MustCompile(`[,\s]+`)
-
+// complete loads the config (or the resumed campaign's), applies the flags
+// that override it, validates it and resolves the credentials.
 func (o *runOptions) complete(cmd *cobra.Command) error {
-	var err error
-	if o.resume != "" {
-		if err := o.loadResume(); err != nil {
-			return err
-		}
-	} else if o.config != "" {
-		if o.cfg, o.doc, err = config.Load(o.config, o.profile); err != nil {
-			return err
-		}
-	} else {
-		p := o.profile
-		if p == "" {
-			p = "quick"
-		}
-		if o.cfg, err = config.FromProfile(p); err != nil {
-			return err
-		}
-	}
-	c := &o.cfg
-	fl := cmd.Flags()
-	if o.resume != "" && (fl.Changed("stages") || fl.Changed("rounds") || fl.Changed("duration") || fl.Changed("warmup") || fl.Changed("agents") || fl.Changed("target")) {
-		return errors.New("--resume continues the campaign as it was planned; do not change its plan")
-	}
-	if o.target != "" {
-		c.Target.URL = o.target
-	}
-	if o.driver != "" {
-		c.Driver = o.driver
-	}
-	if fl.Changed("stages") {
-		c.Stages = nil
-		for _, s := range stageSplit.Split(strings.TrimSpace(o.stages), -1) {
-			v, err := strconv.ParseFloat(s, 64)
-			if err != nil && !errors.Is(err, strconv.ErrRange) {
-				return fmt.Errorf("--stages: %q is not a number", s)
-			}
-			if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
-				return fmt.Errorf("--stages: %q is not a finite number", s)
-			}
-			c.Stages = append(c.Stages, v)
-		}
-	}
-	if fl.Changed("rounds") {
-		c.Rounds = o.rounds
-	}
-	if fl.Changed("duration") {
-		c.Duration = o.duration
-	}
-	if fl.Changed("warmup") {
-		c.Warmup = o.warmup
-	}
-	if fl.Changed("agents") {
-		c.Agents.Count = o.agents
-	}
-	if fl.Changed("users") {
-		c.Users.Count = o.users
-	}
-	if fl.Changed("subject-alg") {
-		c.Subject.Alg = o.subjectAlg
-		if c.Embedded() && c.Target.Embedded.SigningAlg == subject.RS256 {
-			// The embedded server signs with the same family unless configured.
-			c.Target.Embedded.SigningAlg = o.subjectAlg
-		}
-	}
-	if fl.Changed("subject-key") {
-		c.Subject.KeyFile = o.subjectKey
-	}
-	if err := o.applyShape(fl, c); err != nil {
+	if err := o.load(); err != nil {
 		return err
 	}
-	if fl.Changed("no-sanity") {
-		c.Sanity.Enabled = !o.noSanity
+	if o.driver != "" { // --driver, or a command that only drives kube
+		o.cfg.Driver = o.driver
 	}
-	if fl.Changed("out") {
-		c.Out = o.out
+	if err := o.applyOverrides(cmd.Flags()); err != nil {
+		return err
 	}
-	if fl.Changed("ca-file") {
-		c.Target.CAFile = o.caFile
-	}
-	if fl.Changed("insecure") {
-		c.Target.InsecureSkipVerify = o.insecure
-	}
-	if fl.Changed("unreachable-after") {
-		c.Target.UnreachableAfter = o.unreachable
-	}
-	if fl.Changed("allow-warning") {
-		c.Thresholds.AllowWarnings = nil
-		for _, w := range o.allowWarn {
-			code := stats.WarningCode(strings.TrimSpace(w))
-			if !code.Invalidating() {
-				return fmt.Errorf("--allow-warning: %q is not a warning that fails the verdict (%s)", w, config.InvalidatingList())
-			}
-			c.Thresholds.AllowWarnings = append(c.Thresholds.AllowWarnings, code)
-		}
-	}
+	c := &o.cfg
 	if err := c.Validate(o.doc); err != nil {
 		return err
 	}
-
-	if err := o.credentials(c); err != nil {
+	var err error
+	if o.secret, o.secretSource, err = c.AgentSecret(o.clientSecret); err != nil {
+		return err
+	}
+	if o.key, err = c.SubjectKey(); err != nil {
 		return err
 	}
 	if o.id == "" {
@@ -229,70 +142,22 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	return nil
 }
 
-// applyShape applies the flags that shape the request and the subject
-// token.
-func (o *runOptions) applyShape(fl *pflag.FlagSet, c *config.Campaign) error {
-	if fl.Changed("subject-issuer") {
-		c.Subject.Issuer = o.subjectIssuer
-	}
-	if fl.Changed("subject-token-type") {
-		c.Request.SubjectTokenType = o.subjectTokenType
-	}
-	if fl.Changed("subject-audience") {
-		c.Subject.Audience = o.subjectAudience
-	}
-	if fl.Changed("auth-method") {
-		c.Request.AuthMethod = o.authMethod
-	}
-	for _, kv := range o.claims {
-		if err := c.SetClaim(kv); err != nil {
-			return fmt.Errorf("--subject-claim %w", err)
-		}
-	}
-	for _, kv := range o.form {
-		if err := c.SetFormField(kv); err != nil {
-			return fmt.Errorf("--form %w", err)
-		}
-	}
-	return nil
-}
-
-// credentials picks the client secret (flag, environment, config, then a
-// random or stored one), says where it came from, and the subject key.
-func (o *runOptions) credentials(c *config.Campaign) error {
+// load reads the resumed campaign's config, --config, or a profile.
+func (o *runOptions) load() error {
 	var err error
-	// Secrets: flag, environment, config; never written anywhere.
-	o.secret, o.secretSource = o.clientSecret, "--client-secret"
-	if o.secret == "" {
-		o.secret, o.secretSource = os.Getenv("TOKEX_CLIENT_SECRET"), "TOKEX_CLIENT_SECRET"
-	}
-	if o.secret == "" {
-		o.secret, o.secretSource = c.Agents.ClientSecret, "agents.client_secret of the config"
-	}
-	if o.secret == "" {
-		if c.Embedded() && c.Driver != "kube" {
-			o.secret, o.secretSource = randomSecret(), "a random secret for this campaign's embedded server"
-		} else if o.secret, err = statedir.ClientSecret(); err != nil {
-			return fmt.Errorf("client secret: %w", err)
-		} else {
-			dir, _ := statedir.Dir()
-			o.secretSource = "tokex's stored secret (" + filepath.Join(dir, "client-secret") +
-				"), none given: the target's clients must have it, else pass --client-secret or TOKEX_CLIENT_SECRET"
-		}
-	}
 	switch {
-	case c.Subject.KeyFile != "":
-		o.key, err = subject.LoadPEM(c.Subject.KeyFile)
-	case c.Embedded() && c.Driver != "kube":
-		o.key, err = subject.GenerateKey(c.Subject.Alg) // the child trusts it for this campaign only
+	case o.resume != "":
+		return o.loadResume()
+	case o.config != "":
+		o.cfg, o.doc, err = config.Load(o.config, o.profile)
 	default:
-		o.key, _, err = subject.StoredKey(c.Subject.Alg) // one stored key per algorithm
+		p := o.profile
+		if p == "" {
+			p = "quick"
+		}
+		o.cfg, err = config.FromProfile(p)
 	}
-	if err != nil {
-		return fmt.Errorf("subject key: %w", err)
-	}
-	o.key = o.key.WithKid(c.Subject.Kid)
-	return nil
+	return err
 }
 
 func (o *runOptions) loadResume() error {
@@ -319,12 +184,6 @@ func (o *runOptions) loadResume() error {
 		}
 	}
 	return nil
-}
-
-func randomSecret() string {
-	b := make([]byte, 24)
-	_, _ = rand.Read(b)
-	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 func (o *runOptions) run(cmd *cobra.Command) error {

@@ -48,7 +48,7 @@ default subject key.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
 	f := cmd.Flags()
-	f.StringVar(&o.config, "config", "", "YAML config file (flags override it)")
+	f.StringVarP(&o.config, "config", "c", "", "YAML config file (flags override it)")
 	f.StringVar(&o.addr, "addr", "", "listen address HOST:PORT (default 127.0.0.1:9031)")
 	f.StringVar(&o.subjectJWKS, "subject-jwks", "", "subject-token JWKS: a file or an http(s) URL")
 	f.StringVar(&o.subjectCA, "subject-ca", "", "CA certificate (PEM) trusted for an https --subject-jwks")
@@ -61,7 +61,7 @@ default subject key.`,
 	f.StringVar(&o.signingAlg, "signing-alg", "", "issued-token algorithm RS256|ES256|EdDSA (default RS256)")
 	f.StringVar(&o.signingKey, "signing-key", "", "issued-token signing key (PEM); default: a fresh key per start")
 	f.DurationVar(&o.maxLifetime, "max-subject-lifetime", 0, "longest subject/actor token lifetime accepted (default 1h; subject.max_lifetime)")
-	f.BoolVarP(&o.verbose, "verbose", "v", false, "log at debug level")
+	f.BoolVar(&o.verbose, "verbose", false, "log at debug level")
 	return cmd
 }
 

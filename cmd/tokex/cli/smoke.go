@@ -37,8 +37,8 @@ scope is the requested scope and exp − iat is the expected lifetime. Without
 like the article's smoke test. Tokens and secrets are printed truncated.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if direct != "" && o.target == "" {
-				o.target = direct // a remote target: stored secret and subject key
+			if direct != "" && o.target == "" { // a remote target: stored secret and subject key
+				_ = cmd.Flags().Set("target", direct)
 			}
 			if err := o.complete(cmd); err != nil {
 				return &exitError{code: ExitCannotRun, err: err}

@@ -1,0 +1,68 @@
+package config
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/tokex-dev/tokex/internal/statedir"
+	"github.com/tokex-dev/tokex/subject"
+)
+
+// SecretEnv overrides agents.client_secret.
+const SecretEnv = "TOKEX_CLIENT_SECRET"
+
+// LocalEmbedded reports whether tokex starts the reference server itself
+// for this campaign, so that it may trust credentials made for it alone.
+func (c *Campaign) LocalEmbedded() bool { return c.Embedded() && c.Driver != "kube" }
+
+// AgentSecret is the agents' client secret and where it came from (never
+// the secret itself): flag, else $TOKEX_CLIENT_SECRET, else
+// agents.client_secret; without any, a fresh random one for a server tokex
+// starts itself, else tokex's stored default secret. It is never written
+// anywhere.
+func (c *Campaign) AgentSecret(flag string) (secret, source string, err error) {
+	for _, s := range []struct{ secret, source string }{
+		{flag, "--client-secret"},
+		{os.Getenv(SecretEnv), SecretEnv},
+		{c.Agents.ClientSecret, "agents.client_secret of the config"},
+	} {
+		if s.secret != "" {
+			return s.secret, s.source, nil
+		}
+	}
+	if c.LocalEmbedded() {
+		b := make([]byte, 24)
+		_, _ = rand.Read(b)
+		return base64.RawURLEncoding.EncodeToString(b), "a random secret for this campaign's embedded server", nil
+	}
+	if secret, err = statedir.ClientSecret(); err != nil {
+		return "", "", fmt.Errorf("client secret: %w", err)
+	}
+	dir, _ := statedir.Dir()
+	return secret, "tokex's stored secret (" + filepath.Join(dir, "client-secret") +
+		"), none given: the target's clients must have it, else pass --client-secret or " + SecretEnv, nil
+}
+
+// SubjectKey is the key subject tokens are signed with, named subject.kid
+// when set: subject.key_file; for a server tokex starts itself, a fresh key
+// of subject.alg (the server trusts it for this campaign only); else
+// tokex's stored key of subject.alg.
+func (c *Campaign) SubjectKey() (*subject.Key, error) {
+	var k *subject.Key
+	var err error
+	switch {
+	case c.Subject.KeyFile != "":
+		k, err = subject.LoadPEM(c.Subject.KeyFile)
+	case c.LocalEmbedded():
+		k, err = subject.GenerateKey(c.Subject.Alg)
+	default:
+		k, _, err = subject.StoredKey(c.Subject.Alg) // one stored key per algorithm
+	}
+	if err != nil {
+		return nil, fmt.Errorf("subject key: %w", err)
+	}
+	return k.WithKid(c.Subject.Kid), nil
+}
