@@ -46,6 +46,8 @@ type Driver struct {
 	// API counts the requests sent to the API server (nil: not counted).
 	API *APICounter
 
+	logLimits nodeLogLimits // the nodes' containerLogMaxSize
+
 	nodesMu sync.Mutex
 	nodes   map[string]bool // nodes of the current run's agent Pods
 }

@@ -124,6 +124,8 @@ type kubeRun struct {
 	period  float64 // µs between one agent's arrivals
 	pods    map[string]*podState
 	failure error // why an agent Pod cannot run
+	// budgetSaid: the log budget was stated (once the first agent runs).
+	budgetSaid bool
 
 	followers sync.WaitGroup
 
@@ -233,6 +235,7 @@ func (r *kubeRun) observe(ctx context.Context, pod *corev1.Pod) {
 	}
 	ps.last = pod
 	r.d.noteNode(pod.Spec.NodeName)
+	r.d.logLimits.note(ctx, r.d.Client, pod.Spec.NodeName)
 	if reason := podFailure(pod, time.Since(r.created), r.d.Cfg.Kube.StartTimeout); reason != "" && r.failure == nil {
 		r.failure = fmt.Errorf("agent pod %s: %s", pod.Name, reason)
 	}
@@ -245,6 +248,10 @@ func (r *kubeRun) observe(ctx context.Context, pod *corev1.Pod) {
 	}
 	if containerStarted(pod) && !ps.following {
 		ps.following = true
+		if !r.budgetSaid {
+			r.budgetSaid = true
+			r.logBudget()
+		}
 		r.follow(ctx, ps)
 	}
 }
