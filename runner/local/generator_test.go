@@ -96,7 +96,10 @@ func TestGeneratorScheduleAgentsPhasesAndFreshTokens(t *testing.T) {
 		auds[c["jti"].(string)] = c["aud"].(string) + "|" + id
 		mu.Unlock()
 	})
-	g := newGen(t, ts.URL, 4, 50)
+	// Each agent's cap (75) holds all its 75 arrivals, so a machine too busy
+	// to answer in time cannot turn one into a drop: this test is about the
+	// schedule, not the cap (TestGeneratorDropsWhenInFlightCapIsFull).
+	g := newGen(t, ts.URL, 4, 75)
 	rec := &recorder{}
 	p := event.PlannedRun{ID: "r", TargetRPS: 200, Warmup: 500 * time.Millisecond, Duration: time.Second, Agents: 4}
 	start := time.Now().Add(50 * time.Millisecond)
