@@ -24,6 +24,7 @@ type follower struct {
 	pod       string
 	line      func(string)
 	reconnect func(error)
+	lag       func(time.Duration) // each new line's lag behind its timestamp (nil: not measured)
 
 	lastTS   time.Time
 	atLastTS int          // lines read with timestamp lastTS
@@ -101,7 +102,8 @@ func (f *follower) consume(raw string, seenAtTS *int) {
 		f.line(raw) // not timestamped (should not happen): keep it
 		return
 	}
-	f.lastRead.Store(time.Now().UnixNano())
+	now := time.Now()
+	f.lastRead.Store(now.UnixNano())
 	switch {
 	case t.Before(f.lastTS):
 		return // before the resume point: already read
@@ -113,6 +115,9 @@ func (f *follower) consume(raw string, seenAtTS *int) {
 		f.atLastTS = *seenAtTS
 	default:
 		f.lastTS, f.atLastTS, *seenAtTS = t, 1, 1
+	}
+	if f.lag != nil {
+		f.lag(now.Sub(t))
 	}
 	f.line(line)
 }

@@ -128,6 +128,7 @@ type kubeRun struct {
 	budgetSaid bool
 
 	followers sync.WaitGroup
+	lag       ingestLag
 
 	mu       sync.Mutex
 	measured bool  // a measured line was seen
@@ -166,6 +167,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	defer cancel()
 	r.watchPods(rctx)
 	r.drain(cancel)
+	r.d.log(r.out, "info", r.lag.String())
 	res := r.window()
 	if ctx.Err() != nil {
 		return res, ctx.Err()
@@ -267,6 +269,11 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 				msg += ": " + err.Error()
 			}
 			r.d.log(r.out, "warn", msg)
+		},
+		lag: func(d time.Duration) {
+			if r.lag.note(d) {
+				r.d.log(r.out, "warn", fmt.Sprintf("coordinator: a line of %s arrived %.1f s after it was written: the live view is behind (the evidence is not)", ps.name, d.Seconds()))
+			}
 		}}
 	r.followers.Add(1)
 	began := time.Now()
