@@ -167,6 +167,14 @@ func (m *Model) chart(p panel, r *runState) (string, charts.Plot) {
 	return m.generatorChart(r)
 }
 
+// final is a finished run's statistics, nil while it runs.
+func (m *Model) final(r *runState) *stats.Run {
+	if r == m.current && m.running() {
+		return nil
+	}
+	return r.stats
+}
+
 func trace(name string, ts *charts.TimeSeries, st lipgloss.Style) charts.Trace {
 	return charts.Trace{Name: name, Points: ts.Points(), Style: st}
 }
@@ -174,6 +182,10 @@ func trace(name string, ts *charts.TimeSeries, st lipgloss.Style) charts.Trace {
 func (m *Model) latencyChart(r *runState) (string, charts.Plot) {
 	s, d := m.styles, r.data
 	title := fmt.Sprintf("latency p95 %s ms (p50 %s · p99 %s)", ms(d.p95.Last()), ms(d.p50.Last()), ms(d.p99.Last()))
+	if st := m.final(r); st != nil { // the run's own figures, not its last second's
+		l := st.LatencyMs
+		title = fmt.Sprintf("run latency p95 %s ms (p50 %s · p99 %s)", ms(l.P95), ms(l.P50), ms(l.P99))
+	}
 	plot := charts.Plot{YMax: 1, Traces: []charts.Trace{trace("p99", &d.p99, s.Warn), trace("p50", &d.p50, s.Dim), trace("p95", &d.p95, s.Spark)}}
 	if m.campaign != nil {
 		if obj := m.campaign.Thresholds.P95Ms; obj > 0 {
@@ -194,6 +206,10 @@ func (m *Model) throughputChart(r *runState) (string, charts.Plot) {
 	s, d := m.styles, r.data
 	title := fmt.Sprintf("achieved %s/s of %s · dropped %s · errors %s",
 		charts.Compact(d.achieved.Last()), charts.Compact(d.target.Last()), charts.Compact(d.dropped.Last()), charts.Compact(d.errors.Last()))
+	if st := m.final(r); st != nil {
+		title = fmt.Sprintf("achieved %s/s of %s · %s dropped · %s errors", charts.Compact(st.AchievedRPS), charts.Compact(r.plan.TargetRPS),
+			stats.Thousands(st.Dropped), stats.Thousands(st.Requests-st.OK))
+	}
 	return title, charts.Plot{YMax: r.plan.TargetRPS, Traces: []charts.Trace{
 		trace("target", &d.target, s.Dim), trace("dropped", &d.dropped, s.Warn), trace("errors", &d.errors, s.Bad), trace("achieved", &d.achieved, s.Good)}}
 }
@@ -204,8 +220,11 @@ func (m *Model) engineChart(r *runState) (string, charts.Plot) {
 	if len(engines) == 0 {
 		return "engine CPU: not measured", charts.Plot{YMax: 100}
 	}
-	tot := d.engineTot.Last()
-	title := fmt.Sprintf("engine CPU %s m = %s cores", millicores(tot), cores(tot))
+	tot, what := d.engineTot.Last(), "engine CPU"
+	if st := m.final(r); st != nil && st.EngineCPU != nil {
+		tot, what = st.EngineCPU.AvgCores*1000, "engine CPU average"
+	}
+	title := fmt.Sprintf("%s %s m = %s cores", what, millicores(tot), cores(tot))
 	if len(engines) > 1 {
 		title += fmt.Sprintf(" (total of %d)", len(engines))
 	}
@@ -235,8 +254,11 @@ func (m *Model) memoryChart(r *runState) (string, charts.Plot) {
 
 func (m *Model) generatorChart(r *runState) (string, charts.Plot) {
 	s, d := m.styles, r.data
-	g := d.gen.Last()
-	title := fmt.Sprintf("generator CPU %s m = %s cores", millicores(g), cores(g))
+	g, what := d.gen.Last(), "generator CPU"
+	if st := m.final(r); st != nil && st.GeneratorCPU != nil {
+		g, what = st.GeneratorCPU.AvgCores*1000, "generator CPU average"
+	}
+	title := fmt.Sprintf("%s %s m = %s cores", what, millicores(g), cores(g))
 	if h := m.host; h != nil && h.CPUs > 0 {
 		title += fmt.Sprintf(" · host busy %s m %s", millicores(h.BusyCores*1000), m.hostNote())
 	}

@@ -141,7 +141,7 @@ func TestSelectAFinishedRunThenFollowLive(t *testing.T) {
 	}
 	feed(m, mid[len(mid)-4:])
 	v := m.View()
-	for _, want := range []string{"» showing 01-r1-100rps ✓ done", "02-r1-250rps measuring", "engine CPU 300 m = 0.30 cores", "»✓ 01-r1-100rps", "target 100/s"} {
+	for _, want := range []string{"» showing 01-r1-100rps ✓ done", "02-r1-250rps measuring", "engine CPU average 300 m = 0.30 cores", "run latency p95 6.00 ms", "»✓ 01-r1-100rps", "target 100/s"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("history view lacks %q:\n%s", want, v)
 		}

@@ -135,7 +135,11 @@ func (m *Model) errorsPanel(w, h int) string {
 	}
 	var lines []string
 	for _, it := range items {
-		for i, l := range strings.Split(wrap(it.text, w-2), "\n") {
+		wrapped := strings.Split(wrap(it.text, w-2), "\n")
+		if len(wrapped) > maxItemLines { // room for the next ones; summary.json has it whole
+			wrapped = append(wrapped[:maxItemLines-1], wrapped[maxItemLines-1]+"…")
+		}
+		for i, l := range wrapped {
 			prefix := "  "
 			if i == 0 {
 				prefix = it.mark + " "
@@ -150,6 +154,9 @@ func (m *Model) errorsPanel(w, h int) string {
 	}
 	return title + "\n" + strings.Join(lines[first:], "\n")
 }
+
+// maxItemLines is the most lines one error or warning takes in the panel.
+const maxItemLines = 4
 
 type errorItem struct {
 	mark, text string

@@ -102,6 +102,7 @@ func TestTerminalNeverGetsControlSequences(t *testing.T) {
 				"replay":  {"replay", "--no-tui", "--speed", "0", dir},
 				"compare": {"compare", dir, dir},
 				"json":    {"compare", "--json", dir, dir},
+				"ls":      {"ls", filepath.Dir(dir)},
 			}
 			for cmd, args := range outputs {
 				code, out, errs := run(t, args...)
@@ -122,6 +123,30 @@ func TestTerminalNeverGetsControlSequences(t *testing.T) {
 				t.Errorf("report error prints escapes: %q", errs)
 			}
 		})
+	}
+}
+
+// tokex ls without a terminal prints a table of the campaigns; replay
+// without a folder needs a terminal to pick one.
+func TestLsAndReplayWithoutFolder(t *testing.T) {
+	dir := folderOf(t, "article", true)
+	code, out, errs := run(t, "ls", filepath.Dir(dir))
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"Campaign", "article", "2027-01-15 08:00", "done", "10/s", "1.00", "✓ passed", "1/1", dir} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ls lacks %q:\n%s", want, out)
+		}
+	}
+	if code, out, _ := run(t, "ls", t.TempDir()); code != ExitOK || !strings.Contains(out, "no campaigns in") {
+		t.Errorf("empty folder: exit %d %q", code, out)
+	}
+	if code, _, _ := run(t, "ls", filepath.Join(t.TempDir(), "missing")); code != ExitCannotRun {
+		t.Errorf("missing folder: exit %d", code)
+	}
+	if code, _, errs := run(t, "replay"); code != ExitCannotRun || !strings.Contains(errs, "tokex ls") {
+		t.Errorf("replay without a folder: exit %d %q", code, errs)
 	}
 }
 
