@@ -15,13 +15,13 @@ func listings() []evidence.Listing {
 	return []evidence.Listing{
 		{Dir: "tokex-evidence/20261130-154030.417-article", ID: "20261130-154030.417-article", Name: "article", Status: "done", Verdict: "passed",
 			Started: time.Date(2026, 11, 30, 15, 40, 30, 0, time.UTC), Runs: 9, Done: 9, Report: "tokex-evidence/20261130-154030.417-article/report.html",
-			Stages: []evidence.ListedStage{{100, 4.1, true}, {250, 6.2, true}, {500, 9.5, true}}},
+			Stages: []evidence.ListedStage{{TargetRPS: 100, P95Ms: 4.1, Reported: true}, {TargetRPS: 250, P95Ms: 6.2, Reported: true}, {TargetRPS: 500, P95Ms: 9.5, Reported: true}}},
 		{Dir: "tokex-evidence/20261130-120000.001-quick", ID: "20261130-120000.001-quick", Name: "quick", Status: "aborted",
 			Started: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), Runs: 9, Done: 4,
-			Stages: []evidence.ListedStage{{25, 15.76, true}, {50, 45.3, true}, {100, 0, false}}},
+			Stages: []evidence.ListedStage{{TargetRPS: 25, P95Ms: 15.76, Reported: true}, {TargetRPS: 50, P95Ms: 45.3, Reported: true}, {TargetRPS: 100, P95Ms: 0, Reported: false}}},
 		{Dir: "tokex-evidence/20261129-090000.000-dex", ID: "20261129-090000.000-dex", Name: "dex\x1b]0;x\x07", Status: "done", Verdict: "failed",
 			Started: time.Date(2026, 11, 29, 9, 0, 0, 0, time.UTC), Runs: 3, Done: 3,
-			Stages: []evidence.ListedStage{{50, 120, true}}},
+			Stages: []evidence.ListedStage{{TargetRPS: 50, P95Ms: 120, Reported: true}}},
 	}
 }
 
