@@ -26,8 +26,6 @@ var allowed = map[string]int{
 	"authserver Server.exchange":      130,
 	"charts Chart.SVG":                113,
 	"cmd/tokex/cli runOptions.run":    136,
-	"cmd/tokex/cli smoke":             89,
-	"cmd/tokex/cli verify":            102,
 	"collector/report RunView.build":  126,
 	"collector/stats groupCPU":        81,
 	"runner Campaign.Run":             81,

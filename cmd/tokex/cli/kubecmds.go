@@ -4,15 +4,9 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	authv1 "k8s.io/api/authorization/v1"
-	corev1 "k8s.io/api/core/v1"
-	discoveryv1 "k8s.io/api/discovery/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/tokex-dev/tokex/internal/termsafe"
@@ -41,24 +35,9 @@ config and override flags as 'tokex run --driver kube' and contacts no cluster.`
 				ns = "default"
 			}
 			objs := &kube.Objects{Cfg: o.cfg, CampaignID: o.id, Namespace: ns, Secret: "[redacted]", Key: o.key}
-			sec, err := objs.SecretObject()
+			docs, err := objs.Manifests(runner.Plan(&o.cfg))
 			if err != nil {
-				return err
-			}
-			for k := range sec.StringData {
-				sec.StringData[k] = "[redacted]"
-			}
-			cm, err := objs.ConfigMapObject()
-			if err != nil {
-				return err
-			}
-			docs := []any{sec, cm}
-			for _, p := range runner.Plan(&o.cfg) {
-				j, err := objs.JobObject(p)
-				if err != nil {
-					return &exitError{code: ExitCannotRun, err: err}
-				}
-				docs = append(docs, j)
+				return &exitError{code: ExitCannotRun, err: err}
 			}
 			return printYAML(cmd.OutOrStdout(), docs)
 		},
@@ -140,12 +119,6 @@ func newCleanupCmd() *cobra.Command {
 	return cmd
 }
 
-type check struct {
-	name string
-	ok   bool
-	note string
-}
-
 func newVerifyCmd() *cobra.Command {
 	o := &runOptions{kube: newKubeConn()}
 	cmd := &cobra.Command{
@@ -165,17 +138,17 @@ and read Pod metrics. Exit 0 when every check passes, 1 otherwise.`,
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			checks := verify(ctx, o)
+			checks := kube.Verify(ctx, o.kube.Client, o.kube.Namespace, o.kube.Context, o.cfg.Kube)
 			out := termsafe.Writer(cmd.OutOrStdout()) // names and messages come from the cluster
 			failed := 0
 			for _, c := range checks {
 				mark := "✓"
-				if !c.ok {
+				if !c.OK {
 					mark, failed = "✗", failed+1
 				}
-				fmt.Fprintf(out, "%s %s", mark, c.name)
-				if c.note != "" {
-					fmt.Fprintf(out, " — %s", c.note)
+				fmt.Fprintf(out, "%s %s", mark, c.Name)
+				if c.Note != "" {
+					fmt.Fprintf(out, " — %s", c.Note)
 				}
 				fmt.Fprintln(out)
 			}
@@ -189,123 +162,4 @@ and read Pod metrics. Exit 0 when every check passes, 1 otherwise.`,
 	}
 	o.campaignFlags(cmd)
 	return cmd
-}
-
-func verify(ctx context.Context, o *runOptions) []check {
-	k := o.kube
-	c := o.cfg.Kube
-	var out []check
-	v, err := k.Client.Discovery().ServerVersion()
-	if err != nil {
-		return append(out, check{name: "API server reachable", note: err.Error()})
-	}
-	out = append(out, check{name: "API server reachable", ok: true, note: v.GitVersion + " via context " + k.Context})
-	engNS := c.Engines.Namespace
-	if engNS == "" {
-		engNS = k.Namespace
-	}
-	if c.Engines.Selector == "" {
-		out = append(out, check{name: "engines found", note: "kube.engines.selector is not set"})
-	} else {
-		pods, err := k.Client.CoreV1().Pods(engNS).List(ctx, metav1.ListOptions{LabelSelector: c.Engines.Selector})
-		switch {
-		case err != nil:
-			out = append(out, check{name: "engines found", note: err.Error()})
-		case len(pods.Items) == 0:
-			out = append(out, check{name: "engines found", note: fmt.Sprintf("no Pod matches %q in %s", c.Engines.Selector, engNS)})
-		default:
-			ready, nodes := 0, map[string][]string{}
-			var notReady []string
-			for _, p := range pods.Items {
-				if podReady(&p) {
-					ready++
-				} else {
-					notReady = append(notReady, p.Name)
-				}
-				nodes[p.Spec.NodeName] = append(nodes[p.Spec.NodeName], p.Name)
-			}
-			out = append(out, check{name: "engines Ready", ok: ready == len(pods.Items),
-				note: fmt.Sprintf("%d of %d Ready%s", ready, len(pods.Items), listNote(" (not Ready: ", notReady))})
-			var shared []string
-			for n, ps := range nodes {
-				if len(ps) > 1 {
-					shared = append(shared, n+": "+strings.Join(ps, ", "))
-				}
-			}
-			sort.Strings(shared)
-			out = append(out, check{name: "engines on distinct nodes", ok: len(shared) == 0,
-				note: fmt.Sprintf("%d engines on %d nodes%s", len(pods.Items), len(nodes), listNote(" (shared: ", shared))})
-		}
-	}
-	if c.Engines.Service == "" {
-		out = append(out, check{name: "engine Service has endpoints", note: "kube.engines.service is not set"})
-	} else {
-		slices, err := k.Client.DiscoveryV1().EndpointSlices(engNS).List(ctx, metav1.ListOptions{LabelSelector: discoveryv1.LabelServiceName + "=" + c.Engines.Service})
-		n := 0
-		if err == nil {
-			for _, s := range slices.Items {
-				for _, e := range s.Endpoints {
-					if e.Conditions.Ready == nil || *e.Conditions.Ready {
-						n++
-					}
-				}
-			}
-		}
-		note := fmt.Sprintf("%d ready endpoint(s) behind %s/%s", n, engNS, c.Engines.Service)
-		if err != nil {
-			note = err.Error()
-		}
-		out = append(out, check{name: "engine Service has endpoints", ok: err == nil && n > 0, note: note})
-	}
-	served, err := kube.MetricsServed(k.Client)
-	note := "served"
-	if err != nil {
-		note = err.Error()
-	} else if !served {
-		note = "not served: install metrics-server, or engine CPU is not measured"
-	}
-	out = append(out, check{name: "metrics API (metrics.k8s.io)", ok: served, note: note})
-	for _, a := range []struct{ verb, group, resource, sub, ns string }{
-		{"create", "batch", "jobs", "", k.Namespace},
-		{"delete", "batch", "jobs", "", k.Namespace},
-		{"create", "", "secrets", "", k.Namespace},
-		{"create", "", "configmaps", "", k.Namespace},
-		{"list", "", "pods", "", k.Namespace}, {"watch", "", "pods", "", k.Namespace},
-		{"get", "", "pods", "log", k.Namespace},
-		{"list", "metrics.k8s.io", "pods", "", engNS},
-	} {
-		r := &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authv1.ResourceAttributes{
-			Namespace: a.ns, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.sub}}}
-		name := fmt.Sprintf("may %s %s", a.verb, a.resource)
-		if a.sub != "" {
-			name += "/" + a.sub
-		}
-		if a.group != "" {
-			name += "." + a.group
-		}
-		res, err := k.Client.AuthorizationV1().SelfSubjectAccessReviews().Create(ctx, r, metav1.CreateOptions{})
-		switch {
-		case err != nil:
-			out = append(out, check{name: name, note: err.Error()})
-		default:
-			out = append(out, check{name: name + " in " + a.ns, ok: res.Status.Allowed, note: res.Status.Reason})
-		}
-	}
-	return out
-}
-
-func listNote(prefix string, xs []string) string {
-	if len(xs) == 0 {
-		return ""
-	}
-	return prefix + strings.Join(xs, "; ") + ")"
-}
-
-func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
 }
