@@ -25,7 +25,6 @@ var allowed = map[string]int{
 	"authserver Config.Validate":      100,
 	"authserver Server.exchange":      130,
 	"charts Chart.SVG":                113,
-	"cmd/tokex/cli runOptions.run":    136,
 	"collector/report RunView.build":  126,
 	"collector/stats groupCPU":        81,
 	"runner Campaign.Run":             81,

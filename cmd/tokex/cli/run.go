@@ -187,46 +187,21 @@ func (o *runOptions) loadResume() error {
 }
 
 func (o *runOptions) run(cmd *cobra.Command) error {
-	stdout := cmd.OutOrStdout()
-	c := o.cfg
-	var w *evidence.Writer
-	var err error
-	if o.resume != "" {
-		w, err = evidence.Resume(o.resume)
-	} else {
-		var y []byte
-		if y, err = c.Redacted(); err == nil {
-			host, _ := os.Hostname()
-			now := time.Now()
-			w, err = evidence.CreateNew(c.Out, c.Name, now, y, evidence.Manifest{
-				Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CPUs: runtime.NumCPU(),
-				Name: c.Name, Driver: c.Driver, Started: now,
-			})
-		}
-	}
+	w, err := o.openEvidence()
 	if err != nil {
 		return &exitError{code: ExitCannotRun, err: err}
 	}
-	dir := w.Dir
 	o.id = w.Manifest().CampaignID
 	for _, n := range w.Notes() {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: resume:", n)
 	}
 	bus := &event.Bus{}
 	bus.Subscribe(w.Consume)
-	useTUI := !o.noTUI && isTerminal(stdout)
-
-	var drv runner.Driver
-	if c.Driver == "kube" {
-		if err := o.kube.connect(c.Kube.Namespace); err != nil {
-			return &exitError{code: ExitCannotRun, err: err}
-		}
-		drv = &kube.Driver{Cfg: c, CampaignID: o.id, Client: o.kube.Client, Metrics: o.kube.Metrics, Namespace: o.kube.Namespace,
-			Context: o.kube.Context, Secret: o.secret, Key: o.key, API: o.kube.API}
-	} else {
-		drv = &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}
+	drv, err := o.newDriver()
+	if err != nil {
+		return &exitError{code: ExitCannotRun, err: err}
 	}
-	camp := &runner.Campaign{Cfg: c, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done, SecretSource: o.secretSource}
+	camp := &runner.Campaign{Cfg: o.cfg, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done, SecretSource: o.secretSource}
 
 	// The generator's heap is small and churns per request; at the default
 	// GOGC it collects ten times a second, and mark assists show up as send
@@ -236,86 +211,149 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	}
 	ctx, cancel := context.WithCancel(cmd.Context())
 	defer cancel()
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
-	defer signal.Stop(sigs)
-	var interrupted atomic.Bool
-	stop := func() {
-		if interrupted.CompareAndSwap(false, true) {
-			cancel()
-		}
+	useTUI := !o.noTUI && isTerminal(cmd.OutOrStdout())
+	intr := onSignals(cmd, useTUI, cancel)
+	defer intr.close()
+	var res outcome
+	if useTUI {
+		res = runTUI(ctx, cmd, camp, bus, intr)
+	} else {
+		bus.Subscribe(headless.New(cmd.OutOrStdout()).Consume)
+		res.sum, res.runErr = camp.Run(ctx)
+		res.closeErr = drv.Close()
 	}
+	return finish(cmd, w.Dir, res, intr.stopped.Load())
+}
+
+// openEvidence creates the campaign's evidence folder, or reopens the
+// resumed one.
+func (o *runOptions) openEvidence() (*evidence.Writer, error) {
+	if o.resume != "" {
+		return evidence.Resume(o.resume)
+	}
+	c := o.cfg
+	y, err := c.Redacted()
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	now := time.Now()
+	return evidence.CreateNew(c.Out, c.Name, now, y, evidence.Manifest{
+		Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CPUs: runtime.NumCPU(),
+		Name: c.Name, Driver: c.Driver, Started: now,
+	})
+}
+
+// newDriver is the configured driver, connected.
+func (o *runOptions) newDriver() (runner.Driver, error) {
+	c := o.cfg
+	if c.Driver != "kube" {
+		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}, nil
+	}
+	if err := o.kube.connect(c.Kube.Namespace); err != nil {
+		return nil, err
+	}
+	return &kube.Driver{Cfg: c, CampaignID: o.id, Client: o.kube.Client, Metrics: o.kube.Metrics, Namespace: o.kube.Namespace,
+		Context: o.kube.Context, Secret: o.secret, Key: o.key, API: o.kube.API}, nil
+}
+
+// interrupt is Ctrl-C handling: the first SIGINT or SIGTERM (or stop)
+// stops the current run and keeps the evidence, the second exits at once.
+type interrupt struct {
+	sigs    chan os.Signal
+	stopped atomic.Bool
+	cancel  context.CancelFunc
+}
+
+func onSignals(cmd *cobra.Command, useTUI bool, cancel context.CancelFunc) *interrupt {
+	in := &interrupt{sigs: make(chan os.Signal, 2), cancel: cancel}
+	signal.Notify(in.sigs, os.Interrupt, syscall.SIGTERM)
 	go func() {
-		<-sigs
+		<-in.sigs
 		if !useTUI {
 			fmt.Fprintln(cmd.ErrOrStderr(), "\ntokex: stopping the current run and keeping the evidence (Ctrl-C again to exit at once)")
 		}
-		stop()
-		<-sigs
+		in.stop()
+		<-in.sigs
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: exiting at once")
 		os.Exit(ExitInterrupted)
 	}()
+	return in
+}
 
-	var sum *stats.Summary
-	var runErr, closeErrTUI error
-	if useTUI {
-		m := tui.New(tui.Options{Live: true, OnStop: stop})
-		prog := tui.NewProgram(m, tea.WithOutput(stdout))
-		bus.Subscribe(prog.Consume)
-		finished := make(chan struct{})
-		go func() {
-			sum, runErr = camp.Run(ctx)
-			// Stop the embedded server and the samplers now, not when the
-			// user leaves the final screen.
-			closeErrTUI = drv.Close()
-			close(finished)
-		}()
-		if err := prog.Run(); err != nil {
-			stop()
-			fmt.Fprintln(cmd.ErrOrStderr(), "tokex: terminal UI:", err)
-		}
-		select {
-		case <-finished:
-		default:
-			if m.Stopping() {
-				// Ctrl-C twice in the dashboard: out at once; the embedded
-				// server dies with us and finished runs are on disk.
-				fmt.Fprintln(cmd.ErrOrStderr(), "tokex: exiting at once")
-				os.Exit(ExitInterrupted)
-			}
-			stop()
-			<-finished
-		}
-		if sum != nil {
-			fmt.Fprint(stdout, headless.Report(sum))
-		}
-	} else {
-		bus.Subscribe(headless.New(stdout).Consume)
-		sum, runErr = camp.Run(ctx)
+func (in *interrupt) stop() {
+	if in.stopped.CompareAndSwap(false, true) {
+		in.cancel()
 	}
-	var closeErr error
-	if useTUI {
-		closeErr = closeErrTUI
-	} else {
-		closeErr = drv.Close()
+}
+
+func (in *interrupt) close() { signal.Stop(in.sigs) }
+
+// outcome is how a campaign ended and whether its driver closed cleanly.
+type outcome struct {
+	sum              *stats.Summary
+	runErr, closeErr error
+}
+
+// runTUI runs the campaign under the dashboard, then prints the tables.
+func runTUI(ctx context.Context, cmd *cobra.Command, camp *runner.Campaign, bus *event.Bus, intr *interrupt) outcome {
+	stdout := cmd.OutOrStdout()
+	m := tui.New(tui.Options{Live: true, OnStop: intr.stop})
+	prog := tui.NewProgram(m, tea.WithOutput(stdout))
+	bus.Subscribe(prog.Consume)
+	var res outcome
+	finished := make(chan struct{})
+	go func() {
+		res.sum, res.runErr = camp.Run(ctx)
+		// Stop the embedded server and the samplers now, not when the
+		// user leaves the final screen.
+		res.closeErr = camp.Driver.Close()
+		close(finished)
+	}()
+	if err := prog.Run(); err != nil {
+		intr.stop()
+		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: terminal UI:", err)
 	}
+	select {
+	case <-finished:
+	default:
+		if m.Stopping() {
+			// Ctrl-C twice in the dashboard: out at once; the embedded
+			// server dies with us and finished runs are on disk.
+			fmt.Fprintln(cmd.ErrOrStderr(), "tokex: exiting at once")
+			os.Exit(ExitInterrupted)
+		}
+		intr.stop()
+		<-finished
+	}
+	if res.sum != nil {
+		fmt.Fprint(stdout, headless.Report(res.sum))
+	}
+	return res
+}
+
+// finish writes the report, says where the evidence is and how to go on,
+// and picks the exit code.
+func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error {
+	stdout := cmd.OutOrStdout()
 	if file, err := report.Write(dir, ""); err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: report:", err)
 	} else {
 		fmt.Fprintf(stdout, "\nreport:   %s", file)
 	}
 	fmt.Fprintf(stdout, "\nevidence: %s\n", dir)
+	sum := res.sum
 	switch {
-	case interrupted.Load() || (sum != nil && sum.Status == "aborted"):
+	case interrupted || (sum != nil && sum.Status == "aborted"):
 		fmt.Fprintf(stdout, "interrupted: finished runs are kept; continue with: tokex run --resume %s\n", dir)
 		return &exitError{code: ExitInterrupted}
-	case errors.Is(runErr, runner.ErrUnreachable):
+	case errors.Is(res.runErr, runner.ErrUnreachable):
 		fmt.Fprintf(stdout, "the target stopped answering: finished runs are kept; once it is back, continue with: tokex run --resume %s\n", dir)
-		return &exitError{code: ExitCannotRun, err: runErr}
-	case runErr != nil:
-		return &exitError{code: ExitCannotRun, err: runErr}
-	case closeErr != nil:
-		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: warning:", closeErr)
+		return &exitError{code: ExitCannotRun, err: res.runErr}
+	case res.runErr != nil:
+		return &exitError{code: ExitCannotRun, err: res.runErr}
+	case res.closeErr != nil:
+		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: warning:", res.closeErr)
 	}
 	if sum == nil || !sum.ThresholdsPassed {
 		return &exitError{code: ExitThresholds}
