@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"html/template"
 	"io/fs"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/tokex-dev/tokex/charts"
@@ -259,88 +261,14 @@ func (rv *RunView) build(f *evidence.Folder) ([]string, error) {
 	if note != "" {
 		notes = append(notes, r.ID+": "+note)
 	}
-	secs := ser.seconds()
 	bands := []charts.Band{}
 	if warm > 0 {
 		bands = append(bands, charts.Band{X0: 0, X1: warm, Label: "warmup"})
 	}
 	xmax := total + 2
-	var tx, done, drop, mean, p50, p95, p99 []float64
-	for _, s := range secs {
-		if s.t < 0 {
-			continue
-		}
-		x := s.t + 0.5
-		tx = append(tx, x)
-		done = append(done, float64(s.answered))
-		drop = append(drop, float64(s.dropped))
-		mean, p50, p95, p99 = append(mean, s.mean), append(p50, s.p50), append(p95, s.p95), append(p99, s.p99)
-	}
-	rv.Charts = append(rv.Charts,
-		template.HTML(charts.Chart{Title: "Throughput", YUnit: "exchanges / s", XMax: xmax, Bands: bands, Lines: []charts.Line{
-			{Name: "target", X: []float64{0, total}, Y: []float64{r.TargetRPS, r.TargetRPS}, Class: "s0", Dash: true},
-			{Name: "achieved", X: tx, Y: done, Class: "s1"},
-			{Name: "dropped", X: tx, Y: drop, Class: "s4"},
-		}}.SVG()),
-		template.HTML(charts.Chart{Title: "Latency per second (from send)", YUnit: "ms", XMax: xmax, Bands: bands, Lines: []charts.Line{
-			{Name: "avg", X: tx, Y: mean, Class: "s0", Dash: true},
-			{Name: "p50", X: tx, Y: p50, Class: "s1"},
-			{Name: "p95", X: tx, Y: p95, Class: "s2"},
-			{Name: "p99", X: tx, Y: p99, Class: "s3"},
-		}}.SVG()))
-	// Resources, per role and name.
-	type group struct{ x, cpu, mem []float64 }
-	byRole := map[string]map[string]*group{}
-	series, skipped := 0, 0
-	for _, smp := range res {
-		x := float64(smp.AtUS-start) / 1e6
-		if x < 0 || x > xmax {
-			continue
-		}
-		if byRole[smp.Kind] == nil {
-			byRole[smp.Kind] = map[string]*group{}
-		}
-		g := byRole[smp.Kind][smp.Name]
-		if g == nil {
-			if series >= maxSeries {
-				skipped++
-				continue
-			}
-			series++
-			g = &group{}
-			byRole[smp.Kind][smp.Name] = g
-		}
-		g.x, g.cpu, g.mem = append(g.x, x), append(g.cpu, smp.CPUMillicores), append(g.mem, float64(smp.MemoryBytes)/(1<<20))
-	}
-	names := func(role string) []string {
-		var n []string
-		for k := range byRole[role] {
-			n = append(n, k)
-		}
-		sort.Strings(n)
-		return n
-	}
-	var stacked, memLines, nodeLines, genLines []charts.Line
-	for i, n := range names("engine") {
-		g := byRole["engine"][n]
-		stacked = append(stacked, charts.Line{Name: n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 1+i%7)})
-		memLines = append(memLines, charts.Line{Name: n, X: g.x, Y: g.mem, Class: fmt.Sprintf("s%d", 1+i%7)})
-	}
-	for i, n := range names("node") {
-		g := byRole["node"][n]
-		nodeLines = append(nodeLines, charts.Line{Name: "node " + n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 1+i%7), Dash: true})
-	}
-	for _, role := range []string{"generator", "agent"} {
-		for i, n := range names(role) {
-			g := byRole[role][n]
-			genLines = append(genLines, charts.Line{Name: n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 5+i%3)})
-		}
-	}
-	if len(stacked) > 0 {
-		rv.Charts = append(rv.Charts,
-			template.HTML(charts.Chart{Title: "Engine CPU (stacked per engine)", YUnit: "millicores", XMax: xmax, Bands: bands, Stacked: stacked, Lines: nodeLines}.SVG()),
-			template.HTML(charts.Chart{Title: "Engine memory", YUnit: "MiB", XMax: xmax, Bands: bands, Lines: memLines, Height: 180}.SVG()))
-	}
+	rv.Charts = append(rv.Charts, loadCharts(ser, r.TargetRPS, total, xmax, bands)...)
+	rg := groupResources(res, start, xmax)
+	genLines := rv.engineCharts(rg, xmax, bands)
 	host, note, err := f.Host(r.ID)
 	if err != nil {
 		return notes, err
@@ -354,9 +282,105 @@ func (rv *RunView) build(f *evidence.Folder) ([]string, error) {
 		rv.Charts = append(rv.Charts, template.HTML(charts.Chart{Title: "Load generator CPU", YUnit: "millicores", XMax: xmax, Bands: bands, Lines: genLines, Height: 180}.SVG()))
 	}
 	rv.Charts = append(rv.Charts, hc.charts...)
-	if skipped > 0 {
-		notes = append(notes, fmt.Sprintf("%s: %d resource samples of processes or pods beyond the first %d are not charted", r.ID, skipped, maxSeries))
+	if rg.skipped > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %d resource samples of processes or pods beyond the first %d are not charted", r.ID, rg.skipped, maxSeries))
 	}
 	rv.Agents = ser.agentRows()
 	return notes, nil
+}
+
+// loadCharts are throughput and latency per second of the run.
+func loadCharts(ser *series, target, total, xmax float64, bands []charts.Band) []template.HTML {
+	var tx, done, drop, mean, p50, p95, p99 []float64
+	for _, s := range ser.seconds() {
+		if s.t < 0 {
+			continue
+		}
+		x := s.t + 0.5
+		tx = append(tx, x)
+		done = append(done, float64(s.answered))
+		drop = append(drop, float64(s.dropped))
+		mean, p50, p95, p99 = append(mean, s.mean), append(p50, s.p50), append(p95, s.p95), append(p99, s.p99)
+	}
+	return []template.HTML{
+		template.HTML(charts.Chart{Title: "Throughput", YUnit: "exchanges / s", XMax: xmax, Bands: bands, Lines: []charts.Line{
+			{Name: "target", X: []float64{0, total}, Y: []float64{target, target}, Class: "s0", Dash: true},
+			{Name: "achieved", X: tx, Y: done, Class: "s1"},
+			{Name: "dropped", X: tx, Y: drop, Class: "s4"},
+		}}.SVG()),
+		template.HTML(charts.Chart{Title: "Latency per second (from send)", YUnit: "ms", XMax: xmax, Bands: bands, Lines: []charts.Line{
+			{Name: "avg", X: tx, Y: mean, Class: "s0", Dash: true},
+			{Name: "p50", X: tx, Y: p50, Class: "s1"},
+			{Name: "p95", X: tx, Y: p95, Class: "s2"},
+			{Name: "p99", X: tx, Y: p99, Class: "s3"},
+		}}.SVG()),
+	}
+}
+
+// resourceGroup is one process's or pod's samples, as chart points.
+type resourceGroup struct{ x, cpu, mem []float64 }
+
+// resourceGroups are the run's resource samples by role and name, at most
+// maxSeries of them; skipped counts the samples of the others.
+type resourceGroups struct {
+	byRole  map[string]map[string]*resourceGroup
+	skipped int
+}
+
+func groupResources(res []stats.ResourceSample, start int64, xmax float64) resourceGroups {
+	rg := resourceGroups{byRole: map[string]map[string]*resourceGroup{}}
+	series := 0
+	for _, smp := range res {
+		x := float64(smp.AtUS-start) / 1e6
+		if x < 0 || x > xmax {
+			continue
+		}
+		if rg.byRole[smp.Kind] == nil {
+			rg.byRole[smp.Kind] = map[string]*resourceGroup{}
+		}
+		g := rg.byRole[smp.Kind][smp.Name]
+		if g == nil {
+			if series >= maxSeries {
+				rg.skipped++
+				continue
+			}
+			series++
+			g = &resourceGroup{}
+			rg.byRole[smp.Kind][smp.Name] = g
+		}
+		g.x, g.cpu, g.mem = append(g.x, x), append(g.cpu, smp.CPUMillicores), append(g.mem, float64(smp.MemoryBytes)/(1<<20))
+	}
+	return rg
+}
+
+// names are a role's members, sorted.
+func (rg resourceGroups) names(role string) []string {
+	return slices.Sorted(maps.Keys(rg.byRole[role]))
+}
+
+// engineCharts adds the engines' CPU (stacked, with the nodes') and memory
+// charts, and returns the generator's and agents' CPU lines.
+func (rv *RunView) engineCharts(rg resourceGroups, xmax float64, bands []charts.Band) (genLines []charts.Line) {
+	var stacked, memLines, nodeLines []charts.Line
+	for i, n := range rg.names("engine") {
+		g := rg.byRole["engine"][n]
+		stacked = append(stacked, charts.Line{Name: n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 1+i%7)})
+		memLines = append(memLines, charts.Line{Name: n, X: g.x, Y: g.mem, Class: fmt.Sprintf("s%d", 1+i%7)})
+	}
+	for i, n := range rg.names("node") {
+		g := rg.byRole["node"][n]
+		nodeLines = append(nodeLines, charts.Line{Name: "node " + n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 1+i%7), Dash: true})
+	}
+	for _, role := range []string{"generator", "agent"} {
+		for i, n := range rg.names(role) {
+			g := rg.byRole[role][n]
+			genLines = append(genLines, charts.Line{Name: n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 5+i%3)})
+		}
+	}
+	if len(stacked) > 0 {
+		rv.Charts = append(rv.Charts,
+			template.HTML(charts.Chart{Title: "Engine CPU (stacked per engine)", YUnit: "millicores", XMax: xmax, Bands: bands, Stacked: stacked, Lines: nodeLines}.SVG()),
+			template.HTML(charts.Chart{Title: "Engine memory", YUnit: "MiB", XMax: xmax, Bands: bands, Lines: memLines, Height: 180}.SVG()))
+	}
+	return genLines
 }

@@ -424,20 +424,7 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 	if exchanges == 0 {
 		return c, mem
 	}
-	// Exact when every member has cumulative counters around the window.
-	var cpuSeconds float64
-	exact := true
-	for _, ss := range names {
-		sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
-		a, okA := interpolate(ss, start)
-		b, okB := interpolate(ss, end)
-		if !okA || !okB || !monotonic(ss) {
-			exact = false
-			break
-		}
-		cpuSeconds += b - a
-	}
-	if exact {
+	if cpuSeconds, exact := cumulativeCPU(names, start, end); exact {
 		c.Method = "cumulative"
 		c.CPUMsPerExchange = round3(cpuSeconds * 1000 / float64(exchanges))
 		return c, mem
@@ -445,6 +432,22 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 	seconds := float64(end-start) / 1e6
 	c.CPUMsPerExchange = round3(c.AvgCores * 1000 * seconds / float64(exchanges))
 	return c, mem
+}
+
+// cumulativeCPU is the CPU seconds the members' cumulative counters
+// advanced between start and end; exact is false unless every member has
+// a counter that never went back, read around both ends.
+func cumulativeCPU(members map[string][]ResourceSample, start, end int64) (cpuSeconds float64, exact bool) {
+	for _, ss := range members {
+		sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
+		a, okA := interpolate(ss, start)
+		b, okB := interpolate(ss, end)
+		if !okA || !okB || !monotonic(ss) {
+			return 0, false
+		}
+		cpuSeconds += b - a
+	}
+	return cpuSeconds, true
 }
 
 // monotonic reports whether a cumulative counter never went back (a

@@ -25,8 +25,6 @@ var allowed = map[string]int{
 	"authserver Config.Validate":      100,
 	"authserver Server.exchange":      130,
 	"charts Chart.SVG":                113,
-	"collector/report RunView.build":  126,
-	"collector/stats groupCPU":        81,
 	"runner Campaign.Run":             81,
 	"runner Campaign.runOne":          84,
 	"runner/config Campaign.Validate": 123,
@@ -34,7 +32,6 @@ var allowed = map[string]int{
 	"runner/kube/e2e Start":           216,
 	"runner/local Driver.Start":       91,
 	"runner/local StartEmbedded":      135,
-	"tui/headless Printer.Consume":    131,
 }
 
 // generated is the marker of generated files (https://go.dev/s/generatedcode).

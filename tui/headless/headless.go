@@ -49,33 +49,11 @@ func (p *Printer) Consume(e event.Event) {
 	defer p.mu.Unlock()
 	switch v := e.(type) {
 	case event.CampaignStarted:
-		p.runs = len(v.Runs)
-		p.index = map[string]int{}
-		p.plans = map[string]event.PlannedRun{}
-		var total time.Duration
-		for _, r := range v.Runs {
-			p.index[r.ID] = r.Index
-			p.plans[r.ID] = r
-			total += r.Total()
-		}
-		p.engine = map[string]float64{}
-		p.printf("tokex campaign %s (%s) · driver %s · %d runs, about %s\n", v.ID, v.Name, v.Driver, len(v.Runs), total.Round(time.Second))
-		p.printf("target %s\n", v.Target)
-		if len(v.Resumed) > 0 {
-			p.printf("resuming: %d runs already done (%s)\n", len(v.Resumed), strings.Join(v.Resumed, ", "))
-		}
+		p.campaignStarted(v)
 	case event.Capacity:
 		p.printf("%s\n", v.Line())
 	case event.RunStarted:
-		p.current, p.started, p.windows = v.Run, v.At, 0
-		p.live.Reset(v.Run.Warmup <= 0)
-		p.said = map[stats.WarningCode]bool{}
-		kind := fmt.Sprintf("round %d", v.Run.Round)
-		if v.Run.Sanity {
-			kind = "sanity (discarded)"
-		}
-		p.printf("%s %s %s: %s, %d agents, warmup %s, measure %s\n", p.tag(v.Run.ID), v.Run.ID, kind,
-			stats.StageLabel(v.Run.TargetRPS), v.Run.Agents, v.Run.Warmup, v.Run.Duration)
+		p.runStarted(v)
 	case event.Resource:
 		switch v.Role {
 		case "engine":
@@ -96,82 +74,123 @@ func (p *Printer) Consume(e event.Event) {
 			p.live.Measuring()
 		}
 	case event.Window:
-		if v.RunID != p.current.ID {
-			return
-		}
-		p.live.Window(v.TargetRPS, v.Latency.P50, v.SendLagP99, v.Phase == stats.Measured)
-		p.sayLive()
-		if v.Phase != stats.Measured {
-			return
-		}
-		p.windows++
-		if p.Every > 0 && p.windows%p.Every != 0 {
-			return
-		}
-		var eng float64
-		for _, m := range p.engine {
-			eng += m
-		}
-		succ := "     —"
-		if n := v.OK + v.Errors; n > 0 {
-			succ = fmt.Sprintf("%6.2f%%", float64(v.OK)/float64(n)*100)
-		}
-		host := ""
-		if p.host != nil && p.host.CPUs > 0 {
-			host = fmt.Sprintf("  host %.2f/%d cores", p.host.BusyCores, p.host.CPUs)
-		}
-		p.printf("%s   t+%-4s %5.0f/s  ok %s  p95 %7.2f ms  p99 %7.2f ms  in-flight %d  dropped %d  engine %4.0f m  generator %4.0f m%s\n",
-			p.tag(v.RunID), v.At.Sub(p.started).Round(time.Second), v.AchievedRPS(), succ, v.Latency.P95, v.Latency.P99,
-			v.InFlight, v.Dropped, eng, p.gen, host)
+		p.window(v)
 	case event.Log:
 		p.log(v)
 	case event.RunFinished:
-		p.said = nil
-		s := v.Stats
-		if s == nil {
-			p.printf("%s %s %s %s\n", p.tag(v.RunID), v.RunID, v.Status, v.Reason)
-			return
-		}
-		mark := "✓"
-		if !s.ThresholdsPassed {
-			mark = "✗"
-		}
-		if s.Sanity {
-			mark = "(discarded)"
-		}
-		cpu := "engine CPU n/a"
-		if s.EngineCPU != nil {
-			cpu = fmt.Sprintf("engine %.2f cores, %.2f CPU-ms/exchange", s.EngineCPU.AvgCores, s.EngineCPU.CPUMsPerExchange)
-		}
-		p95 := "p95 —"
-		if s.Requests > 0 {
-			p95 = fmt.Sprintf("p95 %.2f ms", s.LatencyMs.P95)
-		}
-		if s.Status == stats.StatusDone {
-			p.printf("%s %s %s %s: %d exchanges, %.1f%% of arrivals answered, success %.2f%%, dropped %d, %s, %s\n",
-				p.tag(v.RunID), v.RunID, v.Status, mark, s.Requests, s.AchievedRatio*100, s.SuccessRatio*100, s.Dropped, p95, cpu)
-		} else {
-			// Cut short: its figures cover part of the plan and are not reported.
-			p.printf("%s %s %s after %.1f of %.0f s measured: %d exchanges, success %.2f%%, dropped %d, %s; not reported\n",
-				p.tag(v.RunID), v.RunID, v.Status, max(0, s.MeasuredSeconds), p.plans[v.RunID].Duration.Seconds(), s.Requests, s.SuccessRatio*100, s.Dropped, p95)
-		}
-		if v.Reason != "" {
-			p.printf("%s   reason: %s\n", p.tag(v.RunID), v.Reason)
-		}
-		for _, w := range s.Warnings {
-			w.Run = ""
-			p.printf("%s   warning: %s\n", p.tag(v.RunID), w)
-		}
-		for i, k := range s.TopErrors {
-			if i == 3 {
-				break
-			}
-			p.printf("%s   error: %s\n", p.tag(v.RunID), k)
-		}
+		p.runFinished(v)
 	case event.CampaignFinished:
 		if v.Summary != nil {
 			io.WriteString(p.W, "\n"+Report(v.Summary))
 		}
+	}
+}
+
+func (p *Printer) campaignStarted(v event.CampaignStarted) {
+	p.runs = len(v.Runs)
+	p.index = map[string]int{}
+	p.plans = map[string]event.PlannedRun{}
+	var total time.Duration
+	for _, r := range v.Runs {
+		p.index[r.ID] = r.Index
+		p.plans[r.ID] = r
+		total += r.Total()
+	}
+	p.engine = map[string]float64{}
+	p.printf("tokex campaign %s (%s) · driver %s · %d runs, about %s\n", v.ID, v.Name, v.Driver, len(v.Runs), total.Round(time.Second))
+	p.printf("target %s\n", v.Target)
+	if len(v.Resumed) > 0 {
+		p.printf("resuming: %d runs already done (%s)\n", len(v.Resumed), strings.Join(v.Resumed, ", "))
+	}
+}
+
+func (p *Printer) runStarted(v event.RunStarted) {
+	p.current, p.started, p.windows = v.Run, v.At, 0
+	p.live.Reset(v.Run.Warmup <= 0)
+	p.said = map[stats.WarningCode]bool{}
+	kind := fmt.Sprintf("round %d", v.Run.Round)
+	if v.Run.Sanity {
+		kind = "sanity (discarded)"
+	}
+	p.printf("%s %s %s: %s, %d agents, warmup %s, measure %s\n", p.tag(v.Run.ID), v.Run.ID, kind,
+		stats.StageLabel(v.Run.TargetRPS), v.Run.Agents, v.Run.Warmup, v.Run.Duration)
+}
+
+// window feeds the live health rules and prints every Nth measured second.
+func (p *Printer) window(v event.Window) {
+	if v.RunID != p.current.ID {
+		return
+	}
+	p.live.Window(v.TargetRPS, v.Latency.P50, v.SendLagP99, v.Phase == stats.Measured)
+	p.sayLive()
+	if v.Phase != stats.Measured {
+		return
+	}
+	p.windows++
+	if p.Every > 0 && p.windows%p.Every != 0 {
+		return
+	}
+	var eng float64
+	for _, m := range p.engine {
+		eng += m
+	}
+	succ := "     —"
+	if n := v.OK + v.Errors; n > 0 {
+		succ = fmt.Sprintf("%6.2f%%", float64(v.OK)/float64(n)*100)
+	}
+	host := ""
+	if p.host != nil && p.host.CPUs > 0 {
+		host = fmt.Sprintf("  host %.2f/%d cores", p.host.BusyCores, p.host.CPUs)
+	}
+	p.printf("%s   t+%-4s %5.0f/s  ok %s  p95 %7.2f ms  p99 %7.2f ms  in-flight %d  dropped %d  engine %4.0f m  generator %4.0f m%s\n",
+		p.tag(v.RunID), v.At.Sub(p.started).Round(time.Second), v.AchievedRPS(), succ, v.Latency.P95, v.Latency.P99,
+		v.InFlight, v.Dropped, eng, p.gen, host)
+}
+
+// runFinished prints the run's figures, then its reason, warnings and most
+// common errors.
+func (p *Printer) runFinished(v event.RunFinished) {
+	p.said = nil
+	s := v.Stats
+	if s == nil {
+		p.printf("%s %s %s %s\n", p.tag(v.RunID), v.RunID, v.Status, v.Reason)
+		return
+	}
+	mark := "✓"
+	if !s.ThresholdsPassed {
+		mark = "✗"
+	}
+	if s.Sanity {
+		mark = "(discarded)"
+	}
+	cpu := "engine CPU n/a"
+	if s.EngineCPU != nil {
+		cpu = fmt.Sprintf("engine %.2f cores, %.2f CPU-ms/exchange", s.EngineCPU.AvgCores, s.EngineCPU.CPUMsPerExchange)
+	}
+	p95 := "p95 —"
+	if s.Requests > 0 {
+		p95 = fmt.Sprintf("p95 %.2f ms", s.LatencyMs.P95)
+	}
+	if s.Status == stats.StatusDone {
+		p.printf("%s %s %s %s: %d exchanges, %.1f%% of arrivals answered, success %.2f%%, dropped %d, %s, %s\n",
+			p.tag(v.RunID), v.RunID, v.Status, mark, s.Requests, s.AchievedRatio*100, s.SuccessRatio*100, s.Dropped, p95, cpu)
+	} else {
+		// Cut short: its figures cover part of the plan and are not reported.
+		p.printf("%s %s %s after %.1f of %.0f s measured: %d exchanges, success %.2f%%, dropped %d, %s; not reported\n",
+			p.tag(v.RunID), v.RunID, v.Status, max(0, s.MeasuredSeconds), p.plans[v.RunID].Duration.Seconds(), s.Requests, s.SuccessRatio*100, s.Dropped, p95)
+	}
+	if v.Reason != "" {
+		p.printf("%s   reason: %s\n", p.tag(v.RunID), v.Reason)
+	}
+	for _, w := range s.Warnings {
+		w.Run = ""
+		p.printf("%s   warning: %s\n", p.tag(v.RunID), w)
+	}
+	for i, k := range s.TopErrors {
+		if i == 3 {
+			break
+		}
+		p.printf("%s   error: %s\n", p.tag(v.RunID), k)
 	}
 }
 
