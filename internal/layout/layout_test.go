@@ -19,6 +19,7 @@ const module = "github.com/tokex-dev/tokex/"
 // anything. Test files follow the same rules, except end-to-end suites.
 var allowed = map[string][]string{
 	"internal":   {},
+	"bench":      {}, // standalone tools of the bench/ scripts
 	"exchange":   {"internal"},
 	"subject":    {"internal"},
 	"authserver": {"exchange", "subject", "internal"},
