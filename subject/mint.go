@@ -176,6 +176,7 @@ type Minter struct {
 	header   string // base64url of the header, with the dot
 	shape    *compiledShape
 	shapeErr error
+	sign     func(signingInput, dst []byte) ([]byte, error)
 }
 
 func (m *Minter) init() {
@@ -191,6 +192,9 @@ func (m *Minter) init() {
 	}{m.Key.Alg, m.Key.Kid, typ})
 	m.header = base64.RawURLEncoding.EncodeToString(h) + "."
 	m.shape, m.shapeErr = m.Shape.compile()
+	if m.shapeErr == nil {
+		m.sign, m.shapeErr = signerFor(m.Key)
+	}
 }
 
 // Mint signs a token for the agent whose client id is clientID: its
@@ -212,22 +216,30 @@ func (m *Minter) Mint(clientID string) (string, error) {
 	if aud == "" {
 		aud = clientID
 	}
-	var b strings.Builder
-	b.Grow(192 + len(m.shape.extra))
-	b.WriteString(`{"iss":`)
-	writeJSONString(&b, m.Issuer)
-	b.WriteString(`,"sub":`)
-	writeJSONString(&b, user)
-	b.WriteString(`,"aud":`)
-	writeJSONString(&b, aud)
-	b.WriteString(`,"iat":`)
-	b.WriteString(strconv.FormatInt(t, 10))
-	b.WriteString(`,"exp":`)
-	b.WriteString(strconv.FormatInt(t+int64(m.Lifetime/time.Second), 10))
-	b.WriteString(`,"jti":`)
-	writeJSONString(&b, m.Prefix+strconv.FormatUint(n, 36))
+	bp, _ := bufs.Get().(*[2][]byte)
+	if bp == nil {
+		bp = &[2][]byte{make([]byte, 0, 512), make([]byte, 0, 512)}
+	}
+	b := append(bp[1][:0], `{"iss":`...)
+	b = appendJSONString(b, m.Issuer)
+	b = append(b, `,"sub":`...)
+	b = appendJSONString(b, user)
+	b = append(b, `,"aud":`...)
+	b = appendJSONString(b, aud)
+	b = append(b, `,"iat":`...)
+	b = strconv.AppendInt(b, t, 10)
+	b = append(b, `,"exp":`...)
+	b = strconv.AppendInt(b, t+int64(m.Lifetime/time.Second), 10)
+	b = append(b, `,"jti":"`...)
+	if p := jsonStringBody(m.Prefix); p == m.Prefix {
+		b = append(b, p...)
+		b = strconv.AppendUint(b, n, 36)
+	} else {
+		b = append(b, jsonStringBody(m.Prefix+strconv.FormatUint(n, 36))...)
+	}
+	b = append(b, '"')
 	if m.shape.template {
-		b.WriteString(placeholder.ReplaceAllStringFunc(m.shape.extra, func(p string) string {
+		b = append(b, placeholder.ReplaceAllStringFunc(m.shape.extra, func(p string) string {
 			switch strings.Trim(p, "{} ") {
 			case "user":
 				return jsonStringBody(user)
@@ -236,24 +248,35 @@ func (m *Minter) Mint(clientID string) (string, error) {
 			default: // client_id
 				return jsonStringBody(clientID)
 			}
-		}))
+		})...)
 	} else {
-		b.WriteString(m.shape.extra)
+		b = append(b, m.shape.extra...)
 	}
-	b.WriteByte('}')
-	signing := m.header + base64.RawURLEncoding.EncodeToString([]byte(b.String()))
-	sig, err := m.Key.method.Sign(signing, m.Key.Signer)
-	if err != nil {
-		return "", err
+	b = append(b, '}')
+	tok := append(bp[0][:0], m.header...)
+	tok = base64.RawURLEncoding.AppendEncode(tok, b)
+	signed := len(tok)
+	sig, err := m.sign(tok, b[:0])
+	var out string
+	if err == nil {
+		tok = append(tok, '.')
+		tok = base64.RawURLEncoding.AppendEncode(tok, sig)
+		out = string(tok)
 	}
-	return signing + "." + base64.RawURLEncoding.EncodeToString(sig), nil
+	bp[0], bp[1] = tok[:signed], sig[:0]
+	bufs.Put(bp)
+	return out, err
 }
 
-// writeJSONString writes s as a JSON string.
-func writeJSONString(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	b.WriteString(jsonStringBody(s))
-	b.WriteByte('"')
+// bufs are Mint's scratch buffers: the token and the claims (then the
+// signature).
+var bufs sync.Pool
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) []byte {
+	b = append(b, '"')
+	b = append(b, jsonStringBody(s)...)
+	return append(b, '"')
 }
 
 // jsonStringBody is s escaped for the inside of a JSON string; the common

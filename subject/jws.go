@@ -1,0 +1,71 @@
+package subject
+
+import (
+	"crypto"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+)
+
+// signerFor returns the raw JWS signature function of the key's algorithm:
+// the standard library's, called directly (golang-jwt's ES256 goes through
+// big.Int and more allocations; the signatures are the same).
+func signerFor(k *Key) (func(in, dst []byte) ([]byte, error), error) {
+	switch p := k.Signer.(type) {
+	case *ecdsa.PrivateKey:
+		return func(in, dst []byte) ([]byte, error) {
+			d := sha256.Sum256(in)
+			der, err := ecdsa.SignASN1(rand.Reader, p, d[:])
+			if err != nil {
+				return nil, err
+			}
+			return appendRawES256(dst, der)
+		}, nil
+	case *rsa.PrivateKey:
+		return func(in, dst []byte) ([]byte, error) {
+			d := sha256.Sum256(in)
+			sig, err := rsa.SignPKCS1v15(nil, p, crypto.SHA256, d[:])
+			return append(dst, sig...), err
+		}, nil
+	case ed25519.PrivateKey:
+		return func(in, dst []byte) ([]byte, error) {
+			return append(dst, ed25519.Sign(p, in)...), nil
+		}, nil
+	}
+	return nil, fmt.Errorf("subject: unsupported key type %T", k.Signer)
+}
+
+// appendRawES256 turns an ASN.1 ECDSA signature into JWS's fixed-width
+// r‖s (RFC 7518 §3.4), 32 bytes each for P-256.
+func appendRawES256(dst, der []byte) ([]byte, error) {
+	bad := errors.New("subject: malformed ECDSA signature")
+	if len(der) < 8 || der[0] != 0x30 || int(der[1]) != len(der)-2 {
+		return nil, bad
+	}
+	rest := der[2:]
+	for range 2 {
+		if len(rest) < 2 || rest[0] != 0x02 || int(rest[1]) > len(rest)-2 {
+			return nil, bad
+		}
+		n := rest[2 : 2+int(rest[1])]
+		for len(n) > 0 && n[0] == 0 {
+			n = n[1:]
+		}
+		if len(n) > 32 {
+			return nil, bad
+		}
+		for i := len(n); i < 32; i++ {
+			dst = append(dst, 0)
+		}
+		dst = append(dst, n...)
+		rest = rest[2+int(rest[1]):]
+	}
+	if len(rest) != 0 {
+		return nil, bad
+	}
+	return dst, nil
+}
