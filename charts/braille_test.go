@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
 )
 
 func TestTimeSeriesStaysBoundedAndInOrder(t *testing.T) {
@@ -102,5 +104,26 @@ func TestLabels(t *testing.T) {
 		if got := Elapsed(s); got != want {
 			t.Errorf("Elapsed(%v) = %q, want %q", s, got, want)
 		}
+	}
+}
+
+// In colour, a plot is the same text with escape codes around each run of
+// one colour.
+func TestPlotColoursRuns(t *testing.T) {
+	defer lipgloss.SetColorProfile(lipgloss.ColorProfile())
+	var a, b TimeSeries
+	for i := 0; i < 30; i++ {
+		a.Push(float64(i), float64(i%5))
+		b.Push(float64(i), 3)
+	}
+	p := Plot{Width: 40, Height: 8, XMax: 30, Traces: []Trace{
+		{Name: "a", Points: a.Points(), Style: lipgloss.NewStyle().Foreground(lipgloss.Color("#FF0000"))},
+		{Name: "b", Points: b.Points(), Style: lipgloss.NewStyle().Bold(true)}}}
+	lipgloss.SetColorProfile(termenv.Ascii)
+	plain := p.Render()
+	lipgloss.SetColorProfile(termenv.TrueColor)
+	coloured := p.Render()
+	if !strings.Contains(coloured, "\x1b[") || ansi.Strip(coloured) != plain {
+		t.Errorf("coloured plot is not the plain one with colours:\n%s\n%s", plain, coloured)
 	}
 }

@@ -10,12 +10,21 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
-// frameCache keeps the chart panels of the last frame: they are redrawn
-// only when an event arrived or the layout changed.
-type frameCache struct {
-	dirty bool
-	key   string
-	grid  string
+// panelCache keeps each chart panel's lines until its data, size, focus
+// or run changes: an event redraws only the panels it feeds.
+type panelCache map[panel]cachedPanel
+
+type cachedPanel struct {
+	key   panelKey
+	lines []string
+}
+
+type panelKey struct {
+	run          *runState
+	state        string
+	w, h         int
+	focus, zoom  bool
+	data, others int // versions of what the panel draws
 }
 
 // chartPanels are the chart grid's panels, in reading order.
@@ -43,13 +52,16 @@ func (m *Model) chartView() string {
 	}
 	m.addZone(panelLadder, 0, top, leftW, ladderH)
 	m.addZone(panelErrors, 0, top+ladderH, leftW, midH-ladderH)
-	left := fit(m.ladder(leftW, ladderH), leftW, ladderH) + "\n" + fit(m.errorsPanel(leftW, midH-ladderH), leftW, midH-ladderH)
-	right := fit(m.rightColumn(rightW, midH, top), rightW, midH)
-	mid := lipgloss.JoinHorizontal(lipgloss.Top, left, fit(strings.Repeat("│\n", midH-1)+"│", 1, midH), right)
+	left := strings.Split(fit(m.ladder(leftW, ladderH), leftW, ladderH)+"\n"+fit(m.errorsPanel(leftW, midH-ladderH), leftW, midH-ladderH), "\n")
+	right := m.rightColumn(rightW, midH, top)
 	m.addZone(panelResults, 0, top+midH+1, w, bottomH)
 	rule := s.Rule.Render(strings.Repeat("─", w))
 	lines := append([]string{}, header...)
-	lines = append(lines, rule, mid, rule, fit(strings.Join(bottom, "\n"), w, bottomH))
+	lines = append(lines, rule)
+	for i := range midH { // both columns are exactly as wide as they say
+		lines = append(lines, left[i]+"│"+right[i])
+	}
+	lines = append(lines, rule, fit(strings.Join(bottom, "\n"), w, bottomH))
 	lines = append(lines, footer...)
 	return strings.Join(lines, "\n")
 }
@@ -57,10 +69,11 @@ func (m *Model) chartView() string {
 // statusRows is the height of the figures above the charts.
 const statusRows = 3
 
-// rightColumn is the shown run's figures over the chart grid.
-func (m *Model) rightColumn(w, h, top int) string {
+// rightColumn is the shown run's figures over the chart grid: exactly h
+// lines of w cells.
+func (m *Model) rightColumn(w, h, top int) []string {
 	if m.current == nil {
-		return m.preflight(w)
+		return strings.Split(fit(m.preflight(w), w, h), "\n")
 	}
 	lines := []string{m.progress(w)}
 	r := m.shown()
@@ -74,13 +87,13 @@ func (m *Model) rightColumn(w, h, top int) string {
 		h := m.host
 		lines = append(lines, m.styles.Dim.Render(fmt.Sprintf("host running the load: %.0f m busy of %d cores · run queue %d", h.BusyCores*1000, h.CPUs, h.Runnable)))
 	}
-	status := fit(strings.Join(lines, "\n"), w, statusRows)
-	return status + "\n" + m.chartGrid(w, h-statusRows, top+statusRows)
+	status := strings.Split(fit(strings.Join(lines, "\n"), w, statusRows), "\n")
+	return append(status, m.chartGrid(w, h-statusRows, top+statusRows)...)
 }
 
 // chartGrid lays the chart panels out in rows of two or three (or the
-// zoomed one alone); the drawing is cached until the next event.
-func (m *Model) chartGrid(w, h, top int) string {
+// zoomed one alone): exactly h lines of w cells.
+func (m *Model) chartGrid(w, h, top int) []string {
 	panels := chartPanels
 	if m.zoom && m.focus.isChart() {
 		panels = []panel{m.focus}
@@ -91,60 +104,85 @@ func (m *Model) chartGrid(w, h, top int) string {
 	}
 	cols = min(cols, len(panels))
 	rows := (len(panels) + cols - 1) / cols
-	colW := (w - (cols - 1)) / cols
-	rowH := h / rows
-	r := m.shown()
-	key := fmt.Sprintf("%d×%d %v %d %p %d", w, h, panels, m.focus, r, m.errScroll)
-	for i, p := range panels {
-		m.addZone(p, ladderWidth+1+(i%cols)*(colW+1), top+(i/cols)*rowH, colW, rowH)
-	}
-	if !m.cache.dirty && m.cache.key == key {
-		return m.cache.grid
-	}
+	colW, rowH := (w-(cols-1))/cols, h/rows
 	var out []string
 	for row := 0; row < rows; row++ {
 		ph := rowH
 		if row == rows-1 {
 			ph = h - rowH*(rows-1)
 		}
-		var cells []string
+		lines := make([]string, ph)
 		for c := 0; c < cols; c++ {
-			i := row*cols + c
-			cw := colW
+			i, cw := row*cols+c, colW
 			if c == cols-1 {
 				cw = w - (colW+1)*(cols-1)
 			}
-			cell := ""
+			block := strings.Split(strings.Repeat(strings.Repeat(" ", cw)+"\n", ph-1)+strings.Repeat(" ", cw), "\n")
 			if i < len(panels) {
-				cell = m.chartPanel(panels[i], r, cw, ph)
+				m.addZone(panels[i], ladderWidth+1+c*(colW+1), top+row*rowH, cw, ph)
+				block = m.panelLines(panels[i], cw, ph)
 			}
-			if c > 0 {
-				cells = append(cells, fit(strings.Repeat(" \n", ph), 1, ph))
+			for y := range lines {
+				if c > 0 {
+					lines[y] += " "
+				}
+				lines[y] += block[y]
 			}
-			cells = append(cells, fit(cell, cw, ph))
 		}
-		out = append(out, lipgloss.JoinHorizontal(lipgloss.Top, cells...))
+		out = append(out, lines...)
 	}
-	m.cache.key, m.cache.grid, m.cache.dirty = key, strings.Join(out, "\n"), false
-	return m.cache.grid
+	return out
 }
 
-// chartPanel draws one panel: a title with the current figures over its
-// chart.
-func (m *Model) chartPanel(p panel, r *runState, w, h int) string {
-	if p == panelStages {
-		return m.stageCurve(w, h)
+// panelLines is a panel's exactly w×h lines, from the cache while what it
+// draws is unchanged.
+func (m *Model) panelLines(p panel, w, h int) []string {
+	r := m.shown()
+	k := panelKey{run: r, state: r.state, w: w, h: h, focus: m.focus == p, zoom: m.zoom, others: m.sumVer}
+	if d := r.data; d != nil {
+		switch p {
+		case panelLatency, panelThroughput:
+			k.data = d.nWin
+		case panelEngineCPU, panelEngineMem:
+			k.data = d.nEng
+		case panelGenerator:
+			k.data, k.others = d.nGen, m.hostVer
+		}
 	}
-	if r.data == nil {
-		return m.title(p, chartTitles[p]) + "\n" + m.styles.Dim.Render(wrap(noCharts, w))
+	if c, ok := m.cache[p]; ok && c.key == k {
+		return c.lines
 	}
-	title, plot := m.chart(p, r)
-	if plot.Traces == nil { // nothing measured: say so, draw no empty axes
-		return m.title(p, title)
+	if m.cache == nil {
+		m.cache = panelCache{}
 	}
-	plot.Width, plot.Height, plot.Axis = w, h-1, m.styles.Rule
-	plot.XMax = r.plan.Total().Seconds()
-	return m.title(p, title) + "\n" + plot.Render()
+	lines := m.chartPanel(p, r, w, h)
+	m.cache[p] = cachedPanel{key: k, lines: lines}
+	return lines
+}
+
+// chartPanel draws one panel, exactly w×h: a title with the current
+// figures over its chart.
+func (m *Model) chartPanel(p panel, r *runState, w, h int) []string {
+	var text string
+	switch {
+	case p == panelStages:
+		text = m.stageCurve(w, h)
+	case r.data == nil:
+		text = m.title(p, chartTitles[p]) + "\n" + m.styles.Dim.Render(wrap(noCharts, w))
+	default:
+		title, plot := m.chart(p, r)
+		if plot.Traces == nil { // nothing measured: say so, draw no empty axes
+			text = m.title(p, title)
+			break
+		}
+		plot.Width, plot.Height, plot.Axis = w, h-1, m.styles.Rule
+		plot.XMax = r.plan.Total().Seconds()
+		if out := plot.Render(); out != "" { // exactly w×(h-1) already
+			return append([]string{fit(m.title(p, title), w, 1)}, strings.Split(out, "\n")...)
+		}
+		text = m.title(p, title)
+	}
+	return strings.Split(fit(text, w, h), "\n")
 }
 
 var chartTitles = map[panel]string{

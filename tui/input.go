@@ -108,7 +108,6 @@ func (m *Model) show(i int) {
 	case rs.state != "pending":
 		m.selected = rs
 	}
-	m.cache.dirty = true
 }
 
 // follow returns to the live run.
@@ -117,7 +116,6 @@ func (m *Model) follow() {
 	if m.current != nil {
 		m.cursor = m.indexOf(m.current)
 	}
-	m.cache.dirty = true
 }
 
 // mouse focuses the panel under a click; a click on a ladder row shows that

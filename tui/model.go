@@ -87,7 +87,8 @@ type Model struct {
 	zoom                                    bool       // the focused chart fills the chart area
 	errScroll                               int        // first line of the errors panel
 	zones                                   []zone     // where the last frame drew each panel
-	cache                                   frameCache // charts drawn for the last frame
+	cache                                   panelCache // chart panels as last drawn
+	sumVer, hostVer                         int        // bumped by results and host samples
 }
 
 // New returns a dashboard.
@@ -201,7 +202,6 @@ func (m *Model) Apply(e event.Event) {
 	if t := event.Time(e); t.After(m.now) {
 		m.now = t
 	}
-	m.cache.dirty = true
 	switch v := e.(type) {
 	case event.CampaignStarted:
 		m.started(v)
@@ -295,9 +295,12 @@ func (m *Model) window(v event.Window) {
 func (m *Model) hostSample(v event.Host) {
 	h := v
 	m.host = &h
+	m.hostVer++
 	m.hostBusy.Push(v.BusyCores * 1000)
 	if m.running() {
-		m.current.data.host.Push(m.current.data.sec(v.At), v.BusyCores*1000)
+		d := m.current.data
+		d.host.Push(d.sec(v.At), v.BusyCores*1000)
+		d.nGen++
 		m.health.Host(v.At, &h.HostMetrics)
 	}
 }
@@ -320,6 +323,7 @@ func (m *Model) runFinished(v event.RunFinished) {
 	}
 	rs.state = string(v.Status)
 	rs.stats = v.Stats
+	m.sumVer++
 	if v.Stats != nil {
 		for _, w := range v.Stats.Warnings {
 			if len(m.warnings) < maxWarnings {
@@ -336,6 +340,7 @@ const maxWarnings = 500
 func (m *Model) campaignFinished(v event.CampaignFinished) {
 	f := v
 	m.finished = &f
+	m.sumVer++
 	if v.Summary != nil {
 		m.summary = v.Summary
 	}
@@ -368,6 +373,7 @@ func (m *Model) resource(v event.Resource) {
 		d.engine(v)
 	case "generator":
 		d.gen.Push(d.sec(v.At), v.CPUMillicores)
+		d.nGen++
 		m.health.Generator(v.At, v.CPUMillicores/1000)
 	}
 }

@@ -291,19 +291,6 @@ func golden(t *testing.T, name, got string, w, h int) {
 	}
 }
 
-// BenchmarkView is the cost of one frame at 120×40 mid-campaign; at 500
-// exchanges/s the stream brings about 15 events a second, so the
-// dashboard's share of a core is ns/op × 15 / 1e9.
-func BenchmarkView(b *testing.B) {
-	m := New(Options{Live: true})
-	m.SetSize(120, 40)
-	feed(m, script(0)[:300])
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		_ = m.View()
-	}
-}
-
 // A stage whose middle round hit a dead target (0 % success, fastest p95):
 // the results table reports the worse passing run, marks the failed one
 // and says the stage failed, also at 80 columns.

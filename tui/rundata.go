@@ -29,6 +29,7 @@ type runData struct {
 	engineTot, engineMem              charts.TimeSeries // millicores, bytes
 	gen, host                         charts.TimeSeries // millicores
 
+	nWin, nEng, nGen    int              // events drawn per chart: versions for the cache
 	droppedN, okN, errN int64            // measured phase
 	errKinds            map[string]int64 // measured phase, by error key
 	agents              map[int]agentRow
@@ -57,6 +58,7 @@ func (d *runData) sec(at time.Time) float64 {
 func (d *runData) window(v event.Window) {
 	w := v
 	d.win = &w
+	d.nWin++
 	t := d.sec(v.At)
 	per := v.Seconds
 	if per <= 0 {
@@ -99,6 +101,7 @@ func (d *runData) engine(v event.Resource) {
 		d.engines[v.Name] = es
 	}
 	t := d.sec(v.At)
+	d.nEng++
 	es.cpu.Push(t, v.CPUMillicores)
 	es.mem = v.MemoryBytes
 	var cpu float64
