@@ -28,6 +28,7 @@ type Campaign struct {
 	Target     Target           `yaml:"target"`
 	Request    Request          `yaml:"request"`
 	Subject    Subject          `yaml:"subject"`
+	Check      Check            `yaml:"check"`
 	Agents     Agents           `yaml:"agents"`
 	Users      Users            `yaml:"users"`
 	Stages     []float64        `yaml:"stages"` // total exchanges per second
@@ -114,6 +115,45 @@ type Request struct {
 func (r Request) Template() exchange.Template {
 	return exchange.Template{SubjectTokenType: r.SubjectTokenType, RequestedTokenType: r.RequestedTokenType,
 		Resources: r.Resources, Audiences: r.Audiences, Scope: r.Scope, Extra: r.Extra, Auth: exchange.AuthMethod(r.AuthMethod)}
+}
+
+// Check is what makes a response a success.
+type Check struct {
+	// Required members, non-empty strings (default access_token,
+	// issued_token_type); TokenType the expected token_type, any case.
+	Required  []string `yaml:"required"`
+	TokenType string   `yaml:"token_type"`
+	Verify    Verify   `yaml:"verify"`
+}
+
+// Verify checks a sample of the issued tokens against the target's keys,
+// found through its metadata.
+type Verify struct {
+	Sample      float64       `yaml:"sample"`       // fraction of successes verified, 0 (off) to 1
+	MetadataURL string        `yaml:"metadata_url"` // default: discovered from target.url
+	Audience    string        `yaml:"audience"`     // expected in aud; default the requested resource, "any" not checked
+	Client      bool          `yaml:"client"`       // client_id or act.sub is the agent's client
+	Lifetime    time.Duration `yaml:"lifetime"`     // expected exp − iat; 0 not checked
+}
+
+// Exchange is the check as exchange applies it.
+func (c Check) Exchange() exchange.Check {
+	return exchange.Check{Required: c.Required, TokenType: c.TokenType}
+}
+
+// Expect is what a verified token must show: check.verify's, with the
+// audience by default the request's first resource or audience (none:
+// not checked; "any": never).
+func (c *Campaign) Expect() exchange.Expect {
+	v := c.Check.Verify
+	aud := v.Audience
+	if want := append(slices.Clone(c.Request.Resources), c.Request.Audiences...); aud == "" && len(want) > 0 {
+		aud = want[0]
+	}
+	if aud == "any" {
+		aud = ""
+	}
+	return exchange.Expect{Audience: aud, Client: v.Client, Lifetime: v.Lifetime}
 }
 
 // Subject is how the generator mints subject tokens.
@@ -436,7 +476,7 @@ func (c *Campaign) SetFormField(nameValue string) error {
 }
 
 // validateRequest checks the client authentication, the timeout, the token
-// types and the extra form fields.
+// types, the extra form fields and the success check.
 func (c *Campaign) validateRequest(doc *confload.Doc) error {
 	r := c.Request
 	switch exchange.AuthMethod(r.AuthMethod) {
@@ -466,7 +506,7 @@ func (c *Campaign) validateRequest(doc *confload.Doc) error {
 			return doc.Errorf("request.extra", "a field needs a name, and name and value at most 8192 bytes")
 		}
 	}
-	return nil
+	return c.validateCheck(doc)
 }
 
 // validateKube checks what only the kube driver needs or refuses.
@@ -491,6 +531,36 @@ func (c *Campaign) validateKube(doc *confload.Doc) error {
 	}
 	if m := c.Kube.SummaryMode; m != "" && m != "compact" && m != "full" {
 		return doc.Errorf("kube.summary_mode", "unknown mode %q (compact, full: tokex reconciles every request with it)", m)
+	}
+	return nil
+}
+
+// validateCheck checks the success check and the verification of issued
+// tokens.
+func (c *Campaign) validateCheck(doc *confload.Doc) error {
+	k := c.Check
+	if len(k.Required) > 16 {
+		return doc.Errorf("check.required", "at most 16 members")
+	}
+	for _, f := range append(slices.Clone(k.Required), k.TokenType, k.Verify.Audience) {
+		if len(f) > 256 || strings.ContainsFunc(f, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+			return doc.Errorf("check", "%q: at most 256 characters without control characters", f)
+		}
+	}
+	v := k.Verify
+	if !(v.Sample >= 0 && v.Sample <= 1) {
+		return doc.Errorf("check.verify.sample", "must be between 0 (off) and 1 (every success)")
+	}
+	if v.Lifetime < 0 || v.Lifetime > MaxPhase {
+		return doc.Errorf("check.verify.lifetime", "must be between 0 (not checked) and 24h")
+	}
+	if v.MetadataURL != "" {
+		if u, err := url.Parse(v.MetadataURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return doc.Errorf("check.verify.metadata_url", "must be an http(s) URL")
+		}
+	}
+	if c.Driver == "kube" && (k.Required != nil || k.TokenType != "" || v.Sample > 0) {
+		return doc.Errorf("check", "the k6 agents check the article's response (access_token, issued_token_type); use the local driver for another check")
 	}
 	return nil
 }

@@ -61,6 +61,10 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"typ control", "subject:\n  typ: \"a\\nb\"\n", []string{"campaign.yaml:2", "subject.typ", "control characters"}},
 		{"extra form field tokex sends", "request:\n  extra:\n    grant_type: password\n", []string{"campaign.yaml:3", "request.extra.grant_type", "tokex sends grant_type itself"}},
 		{"kube subject claims", "driver: kube\ntarget:\n  url: https://as/t\nsubject:\n  claims:\n    email: x\n", []string{"campaign.yaml:5", "subject.claims", "the k6 agents mint the article's subject token"}},
+		{"verify sample", "check:\n  verify:\n    sample: 2\n", []string{"campaign.yaml:3", "check.verify.sample", "between 0 (off) and 1"}},
+		{"verify metadata url", "check:\n  verify:\n    metadata_url: /x\n", []string{"campaign.yaml:3", "check.verify.metadata_url", "http(s) URL"}},
+		{"verify lifetime", "check:\n  verify:\n    lifetime: -1s\n", []string{"campaign.yaml:3", "check.verify.lifetime"}},
+		{"kube check", "driver: kube\ntarget:\n  url: https://as/t\ncheck:\n  token_type: DPoP\n", []string{"campaign.yaml:4", "check", "the k6 agents check the article's response"}},
 		{"token type", "request:\n  subject_token_type: idtoken\n", []string{"campaign.yaml:2", "request.subject_token_type", "neither access_token, jwt, id_token, refresh_token nor a token type URI"}},
 	}
 	for _, tc := range cases {

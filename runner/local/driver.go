@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"os"
 	"runtime"
@@ -16,6 +17,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/proc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -102,18 +104,9 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 		}
 	}
 
-	tmpl := c.Request.Template()
-	users := c.Users.Names()
-	d.gen = &Generator{URL: d.target, Body: tmpl.Compile(), MaxInFlight: c.Agents.MaxInFlight, Timeout: c.Request.Timeout}
-	for i := 0; i < c.Agents.Count; i++ {
-		d.gen.Agents = append(d.gen.Agents, &Agent{
-			Index: i, ClientID: c.ClientID(i), Secret: d.Secret,
-			Minter: &subject.Minter{Key: d.SubjectKey, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime,
-				Users: users, Shape: c.Subject.Shape(), Prefix: fmt.Sprintf("%s-a%d-", d.CampaignID, i)},
-		})
+	if err := d.newGenerator(ctx, tlsCfg, out); err != nil {
+		return err
 	}
-	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
-	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Conns: c.Agents.MaxInFlight})
 
 	enginePID := 0
 	if d.emb != nil {
@@ -299,4 +292,38 @@ func (d *Driver) Close() error {
 
 func isSignalExit(err error) bool {
 	return strings.Contains(err.Error(), "signal:")
+}
+
+// newGenerator builds the agents, their connections and the success check;
+// with check.verify it reads the target's keys first.
+func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runner.Output) error {
+	c := d.Cfg
+	users := c.Users.Names()
+	d.gen = &Generator{URL: d.target, Body: c.Request.Template().Compile(), MaxInFlight: c.Agents.MaxInFlight,
+		Timeout: c.Request.Timeout, Check: c.Check.Exchange()}
+	for i := 0; i < c.Agents.Count; i++ {
+		d.gen.Agents = append(d.gen.Agents, &Agent{
+			Index: i, ClientID: c.ClientID(i), Secret: d.Secret,
+			Minter: &subject.Minter{Key: d.SubjectKey, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime,
+				Users: users, Shape: c.Subject.Shape(), Prefix: fmt.Sprintf("%s-a%d-", d.CampaignID, i)},
+		})
+	}
+	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
+	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Conns: c.Agents.MaxInFlight})
+	v := c.Check.Verify
+	if v.Sample <= 0 {
+		return nil
+	}
+	hc := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{TLSClientConfig: tlsCfg.Clone()}}
+	dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	ver, where, err := exchange.Discover(dctx, hc, d.target, v.MetadataURL)
+	if err != nil {
+		return fmt.Errorf("check.verify: %w (set check.verify.metadata_url, or sample: 0)", err)
+	}
+	ver.Expect = c.Expect()
+	d.gen.Verifier, d.gen.VerifyEvery = ver, int64(math.Max(1, math.Round(1/v.Sample)))
+	out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: fmt.Sprintf(
+		"issued tokens: one success in %d per agent verified against the keys of %s (%d keys)", d.gen.VerifyEvery, where, ver.Keys.Len())})
+	return nil
 }

@@ -60,6 +60,11 @@ type Generator struct {
 	Timeout     time.Duration
 	// MintAhead is how far ahead of its schedule a token may be minted.
 	MintAhead time.Duration
+	// Check makes a 200 a success; Verifier, when set, also checks the
+	// issued token of one success in VerifyEvery of each agent.
+	Check       exchange.Check
+	Verifier    *exchange.IssuedVerifier
+	VerifyEvery int64
 
 	details *exchange.DetailSet // this run's distinct details, bounded
 }
@@ -249,9 +254,8 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 		if rerr != nil {
 			outcome, desc = exchange.ClassifyErr(ctx, rerr), exchange.TransportDescription(rerr)
 		} else {
-			outcome, detail = exchange.Classify(resp.StatusCode, b)
+			outcome, detail, desc = g.classify(a, r.Seq, resp.StatusCode, b)
 			detail = g.details.Admit(exchange.Scrub(detail, a.Secret, tok))
-			desc = exchange.Description(resp.StatusCode, b)
 		}
 	} else {
 		outcome, desc = exchange.ClassifyErr(ctx, err), exchange.TransportDescription(err)
@@ -269,6 +273,21 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 	} else if outcome != exchange.OutcomeAborted {
 		a.errs.Add(1)
 	}
+}
+
+// classify applies the success check and, to a sample, the verification of
+// the issued token; desc is why a response failed.
+func (g *Generator) classify(a *Agent, seq int64, status int, b []byte) (exchange.Outcome, string, string) {
+	outcome, detail, why := g.Check.Classify(status, b)
+	if outcome == exchange.OutcomeOK && g.Verifier != nil && g.VerifyEvery > 0 && seq%g.VerifyEvery == 0 {
+		if err := g.Verifier.Verify(b, a.ClientID); err != nil {
+			return exchange.OutcomeBadResponse, "200", err.Error()
+		}
+	}
+	if why == "" {
+		why = exchange.Description(status, b)
+	}
+	return outcome, detail, why
 }
 
 // pipeline is an agent's queue of pre-minted subject tokens.

@@ -49,10 +49,11 @@ func TestRunChecksTheIssuedToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, out := smokeAgainst(t, c, 5*time.Minute); !ok || !strings.Contains(out, "✓ sub is the subject's user perf-user-001") {
+	if ok, out := smokeAgainst(t, c, 5*time.Minute); !ok || !strings.Contains(out, "✓ sub is perf-user-001, as the article's server") ||
+		!strings.Contains(out, ", exp, aud holds https://mcp.example.internal/mcp, exp − iat is 5m0s") {
 		t.Errorf("passed %v:\n%s", ok, out)
 	}
-	if ok, out := smokeAgainst(t, c, 10*time.Minute); ok || !strings.Contains(out, "✗ exp − iat is 10m0s (got 5m0s)") {
+	if ok, out := smokeAgainst(t, c, 10*time.Minute); ok || !strings.Contains(out, "✗ issued token: exp − iat is not 10m0s") {
 		t.Errorf("a wrong lifetime passed %v:\n%s", ok, out)
 	}
 }
@@ -66,7 +67,7 @@ func TestRunWithUsersPrefix(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Users.Prefix = "acme-"
-	if ok, out := smokeAgainst(t, c, 5*time.Minute); !ok || !strings.Contains(out, "✓ sub is the subject's user acme-001") {
+	if ok, out := smokeAgainst(t, c, 5*time.Minute); !ok || !strings.Contains(out, "✓ sub is acme-001, as the article's server") {
 		t.Errorf("passed %v:\n%s", ok, out)
 	}
 }

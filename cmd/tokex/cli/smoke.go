@@ -20,9 +20,13 @@ func newSmokeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "smoke",
 		Short: "One real token exchange before any load, with the issued token decoded and checked",
-		Long: `Perform one token exchange as agent 0 and check the issued token: sub is the
-subject token's user, act.sub is the client, aud is the requested resource,
-scope is the requested scope and exp − iat is the expected lifetime. Without
+		Long: `Perform one token exchange as agent 0 with the campaign's request and check
+the response as the campaign does (check.required, check.token_type), then
+verify the issued token as check.verify does: its signature against the keys
+of the target's metadata, iss and exp, aud (default the requested resource),
+the client (check.verify.client) and exp − iat (check.verify.lifetime or
+--lifetime). A target without metadata is noted, unless check.verify.sample
+is set. Without
 --url it goes through a port-forward to the engine Service (kube.engines),
 like the article's smoke test. Tokens and secrets are printed truncated.`,
 		Args: cobra.NoArgs,
@@ -45,7 +49,7 @@ like the article's smoke test. Tokens and secrets are printed truncated.`,
 	}
 	o.campaignFlags(cmd)
 	cmd.Flags().StringVar(&direct, "url", "", "token endpoint to call directly (no port-forward)")
-	cmd.Flags().DurationVar(&lifetime, "lifetime", 5*time.Minute, "expected issued-token lifetime (exp − iat)")
+	cmd.Flags().DurationVar(&lifetime, "lifetime", 0, "expected issued-token lifetime (exp − iat); default check.verify.lifetime")
 	cmd.Flags().BoolVar(&o.insecure, "insecure", false, "do not verify the server's TLS certificate")
 	return cmd
 }

@@ -72,3 +72,46 @@ func TestSmokePrintsNoTargetControlText(t *testing.T) {
 		t.Error("the secret was printed")
 	}
 }
+
+// TestSmokeUsesTheCampaignCheck: smoke passes a third-party server whose
+// exchange succeeds though its token is not the article's (an opaque
+// token, no metadata), and applies check.required, check.token_type and
+// check.verify as a campaign does.
+func TestSmokeUsesTheCampaignCheck(t *testing.T) {
+	t.Setenv("TOKEX_HOME", t.TempDir())
+	t.Setenv("TOKEX_CLIENT_SECRET", "smoke-secret-123456")
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/token" {
+			http.NotFound(w, r)
+			return
+		}
+		_, _ = w.Write([]byte(`{"access_token":"opaque-ab12","issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"bearer"}`))
+	}))
+	defer target.Close()
+	cfg := func(y string) string {
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		_ = os.WriteFile(p, []byte(y), 0o600)
+		return p
+	}
+	for _, tc := range []struct {
+		name, config string
+		code         int
+		want         string
+	}{
+		{"default check, no metadata", "", 0, "– issued token not verified: no metadata with a jwks_uri"},
+		{"token_type", "check: {token_type: DPoP}\n", ExitThresholds, `✗ exchange failed: bad_response 200 token_type is "bearer", want DPoP`},
+		{"required", "check: {required: [access_token, refresh_token]}\n", ExitThresholds, "✗ exchange failed: bad_response 200 the response has no refresh_token"},
+		{"verify asked", "check: {verify: {sample: 0.1}}\n", ExitThresholds, "✗ issued token not verifiable: no metadata with a jwks_uri"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := []string{"smoke", "--url", target.URL + "/token"}
+			if tc.config != "" {
+				args = append(args, "--config", cfg(tc.config))
+			}
+			var out, errb bytes.Buffer
+			if code := Main(args, &out, &errb); code != tc.code || !strings.Contains(out.String(), tc.want) {
+				t.Fatalf("exit %d, want %d and %q\n%s\n%s", code, tc.code, tc.want, out.String(), errb.String())
+			}
+		})
+	}
+}

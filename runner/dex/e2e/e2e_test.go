@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,6 +69,9 @@ request:
   scope: openid email groups
   extra:
     connector_id: tokex
+check:
+  token_type: bearer
+  verify: {sample: 0.25, lifetime: 24h}
 subject:
   issuer: %s
   alg: ES256
@@ -131,6 +135,9 @@ func TestCampaignAgainstDex(t *testing.T) {
 	}
 	close(stop)
 	<-scraped
+	if want := "note: issued tokens: one success in 4 per agent verified against the keys of " + d.Issuer + "/.well-known/openid-configuration"; !strings.Contains(stdout.String(), want) {
+		t.Errorf("tokex did not say it verifies Dex's tokens (%q):\n%s", want, stdout.String())
+	}
 	ok200, _ := d.Metric("http_requests_total", map[string]string{"handler": "/token", "code": "200"})
 	after, _ := d.Metric("http_requests_total", token)
 
@@ -202,5 +209,20 @@ func TestCampaignAgainstDex(t *testing.T) {
 		time.Duration(lastAt-firstAt)*time.Microsecond, d.PID, tokexCPU, dexDelta, ok)
 	if dexDelta <= 0 || math.Abs(tokexCPU-dexDelta) > 0.03+0.05*dexDelta {
 		t.Errorf("engine CPU: tokex read %.3f s, Dex reports %.3f s", tokexCPU, dexDelta)
+	}
+}
+
+// TestSmokeAgainstDex: tokex smoke with the campaign's check passes against
+// Dex, whose tokens are not the article's, and verifies the token Dex issued
+// against Dex's own keys.
+func TestSmokeAgainstDex(t *testing.T) {
+	d, iss := dex(t, 1)
+	cfg := campaign(t, d, iss)
+	t.Setenv("TOKEX_CLIENT_SECRET", secret)
+	var out, errb bytes.Buffer
+	code := cli.Main([]string{"smoke", "--config", cfg, "--url", d.TokenURL}, &out, &errb)
+	want := "✓ issued token verified against the keys of " + d.Issuer + "/.well-known/openid-configuration: signature, iss " + d.Issuer + ", exp, exp − iat is 24h0m0s"
+	if code != 0 || !strings.Contains(out.String(), want) || !strings.Contains(out.String(), "smoke test passed") {
+		t.Fatalf("exit %d, want %q\n%s\n%s", code, want, out.String(), errb.String())
 	}
 }

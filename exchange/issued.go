@@ -1,0 +1,194 @@
+package exchange
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tokex-dev/tokex/internal/jwks"
+)
+
+// Expect is what an issued token must show beyond a valid signature of a
+// key the target publishes and an exp in the future.
+type Expect struct {
+	Audience string        // a member of aud; "" not checked
+	Client   bool          // client_id or act.sub is the client that asked
+	Lifetime time.Duration // exp − iat exactly; 0 not checked
+}
+
+// IssuedVerifier checks issued tokens against the target's published keys.
+type IssuedVerifier struct {
+	Keys   *jwks.Set
+	Issuer string // the metadata's issuer; the token's iss must equal it when set
+	Expect Expect
+}
+
+// Algorithms an issued token may be signed with (never none or HMAC).
+var issuedAlgs = []string{"RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA"}
+
+// Verify checks the access_token of a successful response issued to
+// clientID. The error's text is a fixed phrase that quotes nothing of the
+// token.
+func (v *IssuedVerifier) Verify(body []byte, clientID string) error {
+	tok, ok := StringMember(body, "access_token")
+	if !ok {
+		return errors.New("issued token: the response has no access_token")
+	}
+	opts := []jwt.ParserOption{jwt.WithValidMethods(issuedAlgs), jwt.WithExpirationRequired(), jwt.WithLeeway(5 * time.Second)}
+	if v.Issuer != "" {
+		opts = append(opts, jwt.WithIssuer(v.Issuer))
+	}
+	claims := jwt.MapClaims{}
+	_, err := jwt.NewParser(opts...).ParseWithClaims(tok, claims, func(t *jwt.Token) (any, error) {
+		kid, hasKid := t.Header["kid"].(string)
+		k, err := v.Keys.Select(t.Method.Alg(), kid, hasKid)
+		if err != nil {
+			return nil, err
+		}
+		return k.Public, nil
+	})
+	if err != nil {
+		return fmt.Errorf("issued token %s", issuedWhy(err))
+	}
+	return v.Expect.check(claims, clientID)
+}
+
+func (e Expect) check(c jwt.MapClaims, clientID string) error {
+	if e.Audience != "" {
+		aud, _ := c.GetAudience()
+		if !slices.Contains(aud, e.Audience) {
+			return errors.New("issued token: aud does not hold the expected audience")
+		}
+	}
+	if e.Client {
+		act, _ := c["act"].(map[string]any)
+		if id, _ := c["client_id"].(string); id != clientID && act["sub"] != clientID {
+			return errors.New("issued token: neither client_id nor act.sub is the client")
+		}
+	}
+	if e.Lifetime > 0 {
+		iat, _ := c.GetIssuedAt()
+		exp, _ := c.GetExpirationTime()
+		if iat == nil || exp.Sub(iat.Time) != e.Lifetime {
+			return fmt.Errorf("issued token: exp − iat is not %s", e.Lifetime)
+		}
+	}
+	return nil
+}
+
+// issuedWhy maps a jwt error to a fixed phrase.
+func issuedWhy(err error) string {
+	switch {
+	case errors.Is(err, jwt.ErrTokenMalformed):
+		return "is not a JWT"
+	case errors.Is(err, jwks.ErrUnknown), errors.Is(err, jwks.ErrAmbiguous), errors.Is(err, jwks.ErrMismatch):
+		return "is signed with a key the target does not publish"
+	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
+		return "signature is invalid or its algorithm is not allowed"
+	case errors.Is(err, jwt.ErrTokenExpired):
+		return "is expired"
+	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
+		return "has no exp"
+	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
+		return "iss is not the target's issuer"
+	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
+		return "is not valid yet"
+	}
+	return "is invalid"
+}
+
+// MetadataURLs are where a target's metadata may be, given its token
+// endpoint: OpenID Connect discovery and RFC 8414 for an issuer at the
+// endpoint's folder (Dex: /dex/token → /dex), then at the host's root.
+func MetadataURLs(tokenURL string) []string {
+	u, err := url.Parse(tokenURL)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	origin := u.Scheme + "://" + u.Host
+	dir := strings.TrimSuffix(path.Dir(u.Path), "/")
+	if dir == "." {
+		dir = ""
+	}
+	out := []string{origin + dir + "/.well-known/openid-configuration", origin + "/.well-known/oauth-authorization-server" + dir}
+	if dir != "" {
+		out = append(out, origin+"/.well-known/openid-configuration", origin+"/.well-known/oauth-authorization-server")
+	}
+	return out
+}
+
+// Discover reads the target's metadata (metadataURL, else the first of
+// MetadataURLs that answers with a jwks_uri) and the JWKS it names. Every
+// read is bounded; hc should not send credentials.
+func Discover(ctx context.Context, hc *http.Client, tokenURL, metadataURL string) (*IssuedVerifier, string, error) {
+	urls := MetadataURLs(tokenURL)
+	if metadataURL != "" {
+		urls = []string{metadataURL}
+	}
+	var md struct {
+		Issuer  string `json:"issuer"`
+		JWKSURI string `json:"jwks_uri"`
+	}
+	var tried []string
+	for _, u := range urls {
+		raw, err := get(ctx, hc, u)
+		if err == nil && json.Unmarshal(raw, &md) == nil && md.JWKSURI != "" {
+			ju, err := url.Parse(md.JWKSURI)
+			if err != nil || (ju.Scheme != "http" && ju.Scheme != "https") {
+				return nil, u, fmt.Errorf("%s: jwks_uri is not an http(s) URL", u)
+			}
+			raw, err := get(ctx, hc, md.JWKSURI)
+			if err != nil {
+				return nil, u, fmt.Errorf("jwks_uri of %s: %w", u, err)
+			}
+			set, err := jwks.Parse(raw, nil)
+			if err != nil {
+				return nil, u, fmt.Errorf("jwks_uri of %s: %w", u, err)
+			}
+			if set.Len() == 0 {
+				return nil, u, fmt.Errorf("jwks_uri of %s: no key that verifies signatures", u)
+			}
+			return &IssuedVerifier{Keys: set, Issuer: md.Issuer}, u, nil
+		}
+		if err == nil {
+			err = errors.New("no jwks_uri in it")
+		}
+		tried = append(tried, u+" ("+err.Error()+")")
+	}
+	return nil, "", fmt.Errorf("no metadata with a jwks_uri: tried %s", strings.Join(tried, ", "))
+}
+
+// get reads one document, at most jwks.MaxBytes.
+func get(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
+	}
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, jwks.MaxBytes+1))
+	if err != nil {
+		return nil, errors.New("read cut")
+	}
+	if len(raw) > jwks.MaxBytes {
+		return nil, errors.New("larger than 1 MiB")
+	}
+	return raw, nil
+}
