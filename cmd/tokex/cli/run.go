@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"sync/atomic"
@@ -147,7 +146,11 @@ func (o *runOptions) load() error {
 	var err error
 	switch {
 	case o.resume != "":
-		return o.loadResume()
+		r, err := runner.LoadResume(o.resume)
+		if err != nil {
+			return err
+		}
+		o.cfg, o.doc, o.id, o.done = r.Cfg, r.Doc, r.ID, r.Done
 	case o.config != "":
 		o.cfg, o.doc, err = config.Load(o.config, o.profile)
 	default:
@@ -158,32 +161,6 @@ func (o *runOptions) load() error {
 		o.cfg, err = config.FromProfile(p)
 	}
 	return err
-}
-
-func (o *runOptions) loadResume() error {
-	f, err := evidence.Open(o.resume)
-	if err != nil {
-		return err
-	}
-	if f.Manifest.Status == "done" {
-		return fmt.Errorf("%s: the campaign already finished", o.resume)
-	}
-	if o.cfg, o.doc, err = config.Load(filepath.Join(o.resume, evidence.ConfigFile), "article"); err != nil {
-		return err
-	}
-	o.cfg.Agents.ClientSecret = "" // redacted in the folder
-	o.id = f.Manifest.CampaignID
-	o.done = map[string]*stats.Run{}
-	for _, r := range f.Manifest.Runs {
-		if r.Status == string(stats.StatusDone) {
-			st, err := f.RunStats(r.ID)
-			if err != nil {
-				return fmt.Errorf("resume: run %s: %w", r.ID, err)
-			}
-			o.done[r.ID] = st
-		}
-	}
-	return nil
 }
 
 func (o *runOptions) run(cmd *cobra.Command) error {

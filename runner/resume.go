@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/runner/config"
+)
+
+// Resumed is an interrupted campaign read back from its evidence folder:
+// its configuration as it ran (the plan does not change) and the
+// statistics of its finished runs, which a resumed Campaign skips.
+type Resumed struct {
+	Cfg  config.Campaign
+	Doc  *confload.Doc
+	ID   string
+	Done map[string]*stats.Run
+}
+
+// LoadResume reads the campaign in dir for `tokex run --resume`. A
+// finished campaign is refused. The folder's client secret is redacted, so
+// Cfg has none.
+func LoadResume(dir string) (*Resumed, error) {
+	f, err := evidence.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if f.Manifest.Status == "done" {
+		return nil, fmt.Errorf("%s: the campaign already finished", dir)
+	}
+	r := &Resumed{ID: f.Manifest.CampaignID, Done: map[string]*stats.Run{}}
+	if r.Cfg, r.Doc, err = config.Load(filepath.Join(dir, evidence.ConfigFile), "article"); err != nil {
+		return nil, err
+	}
+	r.Cfg.Agents.ClientSecret = "" // redacted in the folder
+	for _, run := range f.Manifest.Runs {
+		if run.Status == string(stats.StatusDone) {
+			st, err := f.RunStats(run.ID)
+			if err != nil {
+				return nil, fmt.Errorf("resume: run %s: %w", run.ID, err)
+			}
+			r.Done[run.ID] = st
+		}
+	}
+	return r, nil
+}
