@@ -17,6 +17,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/tokex-dev/tokex/cmd/tokex/cli"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
@@ -176,12 +178,20 @@ func TestCampaignEndToEndOnEmbeddedServer(t *testing.T) {
 	if err := src.Play(context.Background(), 0, func(e event.Event) { again2.Update(tui.EventMsg{Event: e}) }); err != nil {
 		t.Fatal(err)
 	}
-	for _, size := range [][2]int{{80, 24}, {120, 40}} {
+	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 60}} {
 		r.dash.SetSize(size[0], size[1])
 		again2.SetSize(size[0], size[1])
 		if live, replayed := r.dash.View(), again2.View(); live != replayed {
 			t.Errorf("%dx%d: live and replayed screens differ:\n--- live\n%s\n--- replay\n%s", size[0], size[1], live, replayed)
 		}
+	}
+	// A finished run picked from the ladder shows the same charts too.
+	for _, m := range []*tui.Model{r.dash, again2} {
+		m.Update(tea.KeyMsg{Type: tea.KeyUp})
+		m.Update(tea.KeyMsg{Type: tea.KeyEnter})
+	}
+	if live, replayed := r.dash.View(), again2.View(); live != replayed || !strings.Contains(live, "» showing") {
+		t.Errorf("history: live and replayed screens differ:\n--- live\n%s\n--- replay\n%s", live, replayed)
 	}
 	// Windows were live: measured windows for every counted run.
 	windows := map[string]int{}
