@@ -24,7 +24,6 @@ const maxLines = 80
 var allowed = map[string]int{
 	"authserver Config.Validate":      100,
 	"authserver Server.exchange":      130,
-	"charts Chart.SVG":                113,
 	"runner Campaign.Run":             81,
 	"runner Campaign.runOne":          84,
 	"runner/config Campaign.Validate": 123,
