@@ -143,6 +143,9 @@ type Plot struct {
 	YLabel func(float64) string // value axis labels
 	Axis   lipgloss.Style
 	Traces []Trace // drawn in order: a later trace's colour wins a shared cell
+	// Mark draws a dotted vertical line at that second where no trace is
+	// (the end of the warmup); 0 draws none.
+	Mark float64
 }
 
 // cell is one character of a plot and the trace whose colour it takes
@@ -236,8 +239,19 @@ func (p Plot) draw(gw, gh int, xMax, yMax float64) [][]cell {
 			}
 		}
 	}
+	if p.Mark > 0 && p.Mark < xMax {
+		x := int(math.Round(p.Mark/xMax*float64(w))) / 2
+		for y := range cells {
+			if cells[y][x].trace < 0 {
+				cells[y][x] = cell{'┊', markTrace}
+			}
+		}
+	}
 	return cells
 }
+
+// markTrace is the cell owner of the mark: drawn in the axis style.
+const markTrace = -2
 
 func abs(v int) int {
 	if v < 0 {
@@ -268,6 +282,8 @@ func (p Plot) text(cells [][]cell, labels []string, lw int, xMax float64) string
 			}
 			if t := row[x].trace; t >= 0 {
 				looks[t].write(&b, string(run))
+			} else if t == markTrace {
+				axis.write(&b, string(run))
 			} else {
 				b.WriteString(string(run))
 			}

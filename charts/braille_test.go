@@ -127,3 +127,16 @@ func TestPlotColoursRuns(t *testing.T) {
 		t.Errorf("coloured plot is not the plain one with colours:\n%s\n%s", plain, coloured)
 	}
 }
+
+// The warmup's end is a dotted line where no trace is.
+func TestPlotMark(t *testing.T) {
+	p := Plot{Width: 40, Height: 8, XMax: 40, Mark: 10, Traces: []Trace{{Name: "a", Points: []Point{{0, 1}, {40, 1}}}}}
+	out := p.Render()
+	if n := strings.Count(out, "┊"); n != 5 { // 6 rows of graph, one holds the line
+		t.Errorf("%d mark cells:\n%s", n, out)
+	}
+	p.Mark = 0
+	if strings.Contains(p.Render(), "┊") {
+		t.Error("a mark without Mark")
+	}
+}

@@ -176,7 +176,7 @@ func (m *Model) chartPanel(p panel, r *runState, w, h int) []string {
 			break
 		}
 		plot.Width, plot.Height, plot.Axis = w, h-1, m.styles.Rule
-		plot.XMax = r.plan.Total().Seconds()
+		plot.XMax, plot.Mark = r.plan.Total().Seconds(), r.plan.Warmup.Seconds()
 		if out := plot.Render(); out != "" { // exactly w×(h-1) already
 			return append([]string{fit(m.title(p, title), w, 1)}, strings.Split(out, "\n")...)
 		}

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -13,26 +14,19 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
+// keyMsg is the message of a key by its name: tab, up, enter… or runes.
+func keyMsg(k string) tea.KeyMsg {
+	named := map[string]tea.KeyType{"tab": tea.KeyTab, "shift+tab": tea.KeyShiftTab, "up": tea.KeyUp, "down": tea.KeyDown,
+		"enter": tea.KeyEnter, "esc": tea.KeyEsc}
+	if t, ok := named[k]; ok {
+		return tea.KeyMsg{Type: t}
+	}
+	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
+}
+
 func press(m *Model, keys ...string) {
 	for _, k := range keys {
-		var msg tea.KeyMsg
-		switch k {
-		case "tab":
-			msg = tea.KeyMsg{Type: tea.KeyTab}
-		case "shift+tab":
-			msg = tea.KeyMsg{Type: tea.KeyShiftTab}
-		case "up":
-			msg = tea.KeyMsg{Type: tea.KeyUp}
-		case "down":
-			msg = tea.KeyMsg{Type: tea.KeyDown}
-		case "enter":
-			msg = tea.KeyMsg{Type: tea.KeyEnter}
-		case "esc":
-			msg = tea.KeyMsg{Type: tea.KeyEsc}
-		default:
-			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-		}
-		m.Update(msg)
+		m.Update(keyMsg(k))
 		_ = m.View() // as the program does after every message
 	}
 }
@@ -246,6 +240,26 @@ func TestErrorsPanelLive(t *testing.T) {
 	}
 	if strings.Index(v, "invalid_grant") > strings.Index(v, "3× timeout") {
 		t.Error("errors are not most common first")
+	}
+	// Focused, a panel with more than fits scrolls; it stops at its last line.
+	for i := range 20 {
+		m.warnings = append(m.warnings, stats.Warn(stats.WarnDropped, fmt.Sprintf("run-%d", i), "dropped arrivals"))
+	}
+	m.SetSize(100, 32)
+	press(m, "tab", "down")
+	if v := m.View(); m.focus != panelErrors || !strings.Contains(v, "▸ Errors & warnings ↑1") || strings.Contains(v, "12×") {
+		t.Errorf("scrolled errors panel (focus %v):\n%s", m.focus, v)
+	}
+	press(m, "down", "down", "down", "down", "down", "down", "down", "down")
+	last := m.errScroll
+	press(m, strings.Split(strings.Repeat("down ", 100), " ")[:100]...)
+	if m.errScroll == last || !strings.Contains(m.View(), "run-0: dropped arrivals") {
+		t.Errorf("the last line is not reachable (scroll %d):\n%s", m.errScroll, m.View())
+	}
+	before := m.errScroll
+	press(m, "down")
+	if m.errScroll != before {
+		t.Error("scrolled past the end")
 	}
 }
 

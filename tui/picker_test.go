@@ -40,18 +40,7 @@ func TestPickerGoldens(t *testing.T) {
 func typeKeys(p *Picker, keys ...string) tea.Cmd {
 	var last tea.Cmd
 	for _, k := range keys {
-		var msg tea.KeyMsg
-		switch k {
-		case "enter":
-			msg = tea.KeyMsg{Type: tea.KeyEnter}
-		case "down":
-			msg = tea.KeyMsg{Type: tea.KeyDown}
-		case "esc":
-			msg = tea.KeyMsg{Type: tea.KeyEsc}
-		default:
-			msg = tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)}
-		}
-		_, last = p.Update(msg)
+		_, last = p.Update(keyMsg(k))
 		if k != "enter" || p.Choice().Dir == "" {
 			run(p, last, 4)
 		}
