@@ -5,13 +5,14 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/tokex-dev/tokex/internal/gosrc"
 )
 
 // maxLines is the longest a function may be, from its "func" line to its
@@ -38,12 +39,9 @@ var generated = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
 
 func root(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../..")
+	dir, err := gosrc.Root("../..")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Fatalf("repository root not found: %v", err)
 	}
 	return dir
 }
@@ -54,22 +52,11 @@ func root(t *testing.T) string {
 func lengths(t *testing.T, base string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != base && (strings.HasPrefix(n, ".") || n == "testdata") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != base {
-				return filepath.SkipDir // another module (the e2e control plane's tools)
-			}
+	err := gosrc.Files(base, func(rel string) error {
+		if strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
-		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-			return nil
-		}
+		path := filepath.Join(base, rel)
 		src, err := os.ReadFile(path)
 		if err != nil {
 			return err
@@ -77,7 +64,6 @@ func lengths(t *testing.T, base string) map[string]int {
 		if generated.Match(src) {
 			return nil
 		}
-		rel, _ := filepath.Rel(base, path)
 		fset := token.NewFileSet()
 		f, err := parser.ParseFile(fset, path, src, parser.SkipObjectResolution)
 		if err != nil {

@@ -3,13 +3,13 @@ package layout
 import (
 	"go/parser"
 	"go/token"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/tokex-dev/tokex/internal/gosrc"
 )
 
 const module = "github.com/tokex-dev/tokex/"
@@ -37,12 +37,9 @@ var known = map[string]bool{
 
 func root(t *testing.T) string {
 	t.Helper()
-	dir, err := filepath.Abs("../..")
+	dir, err := gosrc.Root("../..")
 	if err != nil {
 		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
-		t.Fatalf("repository root not found: %v", err)
 	}
 	return dir
 }
@@ -55,23 +52,8 @@ func top(rel string) string {
 func TestImportsPointOneWay(t *testing.T) {
 	base := root(t)
 	seen := 0
-	err := filepath.WalkDir(base, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.IsDir() {
-			if n := d.Name(); path != base && (strings.HasPrefix(n, ".") || n == "testdata") {
-				return filepath.SkipDir
-			}
-			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != base {
-				return filepath.SkipDir // another module (the e2e control plane's tools)
-			}
-			return nil
-		}
-		if !strings.HasSuffix(path, ".go") {
-			return nil
-		}
-		rel, _ := filepath.Rel(base, path)
+	err := gosrc.Files(base, func(rel string) error {
+		path := filepath.Join(base, rel)
 		from := top(rel)
 		if from == "cmd" || strings.HasSuffix(filepath.Dir(rel), "/e2e") && strings.HasSuffix(rel, "_test.go") {
 			return nil
