@@ -263,6 +263,10 @@ func TestKubeEndToEnd(t *testing.T) {
 		}
 	})
 
+	t.Run("120 agents", func(t *testing.T) {
+		manyAgents(t, ctx, c, 120) // about 30 s on a loaded 2-core machine
+	})
+
 	t.Run("forced drops: scheduled times from slots", func(t *testing.T) {
 		forcedDrops(t, ctx, c)
 	})
@@ -493,5 +497,71 @@ func noDoubts(t *testing.T, r *stats.Run) {
 		case stats.WarnIncompleteEvidence, stats.WarnDroppedUnknown, stats.WarnGeneratorStarved, stats.WarnGeneratorLate:
 			t.Errorf("warning: %s", w)
 		}
+	}
+}
+
+// manyAgents runs a campaign of n agent Pods (the fake k6 at 2 arrivals/s
+// each) through the CLI and checks that the evidence is complete: every
+// request every agent sent is a row. It logs the API-server requests tokex
+// made (the run's "API server, this run" line) and checks that those that
+// are not held-open streams do not grow with the agents.
+func manyAgents(t *testing.T, ctx context.Context, c *Cluster, n int) {
+	cfg := campaign(n, float64(2*n), 2*time.Second, 10*time.Second)
+	// The fake agents use no CPU: small requests let 120 fit on two nodes.
+	cfg.Kube.Resources = map[string]any{"requests": map[string]any{"cpu": "10m", "memory": "16Mi"}}
+	cfg.Kube.StartTimeout = 3 * time.Minute
+	y, _ := cfg.Redacted()
+	cfgFile := filepath.Join(t.TempDir(), "campaign.yaml")
+	_ = os.WriteFile(cfgFile, y, 0o644)
+	sim := &fakeK6{c: c}
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	sim.watch(sctx, t)
+	out := t.TempDir()
+	started := time.Now()
+	var stdout, stderr bytes.Buffer
+	code := cli.Main([]string{"run", "--config", cfgFile, "--kubeconfig", c.Kubeconfig, "--no-tui", "--out", out}, &stdout, &stderr)
+	if code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout.String(), stderr.String())
+	}
+	dirs, _ := filepath.Glob(filepath.Join(out, "*"))
+	f, r := firstRun(t, dirs[0])
+	var sent, warm int64
+	for i := 0; i < n; i++ {
+		a := sim.result(i)
+		if a == nil {
+			t.Fatalf("agent %d did not finish", i)
+		}
+		sent += int64(a.sent["measured"])
+		warm += int64(a.sent["warmup"])
+	}
+	if r.Requests != sent || r.WarmupRequests != warm || sent < int64(n)*20 || r.Dropped != 0 {
+		t.Errorf("rows: %d measured, %d warmup, %d dropped; the agents sent %d and %d", r.Requests, r.WarmupRequests, r.Dropped, sent, warm)
+	}
+	noDoubts(t, r)
+	var api, lag string
+	if _, err := f.EachEvent(func(e evidence.Sequenced) error {
+		if l, ok := e.Event.(event.Log); ok && strings.HasPrefix(l.Message, "API server, this run: ") && api == "" {
+			api = l.Message
+		} else if ok && strings.HasPrefix(l.Message, "coordinator: ") && lag == "" {
+			lag = l.Message
+		}
+		return nil
+	}); err != nil || api == "" {
+		t.Fatalf("no API-server line in the evidence's events (%v)", err)
+	}
+	t.Log(lag)
+	t.Logf("%d agents, %s: %s", n, time.Since(started).Round(time.Second), api)
+	var total, streams int
+	if _, err := fmt.Sscanf(api[strings.Index(api, "this run: ")+len("this run: "):], "%d requests in", &total); err != nil {
+		t.Fatal(err)
+	}
+	if i := strings.Index(api, "; "); i > 0 {
+		_, _ = fmt.Sscanf(api[i+2:], "%d of them streams", &streams)
+	}
+	// One log follow per agent (a few re-opened), and a fixed number of other
+	// requests: the Job, one Pod watch and List, per metrics interval a few Lists.
+	if streams < n || streams > n+n/10+5 || total-streams > 150 {
+		t.Errorf("%d requests, %d streams, for %d agents", total, streams, n)
 	}
 }
