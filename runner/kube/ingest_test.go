@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -78,6 +79,9 @@ func BenchmarkIngest(b *testing.B) {
 		fs[i] = &follower{line: func(l string) { r.record(ps, l) }, lag: func(d time.Duration) { r.lag.note(d) }}
 	}
 	b.ReportAllocs()
+	var m0, m1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m0)
 	cpu0 := cpuTime()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -99,6 +103,12 @@ func BenchmarkIngest(b *testing.B) {
 	// whole process (GC included) is what one core sustains.
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lines/s")
 	b.ReportMetric(float64(b.N)/(cpuTime()-cpu0).Seconds(), "lines/cpu-s")
+	// What a run keeps per line until it ends (slots, spans, send-lag parts).
+	runtime.GC()
+	runtime.ReadMemStats(&m1)
+	b.ReportMetric(float64(int64(m1.HeapAlloc)-int64(m0.HeapAlloc))/float64(b.N), "kept-B/line")
+	runtime.KeepAlive(r)
+	runtime.KeepAlive(raw)
 	if r.badLines > 0 {
 		b.Fatalf("%d bad lines", r.badLines)
 	}
