@@ -34,7 +34,7 @@ func TestConfigBounds(t *testing.T) {
 		{"warmup", "warmup: 48h\n", []string{"campaign.yaml:1: warmup"}},
 		{"pause", "pause: 25h\n", []string{"campaign.yaml:1: pause"}},
 		{"sanity duration", "sanity:\n  duration: 25h\n", []string{"campaign.yaml:2: sanity.duration"}},
-		{"arrivals per run", "stages: [100000]\nduration: 2h\n", []string{"campaign.yaml:1: stages[0]:", "arrivals in one run; at most 10000000"}},
+		{"arrivals per run", "stages: [100000]\nduration: 2h\n", []string{"campaign.yaml:1: stages[0]:", "arrivals in one run; at most 20000000"}},
 		{"subject lifetime", "subject:\n  lifetime: 48h\n", []string{"campaign.yaml:2: subject.lifetime"}},
 		{"request timeout", "request:\n  timeout: 1h\n", []string{"campaign.yaml:2: request.timeout"}},
 		{"sample interval", "sample_interval: 2h\n", []string{"campaign.yaml:1: sample_interval"}},
