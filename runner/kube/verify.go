@@ -124,6 +124,7 @@ func permissionChecks(ctx context.Context, c kubernetes.Interface, ns, engNS str
 		{"create", "", "secrets", "", ns},
 		{"create", "", "configmaps", "", ns},
 		{"list", "", "pods", "", ns},
+		{"watch", "", "pods", "", ns},
 		{"get", "", "pods", "log", ns},
 		{"list", "metrics.k8s.io", "pods", "", engNS},
 	} {

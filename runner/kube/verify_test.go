@@ -59,6 +59,7 @@ func TestVerify(t *testing.T) {
 		{"metrics API (metrics.k8s.io)", false, ""},
 		{"may create jobs.batch in load", true, ""},
 		{"may delete jobs.batch in load", false, "RBAC: no rule allows it"},
+		{"may watch pods in load", true, ""},
 		{"may get pods/log in load", true, ""},
 		{"may list pods.metrics.k8s.io in eng", true, ""},
 	} {
@@ -67,8 +68,8 @@ func TestVerify(t *testing.T) {
 			t.Errorf("%s: got %+v (found %v), want ok=%v note ~%q", want.Name, ch, ok, want.OK, want.Note)
 		}
 	}
-	if len(got) != 12 {
-		t.Errorf("%d checks, want 12: %v", len(got), got)
+	if len(got) != 13 {
+		t.Errorf("%d checks, want 13: %v", len(got), got)
 	}
 	// Unset selector and Service say which setting is missing.
 	for _, ch := range Verify(context.Background(), c, "load", "ctx-a", config.Kube{}) {
