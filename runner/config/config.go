@@ -121,7 +121,7 @@ func (r Request) Template() exchange.Template {
 type Check struct {
 	// Required members, non-empty strings (default access_token,
 	// issued_token_type); TokenType the expected token_type, any case.
-	Required  []string `yaml:"required"`
+	Required  []string `yaml:"required,omitempty"` // unset (nil) is the default; [] requires nothing
 	TokenType string   `yaml:"token_type"`
 	Verify    Verify   `yaml:"verify"`
 }

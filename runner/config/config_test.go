@@ -101,6 +101,34 @@ func TestRedactedHidesSecrets(t *testing.T) {
 	}
 }
 
+// A campaign tokex wrote back (config.yaml of the evidence, the kube e2e's
+// campaign file) keeps the default success check: an unset check.required
+// must not come back as "required: []", which requires nothing locally and
+// which a kube campaign refuses.
+func TestRedactedKeepsTheDefaultCheck(t *testing.T) {
+	for _, driver := range []string{"local", "kube"} {
+		c := Article()
+		c.Driver = driver
+		if driver == "kube" {
+			c.Target.URL = "https://pf-engine:9031/as/token.oauth2"
+		}
+		y, err := c.Redacted()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, doc, err := Load(write(t, string(y)), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := back.Validate(doc); err != nil {
+			t.Errorf("%s: %v", driver, err)
+		}
+		if back.Check.Required != nil {
+			t.Errorf("%s: check.required came back as %q", driver, back.Check.Required)
+		}
+	}
+}
+
 func TestProfiles(t *testing.T) {
 	q, err := FromProfile("quick")
 	if err != nil {
