@@ -543,7 +543,7 @@ func manyAgents(t *testing.T, ctx context.Context, c *Cluster, n int) {
 	if _, err := f.EachEvent(func(e evidence.Sequenced) error {
 		if l, ok := e.Event.(event.Log); ok && strings.HasPrefix(l.Message, "API server, this run: ") && api == "" {
 			api = l.Message
-		} else if ok && strings.HasPrefix(l.Message, "coordinator: ") && lag == "" {
+		} else if ok && strings.HasPrefix(l.Message, "coordinator: ") && strings.Contains(l.Message, "lines read") {
 			lag = l.Message
 		}
 		return nil
