@@ -4,9 +4,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -93,25 +91,7 @@ func BenchmarkRecompute16MRows(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	runtime.GC()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	go func() {
-		var ms runtime.MemStats
-		t := time.NewTicker(20 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				runtime.ReadMemStats(&ms)
-				if ms.HeapAlloc > peak.Load() {
-					peak.Store(ms.HeapAlloc)
-				}
-			}
-		}
-	}()
+	peak := samplePeakHeap(20 * time.Millisecond)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s, err := f.Recompute(th)
@@ -123,7 +103,6 @@ func BenchmarkRecompute16MRows(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	close(stop)
 	b.ReportMetric(float64(scaleRunRows), "rows")
-	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
 }

@@ -96,25 +96,7 @@ func BenchmarkRecomputeArticleCampaign(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	runtime.GC()
-	var peak atomic.Uint64
-	stop := make(chan struct{})
-	go func() {
-		var ms runtime.MemStats
-		t := time.NewTicker(5 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-t.C:
-				runtime.ReadMemStats(&ms)
-				if ms.HeapAlloc > peak.Load() {
-					peak.Store(ms.HeapAlloc)
-				}
-			}
-		}
-	}()
+	peak := samplePeakHeap(5 * time.Millisecond)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		s, err := f.Recompute(th)
@@ -126,7 +108,34 @@ func BenchmarkRecomputeArticleCampaign(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	close(stop)
 	b.ReportMetric(float64(total), "requests")
-	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MB")
+	b.ReportMetric(float64(peak())/(1<<20), "peak-heap-MB")
+}
+
+// samplePeakHeap starts reading the Go heap every interval (after a GC) and
+// returns a function that stops and returns the largest heap seen.
+func samplePeakHeap(every time.Duration) func() uint64 {
+	runtime.GC()
+	var peak atomic.Uint64
+	stop, done := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(done)
+		var ms runtime.MemStats
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				runtime.ReadMemStats(&ms)
+				peak.Store(max(peak.Load(), ms.HeapAlloc))
+			}
+		}
+	}()
+	return func() uint64 {
+		close(stop)
+		<-done
+		return peak.Load()
+	}
 }
