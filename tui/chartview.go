@@ -263,10 +263,28 @@ func (m *Model) engineChart(r *runState) (string, charts.Plot) {
 		tot, what = st.EngineCPU.AvgCores*1000, "engine CPU average"
 	}
 	title := fmt.Sprintf("%s %s m = %s cores", what, millicores(tot), cores(tot))
-	if len(engines) > 1 {
-		title += fmt.Sprintf(" (total of %d)", len(engines))
-	}
 	plot := charts.Plot{YMax: 100, YLabel: millicores}
+	req, lim := d.sizes()
+	switch {
+	case req > 0 && lim > 0:
+		title += fmt.Sprintf(" · req/lim %s/%s m", millicores(req), millicores(lim))
+	case req > 0:
+		title += fmt.Sprintf(" · requests %s m", millicores(req))
+	case lim > 0:
+		title += fmt.Sprintf(" · limits %s m", millicores(lim))
+	}
+	span := r.plan.Total().Seconds()
+	for _, l := range []struct {
+		v  float64
+		st lipgloss.Style
+	}{{req, s.Dim}, {lim, s.Warn}} {
+		if l.v > 0 { // a line at the engines' request and at their limit
+			plot.Traces = append(plot.Traces, charts.Trace{Points: []charts.Point{{T: 0, V: l.v}, {T: span, V: l.v}}, Style: l.st})
+		}
+	}
+	if len(engines) > 1 {
+		title = fmt.Sprintf("%d engines' %s", len(engines), strings.TrimPrefix(title, "engine "))
+	}
 	for _, e := range engines {
 		plot.Traces = append(plot.Traces, trace(e.name, &e.cpu, s.Engine))
 	}

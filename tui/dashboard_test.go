@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
@@ -312,5 +313,30 @@ func TestFooterListsEveryKey(t *testing.T) {
 		if v := m.View(); !strings.Contains(v, want) {
 			t.Errorf("? help lacks %q:\n%s", want, v)
 		}
+	}
+}
+
+// Engine Pods with CPU requests and limits: the engine chart says both, in
+// millicores, and draws them as lines.
+func TestEngineRequestsAndLimits(t *testing.T) {
+	run := event.PlannedRun{ID: "01-r1-50rps", Round: 1, TargetRPS: 50, Duration: 10e9, Agents: 1}
+	m := New(Options{Live: true})
+	m.SetSize(200, 60)
+	evs := []event.Event{event.CampaignStarted{At: t0, ID: "c", Driver: "kube (ctx/ns)", Runs: []event.PlannedRun{run}}, event.RunStarted{At: t0, Run: run}}
+	for s := 1; s <= 5; s++ {
+		for _, pod := range []string{"pf-engine-0", "pf-engine-1"} {
+			evs = append(evs, event.Resource{At: t0.Add(time.Duration(s) * time.Second), Role: "engine", Name: pod, CPUMillicores: 300,
+				MemoryBytes: 1 << 30, RequestMillicores: 500, LimitMillicores: 1000})
+		}
+	}
+	feed(m, evs)
+	v := m.View()
+	if !strings.Contains(v, "2 engines' CPU 600 m = 0.60 cores · req/lim 1000/2000 m") {
+		t.Errorf("engine chart title:\n%s", v)
+	}
+	// One engine without a limit: the engines have no limit together.
+	feed(m, []event.Event{event.Resource{At: t0.Add(6 * time.Second), Role: "engine", Name: "pf-engine-2", CPUMillicores: 300, RequestMillicores: 500}})
+	if v := m.View(); !strings.Contains(v, "3 engines' CPU 900 m = 0.90 cores · requests 1500 m") {
+		t.Errorf("without a limit:\n%s", v)
 	}
 }

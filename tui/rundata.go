@@ -36,9 +36,10 @@ type runData struct {
 }
 
 type engineSeries struct {
-	name string
-	cpu  charts.TimeSeries
-	mem  int64
+	name           string
+	cpu            charts.TimeSeries
+	mem            int64
+	request, limit float64 // millicores, 0 when unknown
 }
 
 func newRunData(start time.Time) *runData {
@@ -103,7 +104,7 @@ func (d *runData) engine(v event.Resource) {
 	t := d.sec(v.At)
 	d.nEng++
 	es.cpu.Push(t, v.CPUMillicores)
-	es.mem = v.MemoryBytes
+	es.mem, es.request, es.limit = v.MemoryBytes, v.RequestMillicores, v.LimitMillicores
 	var cpu float64
 	var mem int64
 	for _, e := range d.engines {
@@ -124,6 +125,23 @@ func (d *runData) engineList() []*engineSeries {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
 	return out
+}
+
+// sizes are the engines' summed CPU requests and limits in millicores, each
+// 0 unless every engine has one.
+func (d *runData) sizes() (request, limit float64) {
+	allReq, allLim := len(d.engines) > 0, len(d.engines) > 0
+	for _, e := range d.engines {
+		request, limit = request+e.request, limit+e.limit
+		allReq, allLim = allReq && e.request > 0, allLim && e.limit > 0
+	}
+	if !allReq {
+		request = 0
+	}
+	if !allLim {
+		limit = 0
+	}
+	return request, limit
 }
 
 func (d *runData) memory() int64 {

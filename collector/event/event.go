@@ -134,6 +134,10 @@ type Resource struct {
 	// CPUSecondsTotal is cumulative CPU time when the source has it (0: unknown).
 	CPUSecondsTotal float64 `json:"cpu_seconds_total,omitempty"`
 	Source          string  `json:"source,omitempty"` // proc, metrics-server, kubelet
+	// RequestMillicores and LimitMillicores are the CPU an engine Pod
+	// requests and may use, its containers' sum (0: none set, or unknown).
+	RequestMillicores float64 `json:"cpu_request_millicores,omitempty"`
+	LimitMillicores   float64 `json:"cpu_limit_millicores,omitempty"`
 }
 
 // Host is one sample of the machine running tokex's load generator (CPU

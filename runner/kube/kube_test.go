@@ -15,6 +15,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/kubernetes/fake"
@@ -251,7 +252,13 @@ func TestEngineCPUFromKubeletCounters(t *testing.T) {
 		pods := corev1.PodList{TypeMeta: metav1.TypeMeta{Kind: "PodList", APIVersion: "v1"}}
 		for i := 0; i < 2; i++ {
 			pods.Items = append(pods.Items, corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("pf-engine-%d", i), Namespace: "pf-perf"},
-				Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", i)}})
+				Spec: corev1.PodSpec{NodeName: fmt.Sprintf("node-%d", i), Containers: []corev1.Container{
+					{Name: "engine", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1500m")},
+						Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("2")}}},
+					{Name: "sidecar", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")},
+						Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("200m")}}}}}})
 		}
 		_ = json.NewEncoder(w).Encode(pods)
 	})
@@ -304,7 +311,9 @@ func TestEngineCPUFromKubeletCounters(t *testing.T) {
 		t.Fatalf("%d samples: %+v", len(res), res)
 	}
 	for _, r := range res {
-		if r.Role != "engine" || r.CPUMillicores < 1299 || r.CPUMillicores > 1301 || r.CPUSecondsTotal == 0 || r.MemoryBytes != 1.4e9 {
+		// The dashboard shows the Pods' requests and limits next to their use.
+		if r.Role != "engine" || r.CPUMillicores < 1299 || r.CPUMillicores > 1301 || r.CPUSecondsTotal == 0 || r.MemoryBytes != 1.4e9 ||
+			r.RequestMillicores != 1600 || r.LimitMillicores != 2200 {
 			t.Errorf("sample %+v", r)
 		}
 	}
@@ -415,5 +424,33 @@ func TestAgentTransportFollowsTheTarget(t *testing.T) {
 	o.Cfg.Target.CAFile = filepath.Join(t.TempDir(), "missing.pem")
 	if _, err := o.ConfigMapObject(); err == nil || !strings.Contains(err.Error(), "target.ca_file") {
 		t.Errorf("a missing CA file: %v", err)
+	}
+}
+
+// A Pod's CPU request and limit are its containers' sums; one container
+// without a limit leaves the Pod without one.
+func TestPodCPUSize(t *testing.T) {
+	c := func(req, lim string) corev1.Container {
+		r := corev1.ResourceRequirements{Requests: corev1.ResourceList{}, Limits: corev1.ResourceList{}}
+		if req != "" {
+			r.Requests[corev1.ResourceCPU] = resource.MustParse(req)
+		}
+		if lim != "" {
+			r.Limits[corev1.ResourceCPU] = resource.MustParse(lim)
+		}
+		return corev1.Container{Resources: r}
+	}
+	for _, tc := range []struct {
+		cs   []corev1.Container
+		want cpuSize
+	}{
+		{[]corev1.Container{c("500m", "1")}, cpuSize{500, 1000}},
+		{[]corev1.Container{c("500m", "1"), c("250m", "")}, cpuSize{750, 0}},
+		{[]corev1.Container{c("", "")}, cpuSize{0, 0}},
+		{nil, cpuSize{0, 0}},
+	} {
+		if got := sizeOf(&corev1.Pod{Spec: corev1.PodSpec{Containers: tc.cs}}); got != tc.want {
+			t.Errorf("%d containers: %+v, want %+v", len(tc.cs), got, tc.want)
+		}
 	}
 }

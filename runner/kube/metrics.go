@@ -53,6 +53,27 @@ type metricsPoller struct {
 	paths       map[string]string // node -> its resource metrics path
 	kubeletWarn bool
 	kubeletNext time.Time // after a failed read, when to try again
+	// CPU requests and limits of the engine Pods by name, for the dashboard.
+	sizes map[string]cpuSize
+}
+
+// cpuSize is a Pod's CPU request and limit in millicores, its containers'
+// sum; the limit is 0 when a container has none (the Pod has no limit).
+type cpuSize struct{ request, limit float64 }
+
+func sizeOf(pod *corev1.Pod) cpuSize {
+	var s cpuSize
+	unlimited := false
+	for _, c := range pod.Spec.Containers {
+		s.request += float64(c.Resources.Requests.Cpu().MilliValue())
+		lim := c.Resources.Limits.Cpu().MilliValue()
+		unlimited = unlimited || lim == 0
+		s.limit += float64(lim)
+	}
+	if unlimited {
+		s.limit = 0
+	}
+	return s
 }
 
 // kubeletRetry is how long the poller waits to read the kubelets again after
@@ -78,8 +99,13 @@ func (p *metricsPoller) emit(role, name string, ts metav1.Time, window metav1.Du
 		return // the same metrics-server window again
 	}
 	p.seen[key] = ts.Time
-	p.out.Emit(event.Resource{At: ts.Time, Role: role, Name: name, CPUMillicores: float64(cpuMilli), MemoryBytes: mem,
-		Source: fmt.Sprintf("metrics-server (%s window)", window.Duration)})
+	e := event.Resource{At: ts.Time, Role: role, Name: name, CPUMillicores: float64(cpuMilli), MemoryBytes: mem,
+		Source: fmt.Sprintf("metrics-server (%s window)", window.Duration)}
+	if role == "engine" {
+		sz := p.sizes[name]
+		e.RequestMillicores, e.LimitMillicores = sz.request, sz.limit
+	}
+	p.out.Emit(e)
 }
 
 func (p *metricsPoller) poll(ctx context.Context) {
@@ -99,10 +125,12 @@ func (p *metricsPoller) poll(ctx context.Context) {
 			engines = pods.Items
 		}
 	}
-	for _, pod := range engines {
+	p.sizes = map[string]cpuSize{}
+	for i, pod := range engines {
 		if pod.Spec.NodeName != "" {
 			nodes[pod.Spec.NodeName] = true
 		}
+		p.sizes[pod.Name] = sizeOf(&engines[i])
 	}
 	exact := p.engineKubelet(ctx, engines)
 	groups := []struct{ role, ns, selector string }{
@@ -178,7 +206,7 @@ func (p *metricsPoller) engineKubelet(ctx context.Context, engines []corev1.Pod)
 			return false
 		}
 	}
-	for _, pod := range engines {
+	for i, pod := range engines {
 		cur := byNode[pod.Spec.NodeName][pod.Namespace+"/"+pod.Name]
 		if cur.at.IsZero() {
 			cur.at = time.Now()
@@ -190,8 +218,9 @@ func (p *metricsPoller) engineKubelet(ctx context.Context, engines []corev1.Pod)
 			continue // the first reading is the baseline; a repeat adds nothing
 		}
 		rate := (cur.cpuSeconds - prev.cpuSeconds) / cur.at.Sub(prev.at).Seconds() * 1000
+		sz := sizeOf(&engines[i])
 		p.out.Emit(event.Resource{At: cur.at, Role: "engine", Name: pod.Name, CPUMillicores: rate, MemoryBytes: cur.memory,
-			CPUSecondsTotal: cur.cpuSeconds, Source: "kubelet /metrics/resource"})
+			CPUSecondsTotal: cur.cpuSeconds, Source: "kubelet /metrics/resource", RequestMillicores: sz.request, LimitMillicores: sz.limit})
 	}
 	return true
 }
