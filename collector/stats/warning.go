@@ -43,6 +43,9 @@ const (
 	// The engine CPU cannot be the server's: below any exchange's cost, or
 	// zero while exchanges succeed (a wrapper or launcher sampled).
 	WarnEngineCPUImplausible WarningCode = "engine_cpu_implausible"
+	// The embedded engine ran as tokex itself (no tokex-engine found): its
+	// memory includes the pages of tokex's whole binary.
+	WarnEngineMemoryInflated WarningCode = "engine_memory_inflated"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the

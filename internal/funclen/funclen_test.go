@@ -30,8 +30,6 @@ var allowed = map[string]int{
 	"runner/config Campaign.Validate": 123,
 	"runner/k6import Import":          93,
 	"runner/kube/e2e Start":           216,
-	"runner/local Driver.Start":       82,
-	"runner/local StartEmbedded":      135,
 }
 
 // generated is the marker of generated files (https://go.dev/s/generatedcode).

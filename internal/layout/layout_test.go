@@ -29,12 +29,6 @@ var allowed = map[string][]string{
 	"tui":        {"collector", "charts", "internal"},
 }
 
-// known are violations still being removed; the list only shrinks.
-var known = map[string]bool{
-	"runner/local/campaign_test.go cmd": true,
-	"runner/local/campaign_test.go tui": true,
-}
-
 func root(t *testing.T) string {
 	t.Helper()
 	dir, err := gosrc.Root("../..")
@@ -74,7 +68,7 @@ func TestImportsPointOneWay(t *testing.T) {
 				continue
 			}
 			to := top(strings.TrimPrefix(p, module))
-			if to != from && !slices.Contains(rules, to) && !known[rel+" "+to] {
+			if to != from && !slices.Contains(rules, to) {
 				t.Errorf("%s imports %s: %s/ may import only %v", rel, p, from, rules)
 			}
 		}

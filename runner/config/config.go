@@ -96,6 +96,9 @@ type Embedded struct {
 	SigningAlg string `yaml:"signing_alg"`
 	TLS        *bool  `yaml:"tls"`
 	Config     string `yaml:"config"` // a tokex serve YAML to start from
+	// Engine is the server's program, tokex-engine; default: beside tokex,
+	// built from the module source, or tokex itself (see local.FindEngine).
+	Engine string `yaml:"engine,omitempty"`
 }
 
 // Request is the exchange request's fixed part.

@@ -30,7 +30,10 @@ type Driver struct {
 	CampaignID string
 	Secret     string
 	SubjectKey *subject.Key
-	Exe        string // tokex binary for the embedded server
+	// Engine is the embedded server's program; empty: FindEngine's choice
+	// with EngineSearch (its Explicit defaults to target.embedded.engine).
+	Engine       Engine
+	EngineSearch EngineSearch
 
 	gen      *Generator
 	emb      *Embedded
@@ -61,49 +64,10 @@ func (d *Driver) InFlight() int64 {
 // the agents and starts resource sampling.
 func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	c := d.Cfg
-	logf := func(source string) func(level, msg string) {
-		return func(level, msg string) {
-			out.Emit(event.Log{At: time.Now(), Source: source, Level: level, Message: msg})
-		}
+	tlsCfg, targets, err := d.startTarget(ctx, out)
+	if err != nil {
+		return err
 	}
-	var tlsCfg *tls.Config
-	var targets []proc.Target
-	if c.Embedded() {
-		useTLS := c.Target.Embedded.TLS == nil || *c.Target.Embedded.TLS
-		emb, err := StartEmbedded(ctx, EmbeddedOptions{
-			Exe: d.Exe, Clients: c.Agents.Count, ClientPrefix: c.Agents.ClientIDPrefix, Secret: d.Secret,
-			SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SubjectLifetime: c.Subject.Lifetime, SigningAlg: c.Target.Embedded.SigningAlg,
-			TLS: useTLS, Resources: append(append([]string{}, c.Request.Resources...), c.Request.Audiences...),
-			Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
-		})
-		if err != nil {
-			return fmt.Errorf("embedded server: %w", err)
-		}
-		d.emb, d.target, tlsCfg = emb, emb.URL, emb.TLS
-		targets = append(targets, proc.Target{Role: "engine", Source: proc.Process{PID: emb.PID, Label: "tokex-serve"}})
-	} else {
-		d.target = c.Target.URL
-		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.Target.InsecureSkipVerify} //nolint:gosec // opt-in
-		if c.Target.CAFile != "" {
-			pem, err := tlscert.ReadPEM(c.Target.CAFile)
-			if err != nil {
-				return fmt.Errorf("target.ca_file: %w", err)
-			}
-			tlsCfg.RootCAs = tlscert.Pool(pem)
-		}
-		src, how, err := engineSource(c.Target, tlsCfg)
-		if err != nil {
-			return err
-		}
-		if src == nil {
-			out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn",
-				Message: "remote target without target.pid, target.cgroup or target.metrics_url: engine CPU is not measured"})
-		} else {
-			targets = append(targets, proc.Target{Role: "engine", Source: src})
-			out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: "engine CPU and memory: " + how})
-		}
-	}
-
 	if err := d.newGenerator(ctx, tlsCfg, out); err != nil {
 		return err
 	}
@@ -118,7 +82,82 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	}
 	d.capacity = capa
 	out.Emit(event.Capacity{At: time.Now(), Stages: c.Stages, Estimate: capa})
+	d.startSamplers(targets, out)
+	return nil
+}
 
+// startTarget starts the embedded server, or checks how a remote target's
+// engine is measured; it returns the TLS configuration that trusts the
+// target and the processes to sample.
+func (d *Driver) startTarget(ctx context.Context, out runner.Output) (*tls.Config, []proc.Target, error) {
+	c := d.Cfg
+	if c.Embedded() {
+		return d.startEmbedded(ctx, out)
+	}
+	d.target = c.Target.URL
+	tlsCfg := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: c.Target.InsecureSkipVerify} //nolint:gosec // opt-in
+	if c.Target.CAFile != "" {
+		pem, err := tlscert.ReadPEM(c.Target.CAFile)
+		if err != nil {
+			return nil, nil, fmt.Errorf("target.ca_file: %w", err)
+		}
+		tlsCfg.RootCAs = tlscert.Pool(pem)
+	}
+	src, how, err := engineSource(c.Target, tlsCfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	if src == nil {
+		out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn",
+			Message: "remote target without target.pid, target.cgroup or target.metrics_url: engine CPU is not measured"})
+		return tlsCfg, nil, nil
+	}
+	out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: "engine CPU and memory: " + how})
+	return tlsCfg, []proc.Target{{Role: "engine", Source: src}}, nil
+}
+
+// startEmbedded finds the engine (FindEngine) and starts it.
+func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Config, []proc.Target, error) {
+	c := d.Cfg
+	logf := func(source string) func(level, msg string) {
+		return func(level, msg string) {
+			out.Emit(event.Log{At: time.Now(), Source: source, Level: level, Message: msg})
+		}
+	}
+	if d.Engine.Path == "" {
+		s := d.EngineSearch
+		if s.Explicit == "" {
+			s.Explicit = c.Target.Embedded.Engine
+		}
+		s.Log = func(m string) { logf("tokex")("info", m) }
+		var err error
+		if d.Engine, err = FindEngine(ctx, s); err != nil {
+			return nil, nil, fmt.Errorf("embedded server: %w", err)
+		}
+	}
+	useTLS := c.Target.Embedded.TLS == nil || *c.Target.Embedded.TLS
+	emb, err := StartEmbedded(ctx, EmbeddedOptions{
+		Engine: d.Engine, Clients: c.Agents.Count, ClientPrefix: c.Agents.ClientIDPrefix, Secret: d.Secret,
+		SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SubjectLifetime: c.Subject.Lifetime, SigningAlg: c.Target.Embedded.SigningAlg,
+		TLS: useTLS, Resources: append(append([]string{}, c.Request.Resources...), c.Request.Audiences...),
+		Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded server: %w", err)
+	}
+	d.emb, d.target = emb, emb.URL
+	msg, level := fmt.Sprintf("embedded engine %s (%s; %s)", d.Engine.Path, d.Engine.How, emb.Version), "info"
+	if d.Engine.Inflated {
+		msg, level = msg+": "+InflatedDetail, "warn"
+	}
+	logf("tokex")(level, msg)
+	return emb.TLS, []proc.Target{{Role: "engine", Source: proc.Process{PID: emb.PID, Label: "tokex-serve"}}}, nil
+}
+
+// startSamplers samples the targets, and the generator with the host,
+// until Close.
+func (d *Driver) startSamplers(targets []proc.Target, out runner.Output) {
+	c := d.Cfg
 	sctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	warn := func(msg string) { out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn", Message: msg}) }
@@ -139,7 +178,6 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 		proc.SampleHost(sctx, c.Sampling, &proc.HostSampler{PID: os.Getpid(), Label: "tokex-generator",
 			MaxProcs: func() int { return runtime.GOMAXPROCS(0) }}, out.Emit, warn)
 	}()
-	return nil
 }
 
 // engineSource is how a remote target's engine is measured, checked with a
@@ -196,6 +234,9 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	}
 	if w := d.capacity.Warning(p.ID, p.TargetRPS); w != nil {
 		res.Warnings = append(res.Warnings, *w)
+	}
+	if d.emb != nil && d.Engine.Inflated {
+		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnEngineMemoryInflated, p.ID, InflatedDetail))
 	}
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()

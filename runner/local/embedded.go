@@ -1,18 +1,14 @@
 package local
 
 import (
-	"bufio"
 	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -25,7 +21,7 @@ import (
 
 // EmbeddedOptions describe the reference server tokex starts for itself.
 type EmbeddedOptions struct {
-	Exe           string // the tokex binary; default os.Executable()
+	Engine        Engine // the program (FindEngine)
 	Clients       int    // perf-agent-0..N-1
 	ClientPrefix  string // perf-agent-
 	Secret        string // passed through the environment, never argv
@@ -48,66 +44,106 @@ const embeddedPrefix = "tokex-embedded-"
 // OnEmbeddedStart, when set (tests), learns each child's pid.
 var OnEmbeddedStart func(pid int)
 
-// Embedded is a running child `tokex serve` plus the HTTPS JWKS endpoint of
-// the generator's key (the article's perf-jwks-server).
+// Embedded is a running engine child process plus the HTTPS JWKS endpoint
+// of the generator's key (the article's perf-jwks-server).
 type Embedded struct {
 	URL     string // token endpoint
 	PID     int
+	Version string      // the engine's build, from its ready report
 	TLS     *tls.Config // trusts the child's certificate
 	dir     string
-	cmd     *exec.Cmd
+	proc    *authserver.EngineProcess
 	jwks    *subject.IssuerServer
-	exited  chan struct{}
-	exitErr error
 }
 
-// StartEmbedded starts the JWKS endpoint and the child server and waits
-// until it answers /healthz.
+// StartEmbedded starts the JWKS endpoint and the engine, waits for its
+// ready report, then until it answers /healthz.
 func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err error) {
-	if o.Exe == "" {
-		if o.Exe, err = os.Executable(); err != nil {
-			return nil, err
-		}
+	if o.Engine.Path == "" {
+		return nil, errors.New("embedded server: no engine")
 	}
-	logf := o.Log
-	if logf == nil {
-		logf = func(string, string) {}
+	if o.Log == nil {
+		o.Log = func(string, string) {}
 	}
-	// A tokex killed with SIGKILL could not remove its folder (with a TLS
-	// private key): remove those whose owner is gone, ours only.
-	if removed, _ := owner.Sweep(os.TempDir(), embeddedPrefix, ""); len(removed) > 0 {
-		logf("info", fmt.Sprintf("removed %d temporary folder(s) of killed tokex runs: %s", len(removed), strings.Join(removed, ", ")))
-	}
-	dir, err := os.MkdirTemp("", embeddedPrefix)
-	if err != nil {
-		return nil, err
-	}
-	e = &Embedded{dir: dir, exited: make(chan struct{})}
+	e = &Embedded{}
 	defer func() {
 		if err != nil {
 			e.Close()
 		}
 	}()
-	if err = owner.Mark(dir); err != nil {
+	if e.dir, err = tempFolder(o.Log); err != nil {
 		return e, err
 	}
-	// The subject JWKS over HTTPS with its own self-signed certificate.
-	jwksPair, err := tlscert.Loopback()
+	caFile, err := e.serveJWKS(o.SubjectKey)
 	if err != nil {
 		return e, err
 	}
-	if e.jwks, err = subject.ServeIssuer(subject.IssuerOptions{Addr: "127.0.0.1:0", Keys: []*subject.Key{o.SubjectKey}, Cert: &jwksPair.Cert}); err != nil {
+	cfg, err := e.serverConfig(o, caFile)
+	if err != nil {
 		return e, err
 	}
-	caFile := filepath.Join(dir, "jwks-ca.pem")
-	if err = os.WriteFile(caFile, jwksPair.CertPEM, 0o600); err != nil {
+	cfgFile := filepath.Join(e.dir, "serve.yaml")
+	if err = writeYAML(cfgFile, cfg); err != nil {
 		return e, err
 	}
+	e.proc, err = authserver.StartEngine(ctx, authserver.EngineCommand{
+		Path: o.Engine.Path, Args: o.Engine.Args, Config: cfgFile,
+		Env:         append(os.Environ(), "TOKEX_CLIENT_SECRET="+o.Secret),
+		SysProcAttr: sysProcAttr(),
+		Stdout:      func(line string) { o.Log("info", line) },
+		Stderr:      func(line string) { o.Log(levelOf(line), line) },
+		Timeout:     15 * time.Second,
+	})
+	if err != nil {
+		return e, fmt.Errorf("embedded server: %w", err)
+	}
+	e.PID, e.Version = e.proc.PID(), e.proc.Ready.Version
+	if OnEmbeddedStart != nil {
+		OnEmbeddedStart(e.PID)
+	}
+	e.URL = e.proc.Ready.URL + cfg.TokenPath
+	return e, e.waitHealthy(ctx, e.proc.Ready.URL)
+}
 
+// tempFolder makes the folder of the server's config and keys, after
+// removing those a killed tokex left (a SIGKILL runs no cleanup): ours
+// only, whose owner is gone.
+func tempFolder(logf func(level, msg string)) (string, error) {
+	if removed, _ := owner.Sweep(os.TempDir(), embeddedPrefix, ""); len(removed) > 0 {
+		logf("info", fmt.Sprintf("removed %d temporary folder(s) of killed tokex runs: %s", len(removed), strings.Join(removed, ", ")))
+	}
+	dir, err := os.MkdirTemp("", embeddedPrefix)
+	if err != nil {
+		return "", err
+	}
+	if err := owner.Mark(dir); err != nil {
+		return dir, err
+	}
+	return dir, nil
+}
+
+// serveJWKS serves the subject key set over HTTPS with its own self-signed
+// certificate, and writes that certificate for the engine to trust.
+func (e *Embedded) serveJWKS(key *subject.Key) (caFile string, err error) {
+	pair, err := tlscert.Loopback()
+	if err != nil {
+		return "", err
+	}
+	if e.jwks, err = subject.ServeIssuer(subject.IssuerOptions{Addr: "127.0.0.1:0", Keys: []*subject.Key{key}, Cert: &pair.Cert}); err != nil {
+		return "", err
+	}
+	caFile = filepath.Join(e.dir, "jwks-ca.pem")
+	return caFile, os.WriteFile(caFile, pair.CertPEM, 0o600)
+}
+
+// serverConfig is the engine's configuration: the base config or the
+// defaults, on a free loopback port, trusting the JWKS endpoint.
+func (e *Embedded) serverConfig(o EmbeddedOptions, caFile string) (authserver.Config, error) {
 	cfg := authserver.Default()
 	if o.BaseConfig != "" {
+		var err error
 		if cfg, _, err = authserver.Load(o.BaseConfig); err != nil {
-			return e, err
+			return cfg, err
 		}
 	}
 	cfg.Addr = "127.0.0.1:0"
@@ -125,78 +161,40 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 		cfg.DefaultClients.Scopes = o.Scopes
 	}
 	if o.TLS {
-		pair, err := tlscert.Loopback()
-		if err != nil {
-			return e, err
+		if err := e.serverTLS(&cfg); err != nil {
+			return cfg, err
 		}
-		certFile, keyFile := filepath.Join(dir, "server.pem"), filepath.Join(dir, "server-key.pem")
-		if err := os.WriteFile(certFile, pair.CertPEM, 0o600); err != nil {
-			return e, err
-		}
-		if err := os.WriteFile(keyFile, pair.KeyPEM, 0o600); err != nil {
-			return e, err
-		}
-		cfg.TLS = authserver.TLSConfig{Enabled: true, CertFile: certFile, KeyFile: keyFile}
-		e.TLS = &tls.Config{RootCAs: tlscert.Pool(pair.CertPEM), MinVersion: tls.VersionTLS12}
 	}
-	if err = cfg.Validate(nil); err != nil {
-		return e, fmt.Errorf("embedded server config: %w", err)
+	if err := cfg.Validate(nil); err != nil {
+		return cfg, fmt.Errorf("embedded server config: %w", err)
 	}
-	y, err := yaml.Marshal(cfg)
-	if err != nil {
-		return e, err
-	}
-	cfgFile := filepath.Join(dir, "serve.yaml")
-	if err = os.WriteFile(cfgFile, y, 0o600); err != nil {
-		return e, err
-	}
+	return cfg, nil
+}
 
-	cmd := exec.Command(o.Exe, "serve", "--config", cfgFile)
-	cmd.Env = append(os.Environ(), "TOKEX_CLIENT_SECRET="+o.Secret)
-	cmd.SysProcAttr = sysProcAttr()
-	stdout, err := cmd.StdoutPipe()
+// serverTLS gives the engine a loopback certificate that e.TLS trusts.
+func (e *Embedded) serverTLS(cfg *authserver.Config) error {
+	pair, err := tlscert.Loopback()
 	if err != nil {
-		return e, err
+		return err
 	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return e, err
+	certFile, keyFile := filepath.Join(e.dir, "server.pem"), filepath.Join(e.dir, "server-key.pem")
+	if err := os.WriteFile(certFile, pair.CertPEM, 0o600); err != nil {
+		return err
 	}
-	if err = cmd.Start(); err != nil {
-		return e, fmt.Errorf("start embedded server: %w", err)
+	if err := os.WriteFile(keyFile, pair.KeyPEM, 0o600); err != nil {
+		return err
 	}
-	e.cmd, e.PID = cmd, cmd.Process.Pid
-	if OnEmbeddedStart != nil {
-		OnEmbeddedStart(e.PID)
-	}
-	urlc := make(chan string, 1)
-	go pipeLines(stdout, func(line string) {
-		if u, ok := strings.CutPrefix(line, "tokex serve: listening on "); ok {
-			select {
-			case urlc <- strings.TrimSpace(u):
-			default:
-			}
-		}
-		logf("info", line)
-	})
-	go pipeLines(stderr, func(line string) { logf(levelOf(line), line) })
-	go func() {
-		e.exitErr = cmd.Wait()
-		close(e.exited)
-	}()
+	cfg.TLS = authserver.TLSConfig{Enabled: true, CertFile: certFile, KeyFile: keyFile}
+	e.TLS = &tls.Config{RootCAs: tlscert.Pool(pair.CertPEM), MinVersion: tls.VersionTLS12}
+	return nil
+}
 
-	var base string
-	select {
-	case base = <-urlc:
-	case <-e.exited:
-		return e, fmt.Errorf("embedded server exited at start: %v", e.exitErr)
-	case <-time.After(15 * time.Second):
-		return e, errors.New("embedded server did not start within 15s")
-	case <-ctx.Done():
-		return e, ctx.Err()
+func writeYAML(path string, v any) error {
+	y, err := yaml.Marshal(v)
+	if err != nil {
+		return err
 	}
-	e.URL = base + cfg.TokenPath
-	return e, e.waitHealthy(ctx, base)
+	return os.WriteFile(path, y, 0o600)
 }
 
 func (e *Embedded) waitHealthy(ctx context.Context, base string) error {
@@ -217,35 +215,30 @@ func (e *Embedded) waitHealthy(ctx context.Context, base string) error {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-e.exited:
-			return fmt.Errorf("embedded server exited: %v", e.exitErr)
+		case <-e.proc.Exited():
+			return fmt.Errorf("embedded server exited: %v", e.proc.ExitErr())
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
 
 // Exited is closed when the child process ends.
-func (e *Embedded) Exited() <-chan struct{} { return e.exited }
+func (e *Embedded) Exited() <-chan struct{} { return e.proc.Exited() }
 
 // ExitErr is the child's exit status once Exited is closed.
-func (e *Embedded) ExitErr() error { return e.exitErr }
+func (e *Embedded) ExitErr() error {
+	if e.proc == nil {
+		return nil
+	}
+	return e.proc.ExitErr()
+}
 
 // Close stops the child (SIGTERM, then SIGKILL after 5 s), the JWKS
 // endpoint, and removes the temporary folder with the TLS key.
 func (e *Embedded) Close() error {
 	var err error
-	if e.cmd != nil && e.cmd.Process != nil {
-		select {
-		case <-e.exited:
-		default:
-			_ = e.cmd.Process.Signal(syscall.SIGTERM)
-			select {
-			case <-e.exited:
-			case <-time.After(5 * time.Second):
-				_ = e.cmd.Process.Kill()
-				<-e.exited
-			}
-		}
+	if e.proc != nil {
+		e.proc.Stop(5 * time.Second)
 	}
 	if e.jwks != nil {
 		err = e.jwks.Close()
@@ -254,14 +247,6 @@ func (e *Embedded) Close() error {
 		err = errors.Join(err, os.RemoveAll(e.dir))
 	}
 	return err
-}
-
-func pipeLines(r io.Reader, f func(string)) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 4096), 1<<20)
-	for sc.Scan() {
-		f(sc.Text())
-	}
 }
 
 // levelOf reads slog's text level from a child's log line.

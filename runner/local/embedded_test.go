@@ -11,7 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/local"
+	"github.com/tokex-dev/tokex/runner/local/localtest"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -20,10 +24,9 @@ const embeddedPrefix = "tokex-embedded-"
 // embeddedUntilKilled is a tokex that starts its embedded server (with TLS:
 // a private key in its temporary folder) and waits to be killed.
 func embeddedUntilKilled() {
-	exe, _ := os.Executable()
 	key, err := subject.GenerateKey(subject.ES256)
 	if err == nil {
-		_, err = local.StartEmbedded(context.Background(), local.EmbeddedOptions{Exe: exe, Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
+		_, err = local.StartEmbedded(context.Background(), local.EmbeddedOptions{Engine: localtest.Engine(), Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
 			SubjectKey: key, SigningAlg: subject.ES256, TLS: true})
 	}
 	if err != nil {
@@ -81,7 +84,7 @@ func TestStaleEmbeddedFoldersAreRemoved(t *testing.T) {
 
 	key, _ := subject.GenerateKey(subject.ES256)
 	var logs []string
-	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Exe: exe, Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
+	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Engine: localtest.Engine(), Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
 		SubjectKey: key, SigningAlg: subject.ES256, TLS: true, Log: func(_, m string) { logs = append(logs, m) }})
 	if err != nil {
 		t.Fatal(err)
@@ -103,5 +106,49 @@ func TestStaleEmbeddedFoldersAreRemoved(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(logs, "\n"), "removed 1 temporary folder(s) of killed tokex runs") {
 		t.Errorf("logs: %v", logs)
+	}
+}
+
+// TestInflatedEngineIsFlagged: an engine that is tokex itself (FindEngine's
+// last resort) serves, and every run carries engine_memory_inflated in its
+// warnings (kept in the evidence) without failing the verdict; the log says
+// which engine ran and how it was found.
+func TestInflatedEngineIsFlagged(t *testing.T) {
+	c := localtest.Tiny()
+	c.Stages, c.Rounds, c.Sanity.Enabled = []float64{20}, 1, false
+	eng := localtest.Engine()
+	eng.Inflated, eng.How = true, "tokex itself: test"
+	dir := filepath.Join(t.TempDir(), "inflated")
+	r := localtest.Run(t, context.Background(), c, dir, localtest.Options{Engine: eng})
+	if r.Err != nil {
+		t.Fatal(r.Err)
+	}
+	run := r.Summary.Stages[0].Runs[0]
+	var found bool
+	for _, w := range run.Warnings {
+		found = found || w.Code == stats.WarnEngineMemoryInflated && strings.Contains(w.Detail, "tokex-engine")
+	}
+	if !found || !run.ThresholdsPassed {
+		t.Errorf("warnings %v, passed %v", run.Warnings, run.ThresholdsPassed)
+	}
+	var logged bool
+	for _, e := range r.Events {
+		if l, ok := e.(event.Log); ok && l.Level == "warn" && strings.Contains(l.Message, "embedded engine "+eng.Path+" (tokex itself: test;") {
+			logged = true
+		}
+	}
+	if !logged {
+		t.Error("no log line names the inflated engine")
+	}
+	f, err := evidence.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.Recompute(c.Thresholds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := localtest.MustJSON(t, again.Stages[0].Runs[0].Warnings), localtest.MustJSON(t, run.Warnings); a != b {
+		t.Errorf("recomputed warnings differ:\n%s\n%s", a, b)
 	}
 }

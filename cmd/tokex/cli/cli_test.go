@@ -11,13 +11,19 @@ import (
 
 	"github.com/tokex-dev/tokex/authserver"
 	"github.com/tokex-dev/tokex/internal/statedir"
+	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/subject"
 )
 
-// TestMain lets the test binary stand in for tokex as the embedded server.
+// TestMain lets the test binary stand in for tokex-engine ($TOKEX_ENGINE:
+// started as "<exe> --config FILE --ready-fd 3"), so that no test builds
+// one; FindEngine's own tests cover the search.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == "serve" {
-		os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr))
+	if len(os.Args) > 1 && os.Args[1] == "--config" {
+		os.Exit(authserver.EngineMain(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	if exe, err := os.Executable(); err == nil {
+		_ = os.Setenv(local.EngineEnv, exe)
 	}
 	os.Exit(m.Run())
 }
@@ -188,5 +194,18 @@ func TestManifestsRedactSecrets(t *testing.T) {
 	}
 	if n := strings.Count(out, "kind: Job"); n != 3 {
 		t.Errorf("%d Jobs, want 3 (sanity + 2 stages)", n)
+	}
+}
+
+// TestEngineCommand: `tokex engine` is the engine's own command line
+// (hidden), for when no tokex-engine binary is found.
+func TestEngineCommand(t *testing.T) {
+	code, _, errs := run(t, local.EngineArg)
+	if code != ExitCannotRun || !strings.Contains(errs, "--config is required") {
+		t.Errorf("code %d, stderr %q", code, errs)
+	}
+	_, out, _ := run(t, "--help")
+	if strings.Contains(out, local.EngineArg+" ") {
+		t.Errorf("the engine command is listed in help:\n%s", out)
 	}
 }

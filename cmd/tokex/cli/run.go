@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -50,7 +51,7 @@ type runOptions struct {
 	resume       string
 	caFile       string
 	insecure     bool
-	serverExe    string
+	engine       string
 	driver       string
 	allowWarn    []string
 	unreachable  time.Duration
@@ -99,8 +100,7 @@ run, 130 interrupted.`,
 	f.StringVar(&o.resume, "resume", "", "continue the interrupted campaign in this evidence folder")
 	f.StringVar(&o.caFile, "ca-file", "", "CA certificate (PEM) trusted for an https --target")
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
-	f.StringVar(&o.serverExe, "server-exe", "", "tokex binary to start as the embedded server (default: this one)")
-	_ = f.MarkHidden("server-exe")
+	f.StringVar(&o.engine, "engine", "", "the embedded server's program, tokex-engine (default: $TOKEX_ENGINE, target.embedded.engine, beside tokex, built from the module source, or tokex itself)")
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
 	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when the target answered nothing this long, every request refused or timed out (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
@@ -225,7 +225,7 @@ func (o *runOptions) openEvidence() (*evidence.Writer, error) {
 func (o *runOptions) newDriver() (runner.Driver, error) {
 	c := o.cfg
 	if c.Driver != "kube" {
-		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, Exe: o.serverExe}, nil
+		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, EngineSearch: o.engineSearch()}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
 		return nil, err
@@ -341,4 +341,11 @@ func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// engineSearch is where the local driver looks for the embedded engine:
+// --engine, $TOKEX_ENGINE, then its own defaults; tokex itself can be the
+// engine (its hidden engine command).
+func (o *runOptions) engineSearch() local.EngineSearch {
+	return local.EngineSearch{Explicit: cmp.Or(o.engine, os.Getenv(local.EngineEnv)), SelfArgs: []string{local.EngineArg}}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/authserver"
 	"github.com/tokex-dev/tokex/internal/confload"
 	"github.com/tokex-dev/tokex/internal/statedir"
+	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -117,12 +117,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	level := slog.LevelInfo
-	if o.verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: level}))
-	opt := authserver.Options{Logger: log}
+	opt := authserver.Options{Logger: authserver.NewLogger(cmd.ErrOrStderr(), o.verbose)}
 	if len(cfg.Clients) == 0 {
 		opt.ClientSecret = o.clientSecret
 		if opt.ClientSecret == "" {
@@ -148,35 +143,27 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	srv, err := authserver.New(ctx, cfg, opt)
-	if err != nil {
+	banner := authserver.Banner{Out: cmd.OutOrStdout(), SubjectSource: subjectSource, ClientsFrom: o.config}
+	if err := authserver.Run(ctx, cfg, opt, banner, nil); err != nil {
 		return &exitError{code: 2, err: err}
 	}
-	ln, err := srv.Listen()
-	if err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	scheme := "http"
-	if cfg.TLS.Enabled {
-		scheme = "https"
-	}
-	srv.SetBaseURL(scheme + "://" + ln.Addr().String())
-	out := cmd.OutOrStdout()
-	fmt.Fprintf(out, "tokex serve: listening on %s\n", srv.BaseURL())
-	fmt.Fprintf(out, "  token endpoint  %s%s\n", srv.BaseURL(), cfg.TokenPath)
-	fmt.Fprintf(out, "  issuer          %s (signs %s, kid %s)\n", srv.Issuer(), srv.Key().Alg, srv.Key().Kid)
-	fmt.Fprintf(out, "  subject tokens  iss %s, keys from %s, lifetime ≤ %s\n", cfg.Subject.Issuer, subjectSource, cfg.Subject.MaxLifetime)
-	if len(cfg.Clients) == 0 {
-		fmt.Fprintf(out, "  clients         %s0..%d (shared secret, not shown)\n", cfg.DefaultClients.Prefix, cfg.DefaultClients.Count-1)
-	} else {
-		fmt.Fprintf(out, "  clients         %d from %s\n", len(cfg.Clients), o.config)
-	}
-	if f := srv.Faults(); f != "" {
-		fmt.Fprintf(out, "  FAULT INJECTION ON: %s\n", f)
-	}
-	if err := srv.Serve(ctx, ln); err != nil {
-		return &exitError{code: 2, err: err}
-	}
-	fmt.Fprintln(out, "tokex serve: stopped")
 	return nil
+}
+
+// newEngineCmd is tokex run as the embedded engine when no tokex-engine
+// binary is found (runner/local.FindEngine): hidden, its flags are the
+// engine's own.
+func newEngineCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:                local.EngineArg,
+		Short:              "The reference server as the local driver's child (use tokex-engine)",
+		Hidden:             true,
+		DisableFlagParsing: true,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if code := authserver.EngineMain(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+				return &exitError{code: code}
+			}
+			return nil
+		},
+	}
 }

@@ -1,0 +1,196 @@
+package authserver
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/tokex-dev/tokex/subject"
+)
+
+// TestMain lets this test binary be the engine (its argv starts with
+// "engine") or a misbehaving one ("engine-exit", "engine-silent",
+// "engine-lies").
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case "engine":
+			os.Exit(EngineMain(os.Args[2:], os.Stdout, os.Stderr))
+		case "engine-exit":
+			fmt.Fprintln(os.Stderr, "level=ERROR msg=\"cannot serve\"")
+			os.Exit(3)
+		case "engine-silent":
+			time.Sleep(time.Minute)
+			os.Exit(0)
+		case "engine-lies": // reports a pid that is not its own, as a wrapper would
+			f := os.NewFile(3, "ready")
+			_ = writeReady(f, Ready{Protocol: ReadyProtocol, URL: "http://127.0.0.1:1", PID: os.Getppid()})
+			f.Close()
+			time.Sleep(time.Minute)
+			os.Exit(0)
+		}
+	}
+	os.Exit(m.Run())
+}
+
+// engineConfig writes a server YAML trusting a fresh subject key.
+func engineConfig(t *testing.T, tls bool) string {
+	t.Helper()
+	key, err := subject.GenerateKey(subject.ES256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jwks, _ := subject.JWKS(key)
+	dir := t.TempDir()
+	cfg := Default()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Subject.JWKSFile = filepath.Join(dir, "jwks.json")
+	if err := os.WriteFile(cfg.Subject.JWKSFile, jwks, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg.TLS.Enabled, cfg.TLS.SelfSigned = tls, tls
+	y, err := yaml.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "serve.yaml")
+	if err := os.WriteFile(path, y, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func startEngine(t *testing.T, mode, config string) (*EngineProcess, []string, error) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := make(chan string, 100)
+	p, err := StartEngine(context.Background(), EngineCommand{
+		Path: exe, Args: []string{mode}, Config: config,
+		Env:    append(os.Environ(), "TOKEX_CLIENT_SECRET=engine-test-Zq9"),
+		Stdout: func(l string) { lines <- l }, Stderr: func(l string) { lines <- l },
+		Timeout: 10 * time.Second,
+	})
+	var out []string
+	for len(lines) > 0 {
+		out = append(out, <-lines)
+	}
+	return p, out, err
+}
+
+// TestEngineReadyHandshake: the engine reports its base URL and pid on the
+// ready descriptor once it accepts connections; nothing is read from its
+// log lines. It serves there and stops on SIGTERM.
+func TestEngineReadyHandshake(t *testing.T) {
+	for _, tls := range []bool{false, true} {
+		t.Run(fmt.Sprintf("tls=%v", tls), func(t *testing.T) {
+			p, _, err := startEngine(t, "engine", engineConfig(t, tls))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Stop(5 * time.Second)
+			want := "http://127.0.0.1:"
+			if tls {
+				want = "https://127.0.0.1:"
+			}
+			if !strings.HasPrefix(p.Ready.URL, want) || p.Ready.PID != p.PID() || p.Ready.Protocol != ReadyProtocol || p.Ready.Version == "" || p.Ready.Go == "" {
+				t.Fatalf("ready report %+v (pid %d)", p.Ready, p.PID())
+			}
+			if !tls {
+				resp, err := http.Get(p.Ready.URL + "/healthz")
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				if resp.StatusCode != 200 {
+					t.Errorf("/healthz: %d", resp.StatusCode)
+				}
+			}
+			p.Stop(5 * time.Second)
+			<-p.Exited()
+			if err := p.ExitErr(); err != nil {
+				t.Errorf("after SIGTERM: %v", err)
+			}
+		})
+	}
+}
+
+// TestEngineNotReady: an engine that exits, stays silent or reports
+// another process's pid is an error that says so, and is not left running.
+func TestEngineNotReady(t *testing.T) {
+	cfg := engineConfig(t, false)
+	for _, c := range []struct{ mode, config, want string }{
+		{"engine-exit", cfg, `exited before it was ready (exit status 3; last line: "level=ERROR msg=\"cannot serve\""`},
+		{"engine", filepath.Join(t.TempDir(), "missing.yaml"), "missing.yaml"},
+		{"engine-lies", cfg, "a wrapper must exec the engine"},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			p, _, err := startEngine(t, c.mode, c.config)
+			if err == nil {
+				p.Stop(time.Second)
+				t.Fatal("started")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Errorf("err = %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestEngineReadyTimeout(t *testing.T) {
+	exe, _ := os.Executable()
+	_, err := StartEngine(context.Background(), EngineCommand{Path: exe, Args: []string{"engine-silent"}, Config: "x",
+		Timeout: 300 * time.Millisecond, Stdout: func(string) {}})
+	if err == nil || !strings.Contains(err.Error(), "not ready within") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestParseReady(t *testing.T) {
+	ok := `{"protocol":1,"url":"https://127.0.0.1:8443","pid":42,"version":"(devel)","go":"go1.26"}`
+	if r, err := ParseReady([]byte(ok + "\n")); err != nil || r.URL != "https://127.0.0.1:8443" || r.PID != 42 {
+		t.Fatalf("%+v %v", r, err)
+	}
+	for _, c := range []struct{ name, in, want string }{
+		{"empty", "", "no ready report"},
+		{"not json", "tokex serve: listening on http://127.0.0.1:1", "ready report"},
+		{"two values", ok + ok, "more than one JSON value"},
+		{"protocol", `{"protocol":2,"url":"http://127.0.0.1:1","pid":1}`, "protocol 2"},
+		{"pid", `{"protocol":1,"url":"http://127.0.0.1:1","pid":0}`, "pid 0"},
+		{"scheme", `{"protocol":1,"url":"file:///etc/passwd","pid":1}`, "not an http(s) base URL"},
+		{"path", `{"protocol":1,"url":"http://127.0.0.1:1/x","pid":1}`, "not an http(s) base URL"},
+		{"user", `{"protocol":1,"url":"http://u:p@127.0.0.1:1","pid":1}`, "not an http(s) base URL"},
+		{"no port", `{"protocol":1,"url":"http://127.0.0.1","pid":1}`, "no host and port"},
+		{"long version", `{"protocol":1,"url":"http://127.0.0.1:1","pid":1,"version":"` + strings.Repeat("v", 300) + `"}`, "too long"},
+		{"huge", `{"protocol":1,"url":"http://127.0.0.1:1","pid":1,"x":"` + strings.Repeat("x", MaxReadyBytes) + `"}`, "over"},
+	} {
+		if _, err := ParseReady([]byte(c.in)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err = %v, want %q", c.name, err, c.want)
+		}
+	}
+}
+
+// FuzzParseReady: any bytes give a report that passed every check, or an
+// error; never a panic.
+func FuzzParseReady(f *testing.F) {
+	f.Add([]byte(`{"protocol":1,"url":"https://127.0.0.1:8443","pid":42,"version":"(devel)","go":"go1.26"}`))
+	f.Add([]byte(`{"protocol":1,"url":"http://[::1]:80","pid":1}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := ParseReady(b)
+		if err != nil {
+			return
+		}
+		if r.Protocol != ReadyProtocol || r.PID <= 0 || !(strings.HasPrefix(r.URL, "http://") || strings.HasPrefix(r.URL, "https://")) {
+			t.Fatalf("accepted %+v", r)
+		}
+	})
+}

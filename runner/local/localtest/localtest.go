@@ -1,0 +1,158 @@
+// Package localtest runs campaigns on the local driver for tests, with the
+// test binary itself standing in for tokex-engine (RunIfEngine in TestMain).
+package localtest
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/local"
+	"github.com/tokex-dev/tokex/subject"
+)
+
+// Secret is the client secret of every campaign run here.
+const Secret = "campaign-secret-Zq9"
+
+// RunIfEngine serves as the engine and exits when the test binary was
+// started as one (by Engine); a TestMain calls it first.
+func RunIfEngine() {
+	if len(os.Args) > 1 && os.Args[1] == local.EngineArg {
+		os.Exit(authserver.EngineMain(os.Args[2:], os.Stdout, os.Stderr))
+	}
+}
+
+// Engine is the running test binary as the embedded engine (no Path when
+// it cannot be found).
+func Engine() local.Engine {
+	exe, _ := os.Executable()
+	return local.Engine{Path: exe, Args: []string{local.EngineArg}, How: "the test binary"}
+}
+
+// Tiny is a campaign of 2 stages × 2 rounds of 2 s on 3 agents.
+func Tiny() config.Campaign {
+	c := config.Article()
+	c.Name = "tiny"
+	c.Stages = []float64{20, 40}
+	c.Rounds = 2
+	c.Duration = 2 * time.Second
+	c.Warmup = time.Second
+	c.Sanity.Duration = time.Second
+	c.Agents.Count = 3
+	c.Subject.Alg, c.Target.Embedded.SigningAlg = subject.ES256, subject.ES256
+	// These tests check the mechanics on shared 2-core machines, where the
+	// suite itself saturates the host; the starved-generator test checks
+	// the warnings.
+	c.Thresholds.AllowWarnings = stats.InvalidatingCodes
+	return c
+}
+
+// Options of one campaign.
+type Options struct {
+	// Resume: the finished runs of the folder, which is resumed; nil
+	// creates it.
+	Resume map[string]*stats.Run
+	// Observe sees every event as it is emitted.
+	Observe func(event.Event)
+	// Engine replaces the test binary as the engine (when its Path is set).
+	Engine local.Engine
+}
+
+// Result of a campaign.
+type Result struct {
+	Dir     string
+	Summary *stats.Summary
+	Err     error
+	Events  []event.Event
+	Driver  *local.Driver
+}
+
+// Run runs campaign c into the evidence folder dir, with the test binary
+// as the engine.
+func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Options) Result {
+	t.Helper()
+	key, err := subject.GenerateKey(c.Subject.Alg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var w *evidence.Writer
+	id := filepath.Base(dir)
+	if o.Resume == nil {
+		y, _ := c.Redacted()
+		w, err = evidence.Create(dir, y, evidence.Manifest{Tool: "tokex", Version: "test", CampaignID: id, Name: c.Name, Driver: "local", Started: time.Now()})
+	} else {
+		w, err = evidence.Resume(dir)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := &event.Bus{}
+	bus.Subscribe(w.Consume)
+	res := Result{Dir: dir}
+	bus.Subscribe(func(e event.Event) {
+		res.Events = append(res.Events, e)
+		if o.Observe != nil {
+			o.Observe(e)
+		}
+	})
+	drv := &local.Driver{Cfg: c, CampaignID: id, Secret: Secret, SubjectKey: key, Engine: Engine()}
+	if o.Engine.Path != "" {
+		drv.Engine = o.Engine
+	}
+	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume}
+	res.Summary, res.Err = camp.Run(ctx)
+	if err := drv.Close(); err != nil {
+		t.Errorf("driver close: %v", err)
+	}
+	res.Driver = drv
+	return res
+}
+
+// MustJSON is v as JSON.
+func MustJSON(t testing.TB, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// AssertNoSecret searches every file of the folder, decompressed.
+func AssertNoSecret(t testing.TB, dir, secret string) {
+	t.Helper()
+	_ = filepath.Walk(dir, func(p string, info os.FileInfo, err error) error {
+		if err != nil || info.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if strings.HasSuffix(p, ".gz") {
+			zr, err := gzip.NewReader(bytes.NewReader(b))
+			if err != nil {
+				t.Errorf("%s: %v", p, err)
+				return nil
+			}
+			b, _ = io.ReadAll(zr)
+		}
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s contains the client secret", p)
+		}
+		return nil
+	})
+}
