@@ -74,11 +74,17 @@ type Kube struct {
 // Target is the authorization server under test.
 type Target struct {
 	// URL of the token endpoint; empty runs tokex's embedded reference server.
-	URL                string   `yaml:"url"`
-	CAFile             string   `yaml:"ca_file"`
-	InsecureSkipVerify bool     `yaml:"insecure_skip_verify"`
-	HTTP2              *bool    `yaml:"http2"`
-	Embedded           Embedded `yaml:"embedded"`
+	URL                string `yaml:"url"`
+	CAFile             string `yaml:"ca_file"`
+	InsecureSkipVerify bool   `yaml:"insecure_skip_verify"`
+	HTTP2              *bool  `yaml:"http2"`
+	// HTTP is the protocol, chosen explicitly: "1.1", "2" (over TLS) or
+	// "h2c" (HTTP/2 without TLS); default HTTP/2 when TLS offers it.
+	HTTP string `yaml:"http"`
+	// KeepAlive false opens a new connection (and TLS handshake) for every
+	// request, to measure what a short-lived client pays.
+	KeepAlive *bool    `yaml:"keep_alive"`
+	Embedded  Embedded `yaml:"embedded"`
 	// How the engine of a target.url is measured (one at most): a process
 	// on this host and its descendants (or its own cgroup), a cgroup v2
 	// directory, or a Prometheus endpoint with the server's process metrics.
@@ -89,6 +95,47 @@ type Target struct {
 	// HTTP response for this long while they failed at the connection
 	// (refused, reset, timed out).
 	UnreachableAfter time.Duration `yaml:"unreachable_after"`
+}
+
+// Protocol is the HTTP protocol asked for: "1.1", "2", "h2c", or "" (HTTP/2
+// when TLS offers it, else HTTP/1.1).
+func (t Target) Protocol() string {
+	if t.HTTP == "" && t.HTTP2 != nil && !*t.HTTP2 {
+		return "1.1"
+	}
+	return t.HTTP
+}
+
+// NewConnectionPerRequest reports keep_alive: false.
+func (t Target) NewConnectionPerRequest() bool { return t.KeepAlive != nil && !*t.KeepAlive }
+
+// validateHTTP checks target.http against the scheme the target is reached by.
+func (c *Campaign) validateHTTP(doc *confload.Doc) error {
+	t := c.Target
+	tls := strings.HasPrefix(t.URL, "https://") || (t.URL == "" && (t.Embedded.TLS == nil || *t.Embedded.TLS))
+	switch t.HTTP {
+	case "", "1.1":
+	case "2":
+		if !tls {
+			return doc.Errorf("target.http", "HTTP/2 over TLS needs an https target (h2c is HTTP/2 without TLS)")
+		}
+	case "h2c":
+		if tls {
+			return doc.Errorf("target.http", "h2c is HTTP/2 without TLS: give an http:// target (embedded: target.embedded.tls: false)")
+		}
+	default:
+		return doc.Errorf("target.http", "unknown protocol %q (1.1, 2, h2c)", t.HTTP)
+	}
+	if t.HTTP2 != nil && !*t.HTTP2 && (t.HTTP == "2" || t.HTTP == "h2c") {
+		return doc.Errorf("target.http", "http2: false contradicts http: %s", t.HTTP)
+	}
+	if c.Driver == "kube" && t.HTTP == "h2c" {
+		return doc.Errorf("target.http", "the k6 agents speak HTTP/1.1 or HTTP/2 over TLS; use the local driver for h2c")
+	}
+	if c.Driver == "kube" && t.NewConnectionPerRequest() {
+		return doc.Errorf("target.keep_alive", "the k6 agents keep connections alive; use the local driver for a connection per request")
+	}
+	return nil
 }
 
 // Embedded configures the reference server tokex starts for itself.
@@ -481,6 +528,9 @@ func (c *Campaign) SetFormField(nameValue string) error {
 // validateRequest checks the client authentication, the timeout, the token
 // types, the extra form fields and the success check.
 func (c *Campaign) validateRequest(doc *confload.Doc) error {
+	if err := c.validateHTTP(doc); err != nil {
+		return err
+	}
 	r := c.Request
 	switch exchange.AuthMethod(r.AuthMethod) {
 	case exchange.AuthBasic, exchange.AuthPost:

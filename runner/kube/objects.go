@@ -147,7 +147,7 @@ func (o *Objects) env(p event.PlannedRun, perAgentMilli int64) []corev1.EnvVar {
 // transportEnv makes k6 connect as the local driver does: TLS verification
 // off when asked (target.insecure_skip_verify or kube.insecure_skip_verify),
 // target.ca_file as the roots (Go's SSL_CERT_FILE, which k6 inherits), and
-// HTTP/2 off when target.http2 is false (Go's GODEBUG=http2client=0).
+// HTTP/2 off when target.http is 1.1 or http2 false (Go's GODEBUG=http2client=0).
 func transportEnv(c config.Campaign) []corev1.EnvVar {
 	var env []corev1.EnvVar
 	if c.Kube.InsecureSkipVerify || c.Target.InsecureSkipVerify {
@@ -156,7 +156,7 @@ func transportEnv(c config.Campaign) []corev1.EnvVar {
 	if c.Target.CAFile != "" {
 		env = append(env, corev1.EnvVar{Name: "SSL_CERT_FILE", Value: "/scripts/" + caKey})
 	}
-	if c.Target.HTTP2 != nil && !*c.Target.HTTP2 {
+	if c.Target.Protocol() == "1.1" {
 		env = append(env, corev1.EnvVar{Name: "GODEBUG", Value: "http2client=0"})
 	}
 	return env

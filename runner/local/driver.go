@@ -350,7 +350,15 @@ func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runne
 		})
 	}
 	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
-	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Conns: c.Agents.MaxInFlight})
+	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Protocol: c.Target.Protocol(), NewConnPerRequest: c.Target.NewConnectionPerRequest(),
+		Conns: c.Agents.MaxInFlight})
+	if p, per := c.Target.Protocol(), c.Target.NewConnectionPerRequest(); p != "" || per {
+		how := map[string]string{"": "HTTP/2 when TLS offers it", "1.1": "HTTP/1.1", "2": "HTTP/2 over TLS", "h2c": "h2c (HTTP/2 without TLS)"}[p]
+		if per {
+			how += ", a new connection per request"
+		}
+		out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: "HTTP: " + how})
+	}
 	v := c.Check.Verify
 	if v.Sample <= 0 {
 		return nil

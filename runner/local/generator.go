@@ -72,8 +72,28 @@ type Generator struct {
 // TransportOptions configure each agent's own connection pool.
 type TransportOptions struct {
 	TLS   *tls.Config
-	HTTP2 bool
-	Conns int
+	HTTP2 bool // HTTP/2 when TLS offers it
+	// Protocol "1.1", "2" or "h2c" is that protocol only (overrides HTTP2).
+	Protocol string
+	// NewConnPerRequest closes every connection after its one request.
+	NewConnPerRequest bool
+	Conns             int
+}
+
+// protocols is the transport's protocol set for o.
+func (o TransportOptions) protocols() *http.Protocols {
+	var p http.Protocols
+	switch o.Protocol {
+	case "1.1":
+		p.SetHTTP1(true)
+	case "2":
+		p.SetHTTP2(true)
+	case "h2c":
+		p.SetUnencryptedHTTP2(true)
+	default:
+		return nil
+	}
+	return &p
 }
 
 // Connect gives every agent its own http.Client, so that agents share no
@@ -94,6 +114,8 @@ func (g *Generator) Connect(o TransportOptions) {
 			IdleConnTimeout:     90 * time.Second,
 			TLSHandshakeTimeout: 5 * time.Second,
 			DisableCompression:  true,
+			DisableKeepAlives:   o.NewConnPerRequest,
+			Protocols:           o.protocols(),
 		}
 		a.client = &http.Client{Transport: tr, Timeout: g.Timeout, CheckRedirect: exchange.NoRedirect}
 	}

@@ -128,6 +128,12 @@ var overrides = []override{
 		}
 		return nil
 	}},
+	{"http", false, func(o *runOptions, c *config.Campaign) error { c.Target.HTTP = o.httpProto; return nil }},
+	{"new-connection-per-request", false, func(o *runOptions, c *config.Campaign) error {
+		keep := !o.perRequest
+		c.Target.KeepAlive = &keep
+		return nil
+	}},
 	{"no-sanity", false, func(o *runOptions, c *config.Campaign) error { c.Sanity.Enabled = !o.noSanity; return nil }},
 	{"out", false, func(o *runOptions, c *config.Campaign) error { c.Out = o.out; return nil }},
 	{"ca-file", false, func(o *runOptions, c *config.Campaign) error { c.Target.CAFile = o.caFile; return nil }},

@@ -57,8 +57,9 @@ type runOptions struct {
 	unreachable  time.Duration
 	kube         *kubeConn
 	// request and subject-token shape
-	subjectIssuer, subjectTokenType, subjectAudience, authMethod string
-	claims, form                                                 []string
+	subjectIssuer, subjectTokenType, subjectAudience, authMethod, httpProto string
+	perRequest                                                              bool
+	claims, form                                                            []string
 
 	cfg    config.Campaign
 	doc    *confload.Doc

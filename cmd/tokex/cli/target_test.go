@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,7 +101,21 @@ func TestRunAgainstExternalTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	// h2c and HTTP/1.1 without TLS; every exchange's protocol counted.
+	var h1, h2 atomic.Int64
+	ts := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.ProtoMajor == 2 {
+			h2.Add(1)
+		} else {
+			h1.Add(1)
+		}
+		srv.Handler().ServeHTTP(w, r)
+	}))
+	var p http.Protocols
+	p.SetHTTP1(true)
+	p.SetUnencryptedHTTP2(true)
+	ts.Config.Protocols = &p
+	ts.Start()
 	defer ts.Close()
 	srv.SetBaseURL(ts.URL)
 	args := []string{"run", "--target", ts.URL + "/as/token.oauth2", "--subject-alg", "ES256", "--subject-issuer", "http://127.0.0.1:5551",
@@ -108,9 +123,13 @@ func TestRunAgainstExternalTarget(t *testing.T) {
 		"--allow-warning", "generator_late,generator_starved,host_saturated"}
 	var out, errb bytes.Buffer
 	t.Setenv("TOKEX_CLIENT_SECRET", "target-secret-1234")
-	if code := Main(append(args, "--out", t.TempDir()), &out, &errb); code != 0 ||
-		!strings.Contains(out.String(), "note: client authentication: client_secret_basic perf-agent-0..1, secret from TOKEX_CLIENT_SECRET") {
+	if code := Main(append(args, "--out", t.TempDir(), "--http", "h2c", "--new-connection-per-request"), &out, &errb); code != 0 ||
+		!strings.Contains(out.String(), "note: client authentication: client_secret_basic perf-agent-0..1, secret from TOKEX_CLIENT_SECRET") ||
+		!strings.Contains(out.String(), "note: HTTP: h2c (HTTP/2 without TLS), a new connection per request") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
+	}
+	if h2.Load() < 10 || h1.Load() != 0 {
+		t.Errorf("--http h2c: %d HTTP/2 and %d HTTP/1 requests", h2.Load(), h1.Load())
 	}
 	t.Setenv("TOKEX_CLIENT_SECRET", "")
 	out.Reset()
