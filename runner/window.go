@@ -179,7 +179,7 @@ func (w *windower) Flush(cutoff time.Time) {
 		out = append(out, event.Window{
 			At: time.UnixMicro(k.at).UTC(), Seconds: w.seconds(k), RunID: w.run.ID, Phase: k.phase, TargetRPS: w.run.TargetRPS,
 			Completed: int64(b.dur.Len()), OK: b.ok, Errors: b.errs, NoResponse: b.noResponse, Dropped: b.dropped,
-			Latency:    event.Digest{Count: lat.Count, Mean: lat.Avg, P50: lat.P50, P90: lat.P90, P95: lat.P95, P99: lat.P99, Max: lat.Max},
+			Latency:    lat,
 			SendLagP99: lag.P99, ErrorKinds: b.kinds,
 		})
 	}

@@ -64,7 +64,7 @@ func script(upTo int) []event.Event {
 					MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30, GeneratorLimitCores: 2}},
 				event.Window{At: sec, RunID: p.ID, Phase: ph, TargetRPS: p.TargetRPS, Completed: int64(p.TargetRPS) - dropped,
 					OK: int64(p.TargetRPS) - dropped, Dropped: dropped, InFlight: 2,
-					Latency: event.Digest{Count: int64(p.TargetRPS), P50: lat / 2, P95: lat, P99: lat * 1.5}})
+					Latency: stats.Latency{Count: int64(p.TargetRPS), P50: lat / 2, P95: lat, P99: lat * 1.5}})
 		}
 		for a := 0; a < 10; a++ {
 			evs = append(evs, event.AgentStatus{At: at.Add(p.Total()), RunID: p.ID, Agent: a, Name: "perf-agent-" + string(rune('0'+a)),
@@ -394,7 +394,7 @@ func TestLiveLateRuleSkipsK6Agents(t *testing.T) {
 		feed(m, []event.Event{event.CampaignStarted{At: t0, ID: "c", Driver: driver, Runs: []event.PlannedRun{run}}, event.RunStarted{At: t0, Run: run},
 			event.PhaseChanged{At: t0.Add(time.Second), RunID: run.ID, Phase: stats.Measured},
 			event.Window{At: t0.Add(2 * time.Second), Seconds: 1, RunID: run.ID, Phase: stats.Measured, TargetRPS: 500, Completed: 500, OK: 500,
-				Latency: event.Digest{Count: 500, P50: 9}, SendLagP99: 6}})
+				Latency: stats.Latency{Count: 500, P50: 9}, SendLagP99: 6}})
 		if got := slices.Contains(m.health.Codes(), stats.WarnGeneratorLate); got != late {
 			t.Errorf("%s: late %v, want %v", driver, got, late)
 		}

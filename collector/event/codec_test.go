@@ -1,6 +1,8 @@
 package event
 
 import (
+	"bytes"
+	"os"
 	"reflect"
 	"testing"
 	"time"
@@ -15,7 +17,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		CampaignStarted{At: at, ID: "c", Runs: []PlannedRun{{ID: "r", TargetRPS: 500, Warmup: 30 * time.Second}}},
 		RunStarted{At: at, Run: PlannedRun{ID: "r"}},
 		PhaseChanged{At: at, RunID: "r", Phase: stats.Measured},
-		Window{At: at, RunID: "r", Completed: 500, Latency: Digest{P95: 9.5}},
+		Window{At: at, RunID: "r", Completed: 500, Latency: stats.Latency{P95: 9.5}},
 		Resource{At: at, Role: "engine", Name: "pf-engine-0", CPUMillicores: 1300},
 		Host{At: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 1.9, PSI: &stats.Pressure{CPUSome: 0.5}, GeneratorLimitCores: 1, GeneratorWaitCores: &wait}},
 		Capacity{At: at, Stages: []float64{100, 500}, Estimate: stats.Capacity{Cores: 2, GeneratorCPUMs: 2.3, SustainableRPS: 430}},
@@ -58,4 +60,43 @@ func FuzzUnmarshal(f *testing.F) {
 			t.Fatalf("%s decoded but does not encode: %v", e.Kind(), err)
 		}
 	})
+}
+
+// TestReadsWindowsWrittenAsDigest: events.jsonl written while a window's
+// latency was an event.Digest ("mean" for the average; testdata from a
+// real campaign) still reads, the average in Avg, and writes back as a
+// stats.Latency.
+func TestReadsWindowsWrittenAsDigest(t *testing.T) {
+	b, err := os.ReadFile("testdata/events-digest.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []stats.Latency{
+		{Count: 20, Avg: 1.684, P50: 1.681, P90: 1.966, P95: 2.017, P99: 2.211, Max: 2.26},
+		{Count: 7, Avg: 1.593, P50: 1.4, P90: 2.31, P95: 2.689, P99: 2.992, Max: 3.068},
+	}
+	lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, line := range lines {
+		seq, e, err := Unmarshal(line)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w, ok := e.(Window)
+		if !ok || w.Latency != want[i] || w.RunID != "01-r1-20rps" || w.Completed != want[i].Count {
+			t.Fatalf("line %d: %+v", i+1, e)
+		}
+		again, err := Marshal(seq, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(again, []byte(`"avg":`)) || bytes.Contains(again, []byte(`"mean"`)) {
+			t.Errorf("written back: %s", again)
+		}
+		if _, back, err := Unmarshal(again); err != nil || back.(Window).Latency != want[i] {
+			t.Errorf("round trip: %+v %v", back, err)
+		}
+	}
 }

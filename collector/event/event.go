@@ -4,6 +4,7 @@
 package event
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -69,18 +70,6 @@ type PhaseChanged struct {
 	Phase stats.Phase `json:"phase"`
 }
 
-// Digest is a latency summary in milliseconds. Window digests come from an
-// HDR histogram with 3 significant digits (relative error ≤ 0.1 %).
-type Digest struct {
-	Count int64   `json:"count"`
-	Mean  float64 `json:"mean"`
-	P50   float64 `json:"p50"`
-	P90   float64 `json:"p90"`
-	P95   float64 `json:"p95"`
-	P99   float64 `json:"p99"`
-	Max   float64 `json:"max"`
-}
-
 // Window is one second of a run, by completion time (dropped arrivals by
 // their scheduled time).
 type Window struct {
@@ -103,8 +92,32 @@ type Window struct {
 	ErrorKinds map[string]int64 `json:"error_kinds,omitempty"`
 	Dropped    int64            `json:"dropped"`
 	InFlight   int64            `json:"in_flight"`
-	Latency    Digest           `json:"latency"`      // from send time
-	SendLagP99 float64          `json:"send_lag_p99"` // ms, scheduled -> sent
+	// Latency is exact over the window's responses, in ms from send time.
+	// Evidence written before it was a stats.Latency spells avg "mean".
+	Latency    stats.Latency `json:"latency"`
+	SendLagP99 float64       `json:"send_lag_p99"` // ms, scheduled -> sent
+}
+
+// UnmarshalJSON reads a window, also from evidence whose latency has
+// "mean" instead of "avg" (the former event.Digest).
+func (w *Window) UnmarshalJSON(b []byte) error {
+	type plain Window
+	var v struct {
+		plain
+		Latency struct {
+			stats.Latency
+			Mean *float64 `json:"mean"`
+		} `json:"latency"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*w = Window(v.plain)
+	w.Latency = v.Latency.Latency
+	if v.Latency.Mean != nil && w.Latency.Avg == 0 {
+		w.Latency.Avg = *v.Latency.Mean
+	}
+	return nil
 }
 
 // Bounds of Window.ErrorKinds.

@@ -21,7 +21,7 @@ func TestPrinterLinesAndTable(t *testing.T) {
 	p.Consume(event.Resource{At: t0, Role: "engine", Name: "e", CPUMillicores: 250})
 	for i := 1; i <= 4; i++ {
 		p.Consume(event.Window{At: t0.Add(time.Duration(i) * time.Second), RunID: run.ID, Phase: stats.Measured, Completed: 100, OK: 99, Errors: 1,
-			Latency: event.Digest{P95: 7.5, P99: 9.7}})
+			Latency: stats.Latency{P95: 7.5, P99: 9.7}})
 	}
 	p.Consume(event.Log{At: t0, Source: "server", Level: "info", Message: "quiet"})
 	p.Consume(event.Log{At: t0, Source: "tokex", Level: "warn", Message: "loud"})
