@@ -42,6 +42,7 @@ func TestRunExitCodes(t *testing.T) {
 	_ = os.WriteFile(strict, []byte("thresholds:\n  p95_ms: 0.001\n"), 0o644)
 	bad := filepath.Join(dir, "bad.yaml")
 	_ = os.WriteFile(bad, []byte("stages:\n  - 100\n  - fast\n"), 0o644)
+	lenient := lenientConfig(t)
 	// The suite saturates a shared 2-core machine: allow what that says.
 	short := []string{"--stages", "20", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui",
 		"--allow-warning", "generator_late,generator_starved", "--allow-warning", "host_saturated", "--allow-warning", shortRunCPU}
@@ -51,7 +52,7 @@ func TestRunExitCodes(t *testing.T) {
 		code int
 		want string
 	}{
-		{"passes", append([]string{"run", "--out", filepath.Join(dir, "a")}, short...), ExitOK, "PASSED"},
+		{"passes", append([]string{"run", "--config", lenient, "--out", filepath.Join(dir, "a")}, short...), ExitOK, "PASSED"},
 		{"threshold fails", append([]string{"run", "--config", strict, "--out", filepath.Join(dir, "b")}, short...), ExitThresholds, "FAILED"},
 		{"config error", []string{"run", "--config", bad}, ExitCannotRun, "bad.yaml:3: stages[1]"},
 		{"bad flag value", []string{"run", "--stages", "10,x"}, ExitCannotRun, `--stages: "x" is not a number`},
@@ -83,9 +84,21 @@ func TestRunExitCodes(t *testing.T) {
 // engine_cpu_implausible. These tests are about output and exit codes.
 const shortRunCPU = "engine_cpu_implausible"
 
+// lenientConfig is a campaign whose p95 objective a saturated test machine
+// still meets (a 2-core CI host running the suite saw p95 0.6 s at 20/s):
+// these tests are about exit codes and output, not the latency.
+func lenientConfig(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "lenient.yaml")
+	if err := os.WriteFile(p, []byte("thresholds:\n  p95_ms: 60000\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func TestHeadlessOutputHasTheTables(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := run(t, "run", "--out", dir, "--stages", "10,20", "--rounds", "1", "--duration", "1s", "--warmup", "0s",
+	code, out, errs := run(t, "run", "--config", lenientConfig(t), "--out", dir, "--stages", "10,20", "--rounds", "1", "--duration", "1s", "--warmup", "0s",
 		"--agents", "2", "--subject-alg", "ES256", "--client-secret", "cli-secret-XYZ", "--allow-warning", "generator_late,generator_starved,host_saturated,"+shortRunCPU)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
