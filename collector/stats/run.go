@@ -249,8 +249,17 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 // figure means the wrong process (a wrapper, a launcher) was sampled.
 const MinPlausibleCPUMs = 0.05
 
+// CPUCounterResolutionMs is the coarsest step of an engine CPU counter: one
+// USER_HZ tick of /proc (cgroup and Prometheus counters are as fine or finer).
+const CPUCounterResolutionMs = 10
+
 func implausibleCPU(c *CPU, ok int64) (Warning, bool) {
 	if ok == 0 || c.Exchanges == 0 {
+		return Warning{}, false
+	}
+	// Judge only what the counter can resolve: a run too small for one tick
+	// per MinPlausibleCPUMs-worth of exchanges may read zero from a real server.
+	if upper := (c.CPUMsPerExchange*float64(c.Exchanges) + CPUCounterResolutionMs) / float64(c.Exchanges); upper >= MinPlausibleCPUMs {
 		return Warning{}, false
 	}
 	src := c.Source

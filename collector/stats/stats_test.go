@@ -460,3 +460,27 @@ func TestThousandsEveryInt64(t *testing.T) {
 		}
 	}
 }
+
+// A counter ticks in 10 ms: a run whose exchanges could all fit in one tick
+// at a plausible cost is not judged, whatever it read.
+func TestImplausibleCPUOnlyWhereTheCounterResolvesIt(t *testing.T) {
+	cases := []struct {
+		name      string
+		perEx     float64
+		exchanges int64
+		warn      bool
+	}{
+		{"20 exchanges read zero (one tick)", 0, 20, false},
+		{"200 exchanges read zero: 10 ms could hide 0.05 ms each", 0, 200, false},
+		{"201 exchanges read zero", 0, 201, true},
+		{"5000 at 0.02 ms", 0.02, 5000, true},
+		{"300 at 0.02 ms: within a tick of plausible", 0.02, 300, false},
+		{"5000 at 0.06 ms", 0.06, 5000, false},
+	}
+	for _, tc := range cases {
+		_, got := implausibleCPU(&CPU{CPUMsPerExchange: tc.perEx, Exchanges: tc.exchanges}, tc.exchanges)
+		if got != tc.warn {
+			t.Errorf("%s: warned %v, want %v", tc.name, got, tc.warn)
+		}
+	}
+}
