@@ -100,6 +100,35 @@ func (u APIUsage) Total() int64 {
 	return n
 }
 
+// The API-server budget of a run, besides its held-open streams (one log
+// follow per agent, the Pod watch): requests a run makes once (the Job, the
+// Pods' List, its deletion, node lookups, retries) and per metrics interval
+// (the engine Pods, a PodMetrics List per namespace, the NodeMetrics List).
+const (
+	budgetPerRun      = 20
+	budgetPerInterval = 4
+)
+
+// OverBudget says, when u's requests besides streams over d exceed the
+// budget, by how much; "" when within it.
+func (u APIUsage) OverBudget(d, metricsInterval time.Duration) string {
+	var others int64
+	for k, v := range u.By {
+		if !longRunning(k) {
+			others += v
+		}
+	}
+	budget := int64(budgetPerRun)
+	if metricsInterval > 0 {
+		budget += budgetPerInterval * int64(d/metricsInterval+1)
+	}
+	if others <= budget {
+		return ""
+	}
+	return fmt.Sprintf("API server: %d requests besides streams this run, over tokex's budget of %d (%d a run + %d a metrics interval): see the counts above",
+		others, budget, budgetPerRun, budgetPerInterval)
+}
+
 // longRunning reports whether a kind holds its connection open: watches, log
 // follows, exec and port-forward streams.
 func longRunning(kind string) bool {

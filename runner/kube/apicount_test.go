@@ -68,3 +68,16 @@ func TestAPICounter(t *testing.T) {
 		t.Errorf("%q", s)
 	}
 }
+
+func TestAPIBudget(t *testing.T) {
+	u := APIUsage{By: map[string]int64{"follow pods/log": 500, "watch pods": 3, "list pods": 5, "list pods.metrics.k8s.io": 24,
+		"list nodes.metrics.k8s.io": 12, "create jobs.batch": 1, "delete jobs.batch": 1}}
+	// 43 besides streams; 36 s at 3 s is 13 intervals: 20 + 52 = 72.
+	if got := u.OverBudget(36*time.Second, 3*time.Second); got != "" {
+		t.Errorf("within budget: %q", got)
+	}
+	u.By["list pods"] = 330 // a List every second, as before the watch
+	if got := u.OverBudget(36*time.Second, 3*time.Second); !strings.HasPrefix(got, "API server: 368 requests besides streams this run, over tokex's budget of 72") {
+		t.Errorf("%q", got)
+	}
+}

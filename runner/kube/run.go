@@ -155,7 +155,11 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	if d.API != nil {
 		before, t0 := d.API.Snapshot(), time.Now()
 		defer func() {
-			d.log(out, "info", "API server, this run: "+d.API.Snapshot().Since(before).String(time.Since(t0)))
+			u, took := d.API.Snapshot().Since(before), time.Since(t0)
+			d.log(out, "info", "API server, this run: "+u.String(took))
+			if over := u.OverBudget(took, d.Cfg.Kube.MetricsInterval); over != "" {
+				d.log(out, "warn", over)
+			}
 		}()
 	}
 	if err := r.create(ctx); err != nil {

@@ -545,6 +545,8 @@ func manyAgents(t *testing.T, ctx context.Context, c *Cluster, n int) {
 			api = l.Message
 		} else if ok && strings.HasPrefix(l.Message, "coordinator: ") && strings.Contains(l.Message, "lines read") {
 			lag = l.Message
+		} else if ok && strings.Contains(l.Message, "over tokex's budget") {
+			t.Error(l.Message)
 		}
 		return nil
 	}); err != nil || api == "" {
