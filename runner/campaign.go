@@ -89,10 +89,10 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		}
 	}
 
-	status, reason := "done", ""
+	status, reason := stats.CampaignDone, ""
 	err := startErr
 	if err != nil {
-		status, reason = "failed", err.Error()
+		status, reason = stats.CampaignFailed, err.Error()
 	}
 	for i, p := range plan {
 		if err != nil || ctx.Err() != nil {
@@ -107,7 +107,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 			runs = append(runs, st)
 		}
 		if err != nil {
-			status, reason = "failed", err.Error()
+			status, reason = stats.CampaignFailed, err.Error()
 			break
 		}
 		if st.Status == stats.StatusAborted {
@@ -116,7 +116,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		if p.Sanity {
 			if serr := sanityVerdict(st, c.Cfg.Thresholds, c.invalidClientHint); serr != nil {
 				err = serr
-				status, reason = "failed", serr.Error()
+				status, reason = stats.CampaignFailed, serr.Error()
 				c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "error", Message: serr.Error()})
 				break
 			}
@@ -129,16 +129,16 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		}
 	}
 	if ctx.Err() != nil && err == nil {
-		status, reason = "aborted", "interrupted"
+		status, reason = stats.CampaignAborted, "interrupted"
 	}
-	complete := status == "done"
+	complete := status == stats.CampaignDone
 	s := &stats.Summary{
 		CampaignID: c.ID, Name: c.Cfg.Name, Tool: c.Tool, Driver: c.Driver.Name(), Target: c.Driver.Target(),
 		Status: status, Reason: reason, Started: started, Finished: time.Now(), Thresholds: c.Cfg.Thresholds,
 	}
 	stats.BuildSummary(s, runs, complete)
 	if reason != "" {
-		s.Warnings = append(s.Warnings, stats.Warn(stats.WarnCampaignEnded, "", "campaign "+status+": "+reason))
+		s.Warnings = append(s.Warnings, stats.Warn(stats.WarnCampaignEnded, "", "campaign "+string(status)+": "+reason))
 	}
 	c.Evidence.SetStatus(status, reason)
 	c.Bus.Emit(event.CampaignFinished{At: s.Finished, Status: status, Reason: reason, Summary: s})

@@ -134,7 +134,7 @@ func sequence(events []event.Event) []string {
 		case event.RunFinished:
 			s = append(s, "end "+e.RunID+" "+string(e.Status))
 		case event.CampaignFinished:
-			s = append(s, "finished "+e.Status)
+			s = append(s, "finished "+string(e.Status))
 		}
 	}
 	return s
@@ -203,7 +203,7 @@ func TestCampaignInterruptAndResume(t *testing.T) {
 	done := map[string]*stats.Run{}
 	var statuses []string
 	for _, e := range f.Manifest.Runs {
-		statuses = append(statuses, e.ID+" "+e.Status)
+		statuses = append(statuses, e.ID+" "+string(e.Status))
 		if e.Status == "done" {
 			done[e.ID], _ = f.RunStats(e.ID)
 		}

@@ -38,7 +38,7 @@ func LoadResume(dir string) (*Resumed, error) {
 	}
 	r.Cfg.Agents.ClientSecret = "" // redacted in the folder
 	for _, run := range f.Manifest.Runs {
-		if run.Status == string(stats.StatusDone) {
+		if run.Status == stats.StatusDone {
 			st, err := f.RunStats(run.ID)
 			if err != nil {
 				return nil, fmt.Errorf("resume: run %s: %w", run.ID, err)

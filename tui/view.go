@@ -141,7 +141,7 @@ func (m *Model) header(w int) []string {
 	}
 	state := "running"
 	if m.finished != nil {
-		state = m.finished.Status
+		state = string(m.finished.Status)
 		remaining = 0
 	} else if m.stopping {
 		state = "stopping"
@@ -558,14 +558,14 @@ func (m *Model) status(w int) string {
 	case m.stopping && m.finished == nil:
 		return s.Warn.Render("stopping the current run… (Ctrl-C again to quit at once)")
 	case m.finished != nil:
-		msg := "campaign " + m.finished.Status
+		msg := "campaign " + string(m.finished.Status)
 		if m.finished.Reason != "" {
 			msg += ": " + m.finished.Reason
 		}
 		// A long reason is cut, never the way out.
 		const hint = " — press q to exit"
 		msg = ansi.Truncate(msg, max(0, w-ansi.StringWidth(hint)), "…")
-		return ansi.Truncate(m.stateStyle(m.finished.Status).Render(msg)+s.Dim.Render(hint), w, "…")
+		return ansi.Truncate(m.stateStyle(string(m.finished.Status)).Render(msg)+s.Dim.Render(hint), w, "…")
 	case m.lastWarn != nil:
 		return ansi.Truncate(s.Warn.Render(m.lastWarn.Level+": "+m.lastWarn.Message), w, "…")
 	}

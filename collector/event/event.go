@@ -204,10 +204,10 @@ type RunFinished struct {
 
 // CampaignFinished closes the stream with the summary.
 type CampaignFinished struct {
-	At      time.Time      `json:"at"`
-	Status  string         `json:"status"` // done, aborted, failed
-	Reason  string         `json:"reason,omitempty"`
-	Summary *stats.Summary `json:"summary,omitempty"`
+	At      time.Time            `json:"at"`
+	Status  stats.CampaignStatus `json:"status"`
+	Reason  string               `json:"reason,omitempty"`
+	Summary *stats.Summary       `json:"summary,omitempty"`
 }
 
 func (CampaignStarted) Kind() Kind  { return KindCampaignStarted }

@@ -496,7 +496,10 @@ func assertWholeFiles(t *testing.T, dir string) {
 // TestFinishKeepsTheCampaignsReason is issue 9 item 19: Finish cleared the
 // reason SetStatus had recorded.
 func TestFinishKeepsTheCampaignsReason(t *testing.T) {
-	cases := []struct{ status, reason string }{
+	cases := []struct {
+		status stats.CampaignStatus
+		reason string
+	}{
 		{"failed", "sanity run failed: 0 of 20 exchanges succeeded"},
 		{"aborted", "interrupted"},
 		{"failed", "evidence cannot be written: no space left on device"},

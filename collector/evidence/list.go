@@ -83,7 +83,7 @@ func listOne(dir string) (Listing, error) {
 	}
 	defer f.Close()
 	m := f.Manifest
-	l := Listing{Dir: dir, ID: m.CampaignID, Name: m.Name, Driver: m.Driver, Status: m.Status, Reason: m.Reason, Started: m.Started}
+	l := Listing{Dir: dir, ID: m.CampaignID, Name: m.Name, Driver: m.Driver, Status: string(m.Status), Reason: m.Reason, Started: m.Started}
 	for _, r := range m.Runs {
 		if r.Plan.Sanity {
 			continue

@@ -139,7 +139,7 @@ func (f *Folder) EachEvent(fn func(Sequenced) error) (info EventInfo, err error)
 			}
 			r := runs[0]
 			runs = runs[1:]
-			if r.Status == "pending" {
+			if r.Status == stats.StatusPending {
 				continue
 			}
 			cur, err = f.openEvents(runFile(r.ID, EventsFile))
@@ -387,7 +387,7 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 			return nil, err
 		}
 		runs = append(runs, r)
-		complete = complete && e.Status == string(stats.StatusDone)
+		complete = complete && e.Status == stats.StatusDone
 	}
 	s := &stats.Summary{
 		CampaignID: f.Manifest.CampaignID, Name: f.Manifest.Name, Driver: f.Manifest.Driver, Target: f.Manifest.Target,

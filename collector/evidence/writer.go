@@ -40,7 +40,7 @@ const (
 type RunEntry struct {
 	ID       string           `json:"id"`
 	Plan     event.PlannedRun `json:"plan"`
-	Status   string           `json:"status"` // pending, running, done, aborted, failed
+	Status   stats.RunStatus  `json:"status"`
 	Reason   string           `json:"reason,omitempty"`
 	Started  time.Time        `json:"started,omitzero"`
 	Finished time.Time        `json:"finished,omitzero"`
@@ -49,21 +49,21 @@ type RunEntry struct {
 
 // Manifest is manifest.json.
 type Manifest struct {
-	SchemaVersion int        `json:"schema_version"`
-	Tool          string     `json:"tool"`
-	Version       string     `json:"version"`
-	Host          string     `json:"host"`
-	GoVersion     string     `json:"go_version"`
-	CPUs          int        `json:"cpus,omitempty"` // cores of the generating host
-	CampaignID    string     `json:"campaign_id"`
-	Name          string     `json:"name"`
-	Driver        string     `json:"driver"`
-	Target        string     `json:"target"`
-	Started       time.Time  `json:"started"`
-	Finished      time.Time  `json:"finished,omitzero"`
-	Status        string     `json:"status"` // running, done, aborted, failed
-	Reason        string     `json:"reason,omitempty"`
-	Runs          []RunEntry `json:"runs"`
+	SchemaVersion int                  `json:"schema_version"`
+	Tool          string               `json:"tool"`
+	Version       string               `json:"version"`
+	Host          string               `json:"host"`
+	GoVersion     string               `json:"go_version"`
+	CPUs          int                  `json:"cpus,omitempty"` // cores of the generating host
+	CampaignID    string               `json:"campaign_id"`
+	Name          string               `json:"name"`
+	Driver        string               `json:"driver"`
+	Target        string               `json:"target"`
+	Started       time.Time            `json:"started"`
+	Finished      time.Time            `json:"finished,omitzero"`
+	Status        stats.CampaignStatus `json:"status"`
+	Reason        string               `json:"reason,omitempty"`
+	Runs          []RunEntry           `json:"runs"`
 }
 
 // Run returns the manifest entry of id.
@@ -305,7 +305,7 @@ func create(dir string, configYAML []byte, m Manifest, opts []Option) (w *Writer
 	}
 	w = newWriter(dir, d, opts)
 	m.SchemaVersion = stats.SchemaVersion
-	m.Status = "running"
+	m.Status = stats.CampaignRunning
 	w.man = m
 	if err = w.writeFile(ConfigFile, configYAML); err == nil {
 		err = w.openTop()
@@ -337,7 +337,7 @@ func Resume(dir string, opts ...Option) (*Writer, error) {
 	}
 	w := newWriter(dir, f.d, opts)
 	w.man = *f.Manifest
-	w.man.Status, w.man.Reason = "running", ""
+	w.man.Status, w.man.Reason = stats.CampaignRunning, ""
 	w.man.Finished = time.Time{}
 	w.removeTemps()
 	for _, name := range []string{EventsFile, ResourcesFile, HostFile} {
@@ -492,7 +492,7 @@ func (w *Writer) SetPlan(plan []event.PlannedRun) error {
 	for _, p := range plan {
 		e, ok := old[p.ID]
 		if !ok {
-			e = RunEntry{ID: p.ID, Status: "pending"}
+			e = RunEntry{ID: p.ID, Status: stats.StatusPending}
 		}
 		e.Plan = p
 		w.man.Runs = append(w.man.Runs, e)
@@ -649,7 +649,7 @@ func (w *Writer) BeginRun(p event.PlannedRun, started time.Time) error {
 	}
 	w.cur = rf
 	if e := w.man.Run(p.ID); e != nil {
-		e.Status, e.Started, e.Finished, e.Reason, e.Meta = "running", started, time.Time{}, "", nil
+		e.Status, e.Started, e.Finished, e.Reason, e.Meta = stats.StatusRunning, started, time.Time{}, "", nil
 	}
 	return w.saveManifestLocked()
 }
@@ -685,7 +685,7 @@ func (w *Writer) EndRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, er
 	if err != nil {
 		// Best effort: the manifest says why the run has no statistics.
 		if e := w.man.Run(meta.ID); e != nil {
-			e.Status, e.Reason, e.Finished = string(stats.StatusFailed), err.Error(), time.Now()
+			e.Status, e.Reason, e.Finished = stats.StatusFailed, err.Error(), time.Now()
 		}
 		_ = w.writeJSON(ManifestFile, &w.man)
 	}
@@ -705,7 +705,7 @@ func (w *Writer) EndRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, er
 		return nil, w.err
 	}
 	if e := w.man.Run(meta.ID); e != nil {
-		e.Status, e.Reason, e.Finished = string(meta.Status), meta.Reason, time.Now()
+		e.Status, e.Reason, e.Finished = meta.Status, meta.Reason, time.Now()
 		m := meta
 		e.Meta = &m
 	}
@@ -722,7 +722,7 @@ func (w *Writer) Finish(s *stats.Summary) error {
 	}
 	w.closeRun()
 	if s != nil {
-		if w.man.Status == "running" {
+		if w.man.Status == stats.CampaignRunning {
 			w.man.Status = s.Status
 		}
 		w.man.Finished = s.Finished
@@ -739,7 +739,7 @@ func (w *Writer) Finish(s *stats.Summary) error {
 }
 
 // SetStatus records the campaign's status and reason in the manifest.
-func (w *Writer) SetStatus(status, reason string) {
+func (w *Writer) SetStatus(status stats.CampaignStatus, reason string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.man.Status, w.man.Reason = status, reason

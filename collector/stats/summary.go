@@ -56,26 +56,26 @@ type Totals struct {
 
 // Summary is summary.json.
 type Summary struct {
-	SchemaVersion     int        `json:"schema_version"`
-	CampaignID        string     `json:"campaign_id"`
-	Name              string     `json:"name"`
-	Tool              string     `json:"tool"`
-	Driver            string     `json:"driver"`
-	Target            string     `json:"target"`
-	Status            string     `json:"status"`           // done, aborted, failed
-	Reason            string     `json:"reason,omitempty"` // why the campaign did not finish
-	Started           time.Time  `json:"started"`
-	Finished          time.Time  `json:"finished"`
-	LatencyDefinition string     `json:"latency_definition"`
-	SendLagDefinition string     `json:"send_lag_definition"` // what send lag measures with this driver
-	ReportedRunRule   string     `json:"reported_run_rule"`
-	CPUDefinition     string     `json:"cpu_definition"`
-	Thresholds        Thresholds `json:"threshold_limits"`
-	ThresholdsPassed  bool       `json:"thresholds_passed"`
-	Totals            Totals     `json:"totals"`
-	Stages            []*Stage   `json:"stages"`
-	Sanity            *Run       `json:"sanity,omitempty"` // discarded by protocol
-	Warnings          []Warning  `json:"warnings,omitempty"`
+	SchemaVersion     int            `json:"schema_version"`
+	CampaignID        string         `json:"campaign_id"`
+	Name              string         `json:"name"`
+	Tool              string         `json:"tool"`
+	Driver            string         `json:"driver"`
+	Target            string         `json:"target"`
+	Status            CampaignStatus `json:"status"`
+	Reason            string         `json:"reason,omitempty"` // why the campaign did not finish
+	Started           time.Time      `json:"started"`
+	Finished          time.Time      `json:"finished"`
+	LatencyDefinition string         `json:"latency_definition"`
+	SendLagDefinition string         `json:"send_lag_definition"` // what send lag measures with this driver
+	ReportedRunRule   string         `json:"reported_run_rule"`
+	CPUDefinition     string         `json:"cpu_definition"`
+	Thresholds        Thresholds     `json:"threshold_limits"`
+	ThresholdsPassed  bool           `json:"thresholds_passed"`
+	Totals            Totals         `json:"totals"`
+	Stages            []*Stage       `json:"stages"`
+	Sanity            *Run           `json:"sanity,omitempty"` // discarded by protocol
+	Warnings          []Warning      `json:"warnings,omitempty"`
 }
 
 // BuildSummary groups runs into stages, picks each stage's median run and
@@ -331,7 +331,7 @@ func BytesIEC(b int64) string {
 func (s *Summary) Markdown() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# tokex campaign %s\n\n", s.CampaignID)
-	status := s.Status
+	status := string(s.Status)
 	if s.Reason != "" {
 		status += " (" + s.Reason + ")"
 	}

@@ -17,13 +17,26 @@ const (
 	Measured Phase = "measured"
 )
 
-// RunStatus is how a run ended.
+// RunStatus is how a run ended (pending and running: in the manifest,
+// before it did).
 type RunStatus string
 
 const (
+	StatusPending RunStatus = "pending"
+	StatusRunning RunStatus = "running"
 	StatusDone    RunStatus = "done"
 	StatusAborted RunStatus = "aborted"
 	StatusFailed  RunStatus = "failed"
+)
+
+// CampaignStatus is where a campaign is: running, or how it ended.
+type CampaignStatus string
+
+const (
+	CampaignRunning CampaignStatus = "running"
+	CampaignDone    CampaignStatus = "done"
+	CampaignAborted CampaignStatus = "aborted"
+	CampaignFailed  CampaignStatus = "failed"
 )
 
 // Request is one row of requests.csv.gz: one arrival of the open model.

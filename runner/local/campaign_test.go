@@ -79,7 +79,7 @@ func TestCampaignInterruptKeepsEvidenceAndResumes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	statuses := map[string]string{}
+	statuses := map[string]stats.RunStatus{}
 	for _, e := range f.Manifest.Runs {
 		statuses[e.ID] = e.Status
 	}

@@ -80,7 +80,7 @@ func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
 	if f.Manifest.Status != "failed" || !strings.Contains(f.Manifest.Reason, "target unreachable: no HTTP response for 1s") {
 		t.Errorf("manifest status %q reason %q", f.Manifest.Status, f.Manifest.Reason)
 	}
-	statuses := map[string]string{}
+	statuses := map[string]stats.RunStatus{}
 	for _, e := range f.Manifest.Runs {
 		statuses[e.ID] = e.Status
 		if e.ID == "02-r2-20rps" && !strings.Contains(e.Reason, "target unreachable: no HTTP response for 1s") {

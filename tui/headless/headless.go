@@ -243,7 +243,7 @@ func Report(s *stats.Summary) string {
 	if !s.ThresholdsPassed {
 		verdict = "FAILED"
 	}
-	status := s.Status
+	status := string(s.Status)
 	if s.Reason != "" {
 		status += ": " + s.Reason
 	}

@@ -342,7 +342,7 @@ func runKube(t *testing.T, ctx context.Context, c *Cluster, cfg config.Campaign,
 	}
 	r := result{Dir: dir}
 	if s != nil {
-		r.Status = s.Status
+		r.Status = string(s.Status)
 	}
 	if runErr != nil {
 		r.Reason = runErr.Error()
