@@ -104,7 +104,11 @@ import glob, json, sys
 work = sys.argv[1]
 print(f"\n{'server':<10} {'stage':>6} {'p95 ms':>8} {'CPU-ms/exchange':>16} {'success':>8}  warnings")
 for name, label in (("dex", "Dex"), ("ref", "reference")):
-    s = json.load(open(glob.glob(f"{work}/ev-{name}/*/summary.json")[0]))
+    found = glob.glob(f"{work}/ev-{name}/*/summary.json")
+    s = json.load(open(found[0])) if found else {}
+    if not s.get("stages"):
+        print(f"{label:<10} no summary: the campaign stopped early (its output is above)")
+        continue
     for st in s["stages"]:
         rid = st.get("reported_run")
         run = next((r for r in st["runs"] if r["id"] == rid), None)
