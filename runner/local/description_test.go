@@ -54,11 +54,17 @@ func TestGeneratorKeepsSanitisedDescriptions(t *testing.T) {
 	want := map[string]int{
 		"oauth_error|client authentication failed [2J ]0;owned": 2,
 		"oauth_error|" + exchange.Withheld:                      6,
-		"bad_response|":                                         2,
+		// tokex's own words for a failed success check, never the body's
+		"bad_response|the response has no access_token": 2,
 	}
 	for k, v := range want {
 		if seen[k] != v {
 			t.Errorf("%q: %d, want %d (all: %v)", k, seen[k], v, seen)
+		}
+	}
+	for k := range seen {
+		if strings.Contains(k, "never read") {
+			t.Errorf("a successful response's error_description was kept: %q", k)
 		}
 	}
 
