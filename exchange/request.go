@@ -112,6 +112,20 @@ func (b Body) Form(subjectToken, clientID, secret string) string {
 	return sb.String()
 }
 
+// AppendForm appends Form's bytes to dst without building a string.
+func (b Body) AppendForm(dst []byte, subjectToken, clientID, secret string) []byte {
+	dst = append(dst, b.prefix...)
+	dst = append(dst, "&subject_token="...)
+	dst = append(dst, url.QueryEscape(subjectToken)...)
+	if b.auth == AuthPost {
+		dst = append(dst, "&client_id="...)
+		dst = append(dst, url.QueryEscape(clientID)...)
+		dst = append(dst, "&client_secret="...)
+		dst = append(dst, url.QueryEscape(secret)...)
+	}
+	return dst
+}
+
 // NoRedirect is the CheckRedirect of every client that sends an exchange:
 // a 3xx comes back as the answer (an http_error with its status). Following
 // it would re-send the client secret — the Basic header to another port of

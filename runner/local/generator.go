@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -30,7 +31,13 @@ type Agent struct {
 	ClientID string
 	Secret   string
 	Minter   TokenSource
-	client   *http.Client
+	client   *http.Client // HTTP/2 or unusual targets
+	h1       *h1Client    // HTTP/1.1 targets: the lean path
+	// The request bytes around Content-Length's value (h1 only).
+	headPre, headPost []byte
+	// pre are the run's pre-minted tokens, one per arrival (subject.premint);
+	// nil: minted as the run goes.
+	pre []string
 
 	sent, ok, errs, dropped, inFlight atomic.Int64
 	work                              chan job
@@ -97,10 +104,19 @@ func (o TransportOptions) protocols() *http.Protocols {
 	return &p
 }
 
-// Connect gives every agent its own http.Client, so that agents share no
-// connections (like separate Pods).
+// Connect gives every agent its own connection pool, so that agents share
+// no connections (like separate Pods): tokex's HTTP/1.1 client when the
+// target cannot negotiate HTTP/2, else an http.Client.
 func (g *Generator) Connect(o TransportOptions) {
+	u, err := url.Parse(g.URL)
 	for _, a := range g.Agents {
+		if err == nil {
+			a.h1 = newH1Client(u, o.TLS, o.HTTP2, g.Timeout, o.Conns)
+		}
+		if a.h1 != nil {
+			a.headPre, a.headPost = requestHead(u, g.headers(a))
+			continue
+		}
 		var tlsCfg *tls.Config
 		if o.TLS != nil {
 			tlsCfg = o.TLS.Clone() // net/http edits NextProtos of its transport's config
@@ -127,6 +143,9 @@ func (g *Generator) Close() {
 	for _, a := range g.Agents {
 		if a.client != nil {
 			a.client.CloseIdleConnections()
+		}
+		if a.h1 != nil {
+			a.h1.close()
 		}
 	}
 }
@@ -188,6 +207,10 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 		a.dropped.Store(0)
 		n := (total - a.Index + nAgents - 1) / nAgents
 		buf := max(4, min(int(math.Ceil(perAgent*ahead.Seconds())), 4096, n))
+		if a.pre != nil {
+			pipes[a.Index] = &pipeline{pre: a.pre}
+			continue
+		}
 		// The mint pipeline: bounded, so tokens are fresh and memory is flat.
 		// It refills in batches below half, so it wakes once per buf/2 tokens.
 		pl := &pipeline{ch: make(chan string, buf), low: make(chan struct{}, 1)}
@@ -239,48 +262,50 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 }
 
 // worker serves one agent's arrivals. Workers are long-lived (like k6's
-// pre-allocated VUs), so their stacks are grown once, not per request.
+// pre-allocated VUs), so their stacks and request buffers are grown once,
+// not per request.
 func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job) {
+	var buf []byte
 	for j := range work {
-		g.send(ctx, a, j.at, j.r, j.tokens)
+		g.send(ctx, a, j.at, j.r, j.tokens, &buf)
 		j.done()
 	}
 }
 
-// send performs one exchange and fills r.
-func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.Request, tokens *pipeline) {
-	var tok string
-	select {
-	case tok = <-tokens.ch:
-		tokens.taken()
-	case <-ctx.Done():
+// headers are the request's headers besides Host, User-Agent and
+// Content-Length, sorted by name as net/http writes them.
+func (g *Generator) headers(a *Agent) [][2]string {
+	h := [][2]string{{"Accept", "application/json"}}
+	if g.Body.Auth() == exchange.AuthBasic {
+		h = append(h, [2]string{"Authorization", exchange.BasicAuth(a.ClientID, a.Secret)})
+	}
+	return append(h, [2]string{"Content-Type", "application/x-www-form-urlencoded"})
+}
+
+// send performs one exchange and fills r; buf is the caller's scratch.
+func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.Request, tokens *pipeline, buf *[]byte) {
+	tok, ok := tokens.take(ctx)
+	if !ok {
 		r.Outcome = string(exchange.OutcomeAborted)
 		r.SendLagUS = time.Since(at).Microseconds()
 		return
 	}
-	body := g.Body.Form(tok, a.ClientID, a.Secret)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
-	if g.Body.Auth() == exchange.AuthBasic {
-		req.Header.Set("Authorization", exchange.BasicAuth(a.ClientID, a.Secret))
+	var outcome exchange.Outcome
+	var detail, desc string
+	answered := func(status int, b []byte) {
+		outcome, detail, desc = g.classify(a, r.Seq, status, b)
+		detail = g.details.Admit(exchange.Scrub(detail, a.Secret, tok))
 	}
 	sent := time.Now()
 	a.sent.Add(1)
-	resp, err := a.client.Do(req)
-	var outcome exchange.Outcome
-	var detail, desc string
-	if err == nil {
-		b, rerr := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		r.Status = resp.StatusCode
-		if rerr != nil {
-			outcome, desc = exchange.ClassifyErr(ctx, rerr), exchange.TransportDescription(rerr)
-		} else {
-			outcome, detail, desc = g.classify(a, r.Seq, resp.StatusCode, b)
-			detail = g.details.Admit(exchange.Scrub(detail, a.Secret, tok))
-		}
+	var err error
+	if a.h1 != nil {
+		*buf = g.request((*buf)[:0], a, tok)
+		r.Status, err = a.h1.do(ctx, *buf, answered)
 	} else {
+		r.Status, err = g.doHTTP(ctx, a, tok, answered)
+	}
+	if err != nil {
 		outcome, desc = exchange.ClassifyErr(ctx, err), exchange.TransportDescription(err)
 	}
 	done := time.Now()
@@ -313,10 +338,73 @@ func (g *Generator) classify(a *Agent, seq int64, status int, b []byte) (exchang
 	return outcome, detail, why
 }
 
-// pipeline is an agent's queue of pre-minted subject tokens.
+// request appends the whole HTTP/1.1 request for one subject token.
+func (g *Generator) request(dst []byte, a *Agent, tok string) []byte {
+	dst = append(dst, a.headPre...)
+	n := len(dst)
+	dst = g.Body.AppendForm(dst, tok, a.ClientID, a.Secret)
+	// The body is built where it ends up; its length goes before it.
+	var num [20]byte
+	cl := strconv.AppendInt(num[:0], int64(len(dst)-n), 10)
+	shift := len(cl) + len(a.headPost)
+	dst = append(dst, make([]byte, shift)...)
+	copy(dst[n+shift:], dst[n:len(dst)-shift])
+	copy(dst[n:], cl)
+	copy(dst[n+len(cl):], a.headPost)
+	return dst
+}
+
+// doHTTP sends one exchange with net/http. The status is set when a
+// response arrived, also when reading its body failed.
+func (g *Generator) doHTTP(ctx context.Context, a *Agent, tok string, answered func(int, []byte)) (int, error) {
+	body := g.Body.Form(tok, a.ClientID, a.Secret)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
+	for _, h := range g.headers(a) {
+		req.Header.Set(h[0], h[1])
+	}
+	resp, err := a.client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	resp.Body.Close()
+	if err == nil {
+		answered(resp.StatusCode, b)
+	}
+	return resp.StatusCode, err
+}
+
+// pipeline is an agent's queue of subject tokens minted ahead, or its
+// run's pre-minted tokens.
 type pipeline struct {
 	ch  chan string
 	low chan struct{} // signalled when the queue falls to half
+
+	pre  []string // pre-minted: taken in order, each dropped once taken
+	next atomic.Int64
+}
+
+// take returns the next token, or false when ctx ended first.
+func (p *pipeline) take(ctx context.Context) (string, bool) {
+	if p.pre != nil {
+		if ctx.Err() != nil {
+			return "", false
+		}
+		i := p.next.Add(1) - 1
+		if i >= int64(len(p.pre)) {
+			return "", ctx.Err() == nil // more arrivals than tokens cannot happen; sent as-is it fails visibly
+		}
+		tok := p.pre[i]
+		p.pre[i] = "" // its memory goes as the run goes
+		return tok, true
+	}
+	select {
+	case tok := <-p.ch:
+		p.taken()
+		return tok, true
+	case <-ctx.Done():
+		return "", false
+	}
 }
 
 func (p *pipeline) fill(ctx context.Context, a *Agent, n int) {

@@ -50,7 +50,7 @@ func (d *Driver) preflight(ctx context.Context, enginePID int) (stats.Capacity, 
 		pl := &pipeline{ch: make(chan string, 1), low: make(chan struct{}, 1)}
 		pl.ch <- tok
 		var r stats.Request
-		d.gen.send(ctx, a, time.Now(), &r, pl)
+		d.gen.send(ctx, a, time.Now(), &r, pl, new([]byte))
 		if r.Outcome != string(exchange.OutcomeOK) {
 			return fmt.Errorf("calibration exchange: %s %s", r.Outcome, r.Detail)
 		}

@@ -1,0 +1,366 @@
+package local
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http/httputil"
+	"net/url"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// h1Client sends an agent's exchanges over HTTP/1.1 keep-alive connections
+// of its own: one write of pre-built request bytes, one read of the
+// response into a reused buffer, no goroutine per connection. net/http's
+// client spends twice the CPU per request on its connection goroutines,
+// header maps and channels (bench/README.md). It serves plain http:// and
+// https:// without HTTP/2; a target that may negotiate HTTP/2 uses net/http.
+type h1Client struct {
+	addr    string      // host:port to dial
+	tls     *tls.Config // nil: plain TCP
+	timeout time.Duration
+	maxIdle int
+
+	mu   sync.Mutex
+	idle []*h1Conn // most recently used last
+}
+
+type h1Conn struct {
+	c    net.Conn
+	br   *bufio.Reader
+	body []byte
+	line []byte
+}
+
+// maxResponseHeader bounds a response's status line and headers.
+const maxResponseHeader = 1 << 20
+
+// maxResponseBody is how much of a response body is read, as before with
+// net/http (io.LimitReader); a longer body costs the connection.
+const maxResponseBody = 1 << 20
+
+// newH1Client returns a client for u, or nil when u needs net/http (HTTP/2
+// may be negotiated, or the scheme is not http/https).
+func newH1Client(u *url.URL, tlsCfg *tls.Config, http2 bool, timeout time.Duration, maxIdle int) *h1Client {
+	h := &h1Client{timeout: timeout, maxIdle: max(maxIdle, 1)}
+	port := u.Port()
+	switch {
+	case u.Scheme == "http":
+		if port == "" {
+			port = "80"
+		}
+	case u.Scheme == "https" && !http2:
+		if port == "" {
+			port = "443"
+		}
+		cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+		if tlsCfg != nil {
+			cfg = tlsCfg.Clone()
+		}
+		if cfg.ServerName == "" {
+			cfg.ServerName = u.Hostname()
+		}
+		cfg.NextProtos = []string{"http/1.1"}
+		h.tls = cfg
+	default:
+		return nil
+	}
+	h.addr = net.JoinHostPort(u.Hostname(), port)
+	return h
+}
+
+// requestHead is the request line and headers before and after
+// Content-Length's value, in net/http's order and spelling, so servers see
+// the bytes they saw from net/http.
+func requestHead(u *url.URL, headers [][2]string) (pre, post []byte) {
+	pre = []byte("POST " + u.RequestURI() + " HTTP/1.1\r\nHost: " + u.Host + "\r\nUser-Agent: Go-http-client/1.1\r\nContent-Length: ")
+	post = []byte("\r\n")
+	for _, h := range headers { // sorted by name, as net/http writes them
+		post = append(post, h[0]+": "+h[1]+"\r\n"...)
+	}
+	return pre, append(post, "\r\n"...)
+}
+
+// do sends req (complete request bytes) and returns the status and up to
+// maxResponseBody bytes of body, valid until the next do on this client's
+// connection is returned to the pool (the caller copies what it keeps).
+// A connection reused from the pool that the server had closed, found
+// before any byte of the answer came back, is replaced once, as net/http
+// does by reading idle connections.
+func (h *h1Client) do(ctx context.Context, req []byte, handle func(status int, body []byte)) (int, error) {
+	for attempt := 0; ; attempt++ {
+		c, reused, err := h.get(ctx)
+		if err != nil {
+			return 0, err
+		}
+		status, body, keep, got, err := h.exchange(ctx, c, req)
+		if err == nil {
+			handle(status, body)
+		}
+		if err != nil || !keep {
+			_ = c.c.Close()
+		} else {
+			h.put(c)
+		}
+		if err != nil && reused && !got && attempt == 0 && ctx.Err() == nil && closedByPeer(err) {
+			continue
+		}
+		return status, err
+	}
+}
+
+func closedByPeer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET) ||
+		errors.Is(err, syscall.EPIPE)
+}
+
+func (h *h1Client) get(ctx context.Context) (*h1Conn, bool, error) {
+	h.mu.Lock()
+	if n := len(h.idle); n > 0 {
+		c := h.idle[n-1]
+		h.idle = h.idle[:n-1]
+		h.mu.Unlock()
+		return c, true, nil
+	}
+	h.mu.Unlock()
+	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if h.timeout > 0 {
+		dctx, cancel = context.WithTimeout(dctx, h.timeout)
+		defer cancel()
+	}
+	d := net.Dialer{KeepAlive: 30 * time.Second}
+	nc, err := d.DialContext(dctx, "tcp", h.addr)
+	if err != nil {
+		return nil, false, err
+	}
+	if h.tls != nil {
+		tc := tls.Client(nc, h.tls)
+		if err := tc.HandshakeContext(dctx); err != nil {
+			_ = nc.Close()
+			return nil, false, err
+		}
+		nc = tc
+	}
+	return &h1Conn{c: nc, br: bufio.NewReaderSize(nc, 4096)}, false, nil
+}
+
+func (h *h1Client) put(c *h1Conn) {
+	h.mu.Lock()
+	if len(h.idle) < h.maxIdle {
+		h.idle = append(h.idle, c)
+		c = nil
+	}
+	h.mu.Unlock()
+	if c != nil {
+		_ = c.c.Close()
+	}
+}
+
+// close drops the idle connections.
+func (h *h1Client) close() {
+	h.mu.Lock()
+	idle := h.idle
+	h.idle = nil
+	h.mu.Unlock()
+	for _, c := range idle {
+		_ = c.c.Close()
+	}
+}
+
+// exchange writes req and reads one response. got reports whether any byte
+// of a response arrived.
+func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req []byte) (status int, body []byte, keep, got bool, err error) {
+	if h.timeout > 0 {
+		_ = c.c.SetDeadline(time.Now().Add(h.timeout))
+	} else {
+		_ = c.c.SetDeadline(time.Time{})
+	}
+	stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(time.Unix(1, 0)) })
+	defer func() {
+		if !stop() && err != nil {
+			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+		}
+	}()
+	if _, err = c.c.Write(req); err != nil {
+		return 0, nil, false, false, err
+	}
+	if _, err = c.br.Peek(1); err != nil {
+		return 0, nil, false, false, err
+	}
+	status, keep, length, chunked, err := c.readHead()
+	if err != nil {
+		return 0, nil, false, true, err
+	}
+	if status == 204 || status == 304 || status == 101 {
+		return status, nil, keep && status != 101, true, nil
+	}
+	body, keep, err = c.readBody(length, chunked, keep)
+	return status, body, keep, true, err // the status also with a body error, as net/http gives it
+}
+
+// readHead reads the status line and headers, skipping 1xx responses.
+func (c *h1Conn) readHead() (status int, keep bool, length int64, chunked bool, err error) {
+	total := 0
+	for {
+		line, err := c.readLine(&total)
+		if err != nil {
+			return 0, false, 0, false, err
+		}
+		proto, status, err := statusLine(line)
+		if err != nil {
+			return 0, false, 0, false, err
+		}
+		keep, length, chunked = bytes.Equal(proto, []byte("HTTP/1.1")), -1, false
+		for {
+			line, err := c.readLine(&total)
+			if err != nil {
+				return 0, false, 0, false, err
+			}
+			if len(line) == 0 {
+				break
+			}
+			name, value, ok := bytes.Cut(line, []byte(":"))
+			if !ok {
+				return 0, false, 0, false, fmt.Errorf("malformed MIME header line: %q", truncate(line))
+			}
+			value = bytes.TrimSpace(value)
+			switch {
+			case bytes.EqualFold(name, []byte("Content-Length")):
+				n, perr := strconv.ParseInt(string(value), 10, 64)
+				if perr != nil || n < 0 || (length >= 0 && n != length) {
+					return 0, false, 0, false, fmt.Errorf("bad Content-Length %q", truncate(value))
+				}
+				length = n
+			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+				if !bytes.EqualFold(value, []byte("chunked")) {
+					return 0, false, 0, false, fmt.Errorf("unsupported transfer encoding %q", truncate(value))
+				}
+				chunked = true
+			case bytes.EqualFold(name, []byte("Connection")):
+				if bytes.Contains(bytes.ToLower(value), []byte("close")) {
+					keep = false
+				}
+			}
+		}
+		if status >= 200 || status == 101 || status < 100 {
+			return status, keep, length, chunked, nil
+		}
+	}
+}
+
+// statusLine parses "HTTP/1.x NNN reason", failing with net/http's words.
+func statusLine(line []byte) (proto []byte, status int, err error) {
+	proto, rest, ok := bytes.Cut(line, []byte(" "))
+	if !ok {
+		return nil, 0, fmt.Errorf("malformed HTTP response %q", line)
+	}
+	code, _, _ := bytes.Cut(bytes.TrimLeft(rest, " "), []byte(" "))
+	status, err = strconv.Atoi(string(code))
+	if len(code) != 3 || err != nil || status < 0 {
+		return nil, 0, fmt.Errorf("malformed HTTP status code %q", code)
+	}
+	if !bytes.Equal(proto, []byte("HTTP/1.1")) && !bytes.Equal(proto, []byte("HTTP/1.0")) {
+		return nil, 0, fmt.Errorf("malformed HTTP version %q", proto)
+	}
+	return proto, status, nil
+}
+
+// readLine returns one line without its CRLF, bounded by maxResponseHeader
+// over the whole head; the slice is valid until the next read.
+func (c *h1Conn) readLine(total *int) ([]byte, error) {
+	c.line = c.line[:0]
+	for {
+		frag, err := c.br.ReadSlice('\n')
+		*total += len(frag)
+		if *total > maxResponseHeader {
+			return nil, errors.New("response headers exceed 1 MiB")
+		}
+		if err == nil {
+			var line []byte
+			if len(c.line) == 0 {
+				line = frag
+			} else {
+				c.line = append(c.line, frag...)
+				line = c.line
+			}
+			line = bytes.TrimSuffix(line[:len(line)-1], []byte("\r"))
+			return line, nil
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			if err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			return nil, err
+		}
+		c.line = append(c.line, frag...)
+	}
+}
+
+// readBody reads up to maxResponseBody bytes of the body into c.body.
+func (c *h1Conn) readBody(length int64, chunked, keep bool) ([]byte, bool, error) {
+	var r io.Reader
+	switch {
+	case chunked:
+		r = httputil.NewChunkedReader(c.br)
+	case length >= 0:
+		if length > maxResponseBody {
+			keep = false
+		}
+		r = io.LimitReader(c.br, min(length, maxResponseBody))
+	default: // until the server closes the connection
+		r, keep = c.br, false
+	}
+	b := c.body[:0]
+	for len(b) < maxResponseBody {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), maxResponseBody)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			c.body = b
+			if length >= 0 && int64(len(b)) < min(length, maxResponseBody) {
+				return b, false, io.ErrUnexpectedEOF
+			}
+			if chunked {
+				return b, keep, c.skipTrailers()
+			}
+			return b, keep, nil
+		}
+		if err != nil {
+			return b, false, err
+		}
+	}
+	c.body = b
+	if chunked {
+		keep = false // the rest of the body was not read
+	}
+	return b, keep, nil
+}
+
+// skipTrailers reads a chunked body's trailer section up to its empty line.
+func (c *h1Conn) skipTrailers() error {
+	total := 0
+	for {
+		line, err := c.readLine(&total)
+		if err != nil || len(line) == 0 {
+			return err
+		}
+	}
+}
+
+func truncate(b []byte) string {
+	if len(b) > 64 {
+		b = b[:64]
+	}
+	return string(b)
+}
