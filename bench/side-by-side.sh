@@ -29,7 +29,7 @@ url=$(sed -n 's/^sink: listening on //p' "$work/sink.log")
 
 # vegeta's request: the one tokex sends (same form, Basic auth, headers),
 # with one pre-signed subject token.
-tok=$("$work/tokex" mint --subject-alg "$ALG" -n 1 --aud perf-agent-0)
+tok=$("$work/tokex" mint --subject-alg "$ALG" --count 1 --aud perf-agent-0)
 printf 'grant_type=%s&requested_token_type=%s&resource=%s&scope=%s&subject_token_type=%s&subject_token=%s' \
   'urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Atoken-exchange' \
   'urn%3Aietf%3Aparams%3Aoauth%3Atoken-type%3Aaccess_token' 'https%3A%2F%2Fmcp.example.internal%2Fmcp' \

@@ -222,6 +222,9 @@ type Subject struct {
 	// Claims are added to every token; strings may use {{user}},
 	// {{user_number}} and {{client_id}}.
 	Claims map[string]any `yaml:"claims,omitempty"`
+	// Premint signs each run's tokens before the run starts (local driver):
+	// the measured window then spends no CPU on signing.
+	Premint bool `yaml:"premint,omitempty"`
 }
 
 // Shape is the subject tokens' shape beyond the article's claims.
@@ -578,6 +581,9 @@ func (c *Campaign) validateKube(doc *confload.Doc) error {
 	}
 	if c.Kube.StartTimeout < time.Second || c.Kube.StartTimeout > time.Hour {
 		return doc.Errorf("kube.start_timeout", "must be between 1s and 1h")
+	}
+	if c.Subject.Premint {
+		return doc.Errorf("subject.premint", "the k6 agents sign each token inside its iteration; pre-minting is the local driver's")
 	}
 	if s := c.Subject; s.Typ != "" || s.Audience != "" || len(s.Claims) > 0 {
 		return doc.Errorf(kubeUnsupported(s), "the k6 agents mint the article's subject token (typ JWT, aud the client id, no extra claims); use the local driver for this shape")

@@ -71,6 +71,7 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"verify metadata url", "check:\n  verify:\n    metadata_url: /x\n", []string{"campaign.yaml:3", "check.verify.metadata_url", "http(s) URL"}},
 		{"verify lifetime", "check:\n  verify:\n    lifetime: -1s\n", []string{"campaign.yaml:3", "check.verify.lifetime"}},
 		{"kube check", "driver: kube\ntarget:\n  url: https://as/t\ncheck:\n  token_type: DPoP\n", []string{"campaign.yaml:4", "check", "the k6 agents check the article's response"}},
+		{"kube premint", "driver: kube\ntarget:\n  url: https://as/t\nsubject:\n  premint: true\n", []string{"campaign.yaml:5", "subject.premint", "pre-minting is the local driver's"}},
 		{"token type", "request:\n  subject_token_type: idtoken\n", []string{"campaign.yaml:2", "request.subject_token_type", "neither access_token, jwt, id_token, refresh_token nor a token type URI"}},
 	}
 	for _, tc := range cases {

@@ -52,6 +52,8 @@ subject:
   alg: RS256                       # RS256, ES256 or EdDSA: tokex stores one key per algorithm
   # key_file: subject-key.pem      # default: a per-campaign key (embedded) or tokex's stored key
   lifetime: 5m
+  # premint: true                  # sign each run's tokens before it starts (memory only), so the
+  #                                # measured window spends no CPU on signing: for RS256 at hundreds/s
   # kid: my-registered-kid         # default: the key's RFC 7638 thumbprint, as 'tokex jwks' publishes it
   # typ: at+jwt                    # header typ, default JWT
   # audience: https://as.example   # fixed aud; default the agent's client id (the article)

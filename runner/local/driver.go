@@ -36,6 +36,7 @@ type Driver struct {
 	EngineSearch EngineSearch
 
 	gen      *Generator
+	pre      *preminter // subject.premint
 	emb      *Embedded
 	capacity stats.Capacity
 	target   string
@@ -138,7 +139,7 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 	useTLS := c.Target.Embedded.TLS == nil || *c.Target.Embedded.TLS
 	emb, err := StartEmbedded(ctx, EmbeddedOptions{
 		Engine: d.Engine, Clients: c.Agents.Count, ClientPrefix: c.Agents.ClientIDPrefix, Secret: d.Secret,
-		SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SubjectLifetime: c.Subject.Lifetime, SigningAlg: c.Target.Embedded.SigningAlg,
+		SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SubjectLifetime: d.subjectLifetime(), SigningAlg: c.Target.Embedded.SigningAlg,
 		TLS: useTLS, Resources: append(append([]string{}, c.Request.Resources...), c.Request.Audiences...),
 		Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
 	})
@@ -226,6 +227,10 @@ func engineSource(t config.Target, tlsCfg *tls.Config) (proc.Source, string, err
 
 // Run implements runner.Driver: one run of the open-model generator.
 func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
+	if err := d.premint(ctx, p); err != nil {
+		return runner.RunResult{Started: time.Now(), MeasuredStart: time.Now(), MeasuredEnd: time.Now()}, err
+	}
+	defer d.dropPremint()
 	// Start on the next 100 ms boundary so the schedule has room to settle.
 	start := time.Now().Add(100 * time.Millisecond)
 	res := runner.RunResult{Started: start, MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total())}
@@ -352,6 +357,9 @@ func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runne
 	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
 	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Protocol: c.Target.Protocol(), NewConnPerRequest: c.Target.NewConnectionPerRequest(),
 		Conns: c.Agents.MaxInFlight})
+	if err := d.startPremint(out); err != nil {
+		return err
+	}
 	if p, per := c.Target.Protocol(), c.Target.NewConnectionPerRequest(); p != "" || per {
 		how := map[string]string{"": "HTTP/2 when TLS offers it", "1.1": "HTTP/1.1", "2": "HTTP/2 over TLS", "h2c": "h2c (HTTP/2 without TLS)"}[p]
 		if per {

@@ -137,3 +137,33 @@ func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
 		t.Errorf("after resume: manifest %q %q", f2.Manifest.Status, f2.Manifest.Reason)
 	}
 }
+
+// With subject.premint, every run's RS256 tokens are signed before it
+// starts, which the log says with the CPU it took, and the run's exchanges
+// all succeed with them.
+func TestCampaignWithPremintedTokens(t *testing.T) {
+	_, addr := tokenServer(t, "127.0.0.1:0")
+	c := tinyCampaign()
+	c.Target.URL = "http://" + addr + "/as/token.oauth2"
+	c.Stages, c.Rounds = []float64{20}, 1
+	c.Duration, c.Warmup = 2*time.Second, 0
+	c.Subject.Alg, c.Subject.Premint = "RS256", true
+	r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "premint"), nil, nil, nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var minted []string
+	for _, e := range r.events {
+		if l, ok := e.(event.Log); ok && strings.HasPrefix(l.Message, "pre-minted ") {
+			minted = append(minted, l.Message)
+		}
+	}
+	if len(minted) != 2 || !strings.Contains(minted[1], "pre-minted 40 RS256 subject tokens for run 01-r1-20rps") {
+		t.Errorf("pre-minting lines %q", minted)
+	}
+	for _, e := range r.events {
+		if f, ok := e.(event.RunFinished); ok && (f.Stats == nil || f.Stats.OK != f.Stats.Requests || f.Stats.Requests == 0) {
+			t.Errorf("run %s: %+v", f.RunID, f.Stats)
+		}
+	}
+}

@@ -134,6 +134,7 @@ var overrides = []override{
 		c.Target.KeepAlive = &keep
 		return nil
 	}},
+	{"premint", false, func(o *runOptions, c *config.Campaign) error { c.Subject.Premint = o.premint; return nil }},
 	{"no-sanity", false, func(o *runOptions, c *config.Campaign) error { c.Sanity.Enabled = !o.noSanity; return nil }},
 	{"out", false, func(o *runOptions, c *config.Campaign) error { c.Out = o.out; return nil }},
 	{"ca-file", false, func(o *runOptions, c *config.Campaign) error { c.Target.CAFile = o.caFile; return nil }},

@@ -48,6 +48,7 @@ type runOptions struct {
 	subjectKey   string
 	clientSecret string
 	noSanity     bool
+	premint      bool
 	resume       string
 	caFile       string
 	insecure     bool
@@ -98,6 +99,7 @@ run, 130 interrupted.`,
 	f.StringVarP(&o.out, "out", "o", "", "evidence parent folder (default ./tokex-evidence)")
 	f.BoolVar(&o.noTUI, "no-tui", false, "plain progress lines (automatic when stdout is not a terminal)")
 	f.StringVar(&o.subjectAlg, "subject-alg", "", "subject-token algorithm RS256|ES256|EdDSA")
+	f.BoolVar(&o.premint, "premint", false, "sign each run's subject tokens before it starts (memory only): no signing CPU in the measured window")
 	f.StringVar(&o.resume, "resume", "", "continue the interrupted campaign in this evidence folder")
 	f.StringVar(&o.caFile, "ca-file", "", "CA certificate (PEM) trusted for an https --target")
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
