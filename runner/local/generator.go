@@ -109,12 +109,16 @@ func (o TransportOptions) protocols() *http.Protocols {
 // target cannot negotiate HTTP/2, else an http.Client.
 func (g *Generator) Connect(o TransportOptions) {
 	u, err := url.Parse(g.URL)
+	// tokex's client speaks HTTP/1.1 with keep-alive; HTTP/2 (possibly, by
+	// ALPN, or asked for) and a connection per request go through net/http.
+	lean := err == nil && !o.NewConnPerRequest && (o.Protocol == "1.1" || o.Protocol == "")
 	for _, a := range g.Agents {
-		if err == nil {
-			a.h1 = newH1Client(u, o.TLS, o.HTTP2, g.Timeout, o.Conns)
+		a.h1 = nil
+		if lean {
+			a.h1 = newH1Client(u, o.TLS, o.HTTP2 && o.Protocol == "", g.Timeout, o.Conns)
 		}
 		if a.h1 != nil {
-			a.headPre, a.headPost = requestHead(u, g.headers(a))
+			g.prepare(a)
 			continue
 		}
 		var tlsCfg *tls.Config
@@ -220,6 +224,7 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 
 	var wg sync.WaitGroup
 	for _, a := range g.Agents {
+		g.prepare(a)
 		a.work = make(chan job, g.MaxInFlight)
 		for w := 0; w < g.MaxInFlight; w++ {
 			go g.worker(ctx, a, a.work)
@@ -270,6 +275,17 @@ func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job) {
 		g.send(ctx, a, j.at, j.r, j.tokens, &buf)
 		j.done()
 	}
+}
+
+// prepare builds agent a's request bytes around Content-Length's value for
+// its current client id and secret. Run calls it again before any worker
+// starts, so a changed secret is what gets sent.
+func (g *Generator) prepare(a *Agent) {
+	if a.h1 == nil {
+		return
+	}
+	u, _ := url.Parse(g.URL)
+	a.headPre, a.headPost = requestHead(u, g.headers(a))
 }
 
 // headers are the request's headers besides Host, User-Agent and
