@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -31,6 +32,8 @@ type Campaign struct {
 	// SecretSource says where the client secret came from (never the
 	// secret itself); said at the start and when the server refuses it.
 	SecretSource string
+	// Search replaces the stages by a capacity search (Cfg.Capacity).
+	Search bool
 }
 
 type output struct {
@@ -39,9 +42,15 @@ type output struct {
 	win   *windower
 	reach *reachability
 	descs *descriptions
+	idle  *idleMeter
 }
 
-func (o *output) Emit(e event.Event) { o.bus.Emit(e) }
+func (o *output) Emit(e event.Event) {
+	if o.idle != nil {
+		o.idle.observe(e)
+	}
+	o.bus.Emit(e)
+}
 
 // Schedule implements Scheduler.
 func (o *output) Schedule(start time.Time) {
@@ -68,18 +77,21 @@ func (o *output) Record(r *stats.Request) {
 // summary is returned whenever it could be computed, also with an error.
 func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	plan := Plan(&c.Cfg)
+	if c.Search {
+		plan = sanityOnly(plan)
+	}
 	if err := c.Evidence.SetPlan(plan); err != nil {
 		return nil, err
 	}
 	started := time.Now()
-	out := &output{bus: c.Bus, ev: c.Evidence}
+	out := &output{bus: c.Bus, ev: c.Evidence, idle: &idleMeter{}}
 	var resumed []string
 	for id := range c.Done {
 		resumed = append(resumed, id)
 	}
 	sort.Strings(resumed)
 
-	startErr := c.Driver.Start(ctx, out)
+	err := c.Driver.Start(ctx, out)
 	c.emitStarted(started, plan, resumed)
 	var runs []*stats.Run
 	for _, p := range plan {
@@ -88,55 +100,69 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 			c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: st.Status, Stats: st})
 		}
 	}
-
-	status, reason := stats.CampaignDone, ""
-	err := startErr
-	if err != nil {
-		status, reason = stats.CampaignFailed, err.Error()
+	idle := c.Evidence.Manifest().Idle
+	if err == nil && idle == nil {
+		idle, err = c.measureIdle(ctx, out)
 	}
+	if err == nil {
+		runs, err = c.runPlan(ctx, plan, runs)
+	}
+	var search *curve.Result
+	if err == nil && c.Search && ctx.Err() == nil {
+		runs, search, err = c.runSearch(ctx, plan, runs)
+	}
+	return c.finish(ctx, started, runs, idle, search, err)
+}
+
+// runPlan runs the planned runs not done before a resume, in order, and
+// stops at the first error, an aborted run or a failed sanity run.
+func (c *Campaign) runPlan(ctx context.Context, plan []event.PlannedRun, runs []*stats.Run) ([]*stats.Run, error) {
 	for i, p := range plan {
-		if err != nil || ctx.Err() != nil {
+		if ctx.Err() != nil {
 			break
 		}
 		if c.Done[p.ID] != nil {
 			continue
 		}
-		var st *stats.Run
-		st, err = c.runOne(ctx, p)
+		st, err := c.runOne(ctx, p)
 		if st != nil {
 			runs = append(runs, st)
 		}
 		if err != nil {
-			status, reason = stats.CampaignFailed, err.Error()
-			break
+			return runs, err
 		}
 		if st.Status == stats.StatusAborted {
 			break
 		}
 		if p.Sanity {
 			if serr := sanityVerdict(st, c.Cfg.Thresholds, c.invalidClientHint); serr != nil {
-				err = serr
-				status, reason = stats.CampaignFailed, serr.Error()
 				c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "error", Message: serr.Error()})
-				break
+				return runs, serr
 			}
 		}
 		if i < len(plan)-1 && c.Cfg.Pause > 0 {
-			select {
-			case <-ctx.Done():
-			case <-time.After(c.Cfg.Pause):
-			}
+			sleep(ctx, c.Cfg.Pause)
 		}
 	}
-	if ctx.Err() != nil && err == nil {
+	return runs, nil
+}
+
+// finish builds the summary, records how the campaign ended and writes it.
+func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.Run, idle *stats.Idle, search *curve.Result, err error) (*stats.Summary, error) {
+	status, reason := stats.CampaignDone, ""
+	switch {
+	case err != nil:
+		status, reason = stats.CampaignFailed, err.Error()
+	case ctx.Err() != nil:
 		status, reason = stats.CampaignAborted, "interrupted"
 	}
-	complete := status == stats.CampaignDone
 	s := &stats.Summary{
 		CampaignID: c.ID, Name: c.Cfg.Name, Tool: c.Tool, Driver: c.Driver.Name(), Target: c.Driver.Target(),
 		Status: status, Reason: reason, Started: started, Finished: time.Now(), Thresholds: c.Cfg.Thresholds,
+		Idle: idle, Capacity: search,
 	}
-	stats.BuildSummary(s, runs, complete)
+	stats.BuildSummary(s, runs, status == stats.CampaignDone)
+	s.Project(c.Cfg.Capacity.Project)
 	if reason != "" {
 		s.Warnings = append(s.Warnings, stats.Warn(stats.WarnCampaignEnded, "", "campaign "+string(status)+": "+reason))
 	}
@@ -146,6 +172,16 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		err = ferr
 	}
 	return s, err
+}
+
+// sleep waits d or until ctx ends.
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
 }
 
 // runOne executes one planned run and computes its statistics from the

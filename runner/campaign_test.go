@@ -52,7 +52,7 @@ func (d *steadyDriver) Run(ctx context.Context, p event.PlannedRun, out Output) 
 // campaign fails with the reason in the manifest.
 func TestRunStopsAtTheFirstFailedEvidenceWrite(t *testing.T) {
 	c := config.Article()
-	c.Stages, c.Rounds, c.Sanity.Enabled = []float64{1000}, 1, false
+	c.Stages, c.Rounds, c.Sanity.Enabled, c.Idle = []float64{1000}, 1, false, 0
 	c.Duration, c.Warmup, c.Pause, c.Sampling = time.Hour, 0, 0, time.Second
 	var budget atomic.Int64
 	budget.Store(20 << 10)

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
 )
@@ -44,6 +45,60 @@ type Result struct {
 	A      string  `json:"a"`
 	B      string  `json:"b"`
 	Stages []Stage `json:"stages"`
+	// Cost compares the marginal costs (engine cores fitted against rate)
+	// and the capacities, when either campaign has them.
+	Cost *Cost `json:"marginal_cost,omitempty"`
+}
+
+// Cost is the marginal-cost difference B − A with its 95 % interval.
+type Cost struct {
+	A          *curve.Fit       `json:"a,omitempty"`
+	B          *curve.Fit       `json:"b,omitempty"`
+	Difference curve.Difference `json:"difference"`
+	CapacityA  string           `json:"capacity_a,omitempty"`
+	CapacityB  string           `json:"capacity_b,omitempty"`
+}
+
+// Line states the difference in words.
+func (c *Cost) Line() string {
+	d := c.Difference
+	s := "marginal cost B − A: " + d.Verdict
+	if c.A.OK() && c.B.OK() {
+		s = fmt.Sprintf("marginal cost: A %.3f, B %.3f CPU-ms per exchange; B − A %+.3f (95%% CI %+.3f to %+.3f): %s",
+			c.A.MarginalCPUMs, c.B.MarginalCPUMs, d.CPUMs, d.CI[0], d.CI[1], d.Verdict)
+	}
+	if c.CapacityA != "" || c.CapacityB != "" {
+		s += fmt.Sprintf("; capacity A %s, B %s", or(c.CapacityA, "not searched"), or(c.CapacityB, "not searched"))
+	}
+	return s
+}
+
+func or(s, alt string) string {
+	if s == "" {
+		return alt
+	}
+	return s
+}
+
+func costOf(a, b *stats.Summary) *Cost {
+	if a.Cost == nil && b.Cost == nil && a.Capacity == nil && b.Capacity == nil {
+		return nil
+	}
+	c := &Cost{}
+	if a.Cost != nil {
+		c.A = a.Cost.Fit
+	}
+	if b.Cost != nil {
+		c.B = b.Cost.Fit
+	}
+	c.Difference = curve.Diff(c.A, c.B)
+	if a.Capacity != nil {
+		c.CapacityA = a.Capacity.Bracket()
+	}
+	if b.Capacity != nil {
+		c.CapacityB = b.Capacity.Bracket()
+	}
+	return c
 }
 
 type getter struct {
@@ -66,7 +121,7 @@ var metrics = []getter{
 
 // Compare sets the reported runs of A and B side by side.
 func Compare(a, b *stats.Summary) *Result {
-	res := &Result{A: a.CampaignID, B: b.CampaignID}
+	res := &Result{A: a.CampaignID, B: b.CampaignID, Cost: costOf(a, b)}
 	sa, sb := byRate(a), byRate(b)
 	rates := map[float64]bool{}
 	for r := range sa {
@@ -187,11 +242,22 @@ func (r *Result) Table() table.Table {
 
 // Text renders an aligned text table with a header line.
 func (r *Result) Text() string {
-	return fmt.Sprintf("A: %s\nB: %s\n\n%s", r.A, r.B, r.Table().Text())
+	s := fmt.Sprintf("A: %s\nB: %s\n\n%s", r.A, r.B, r.Table().Text())
+	if r.Cost != nil {
+		s += "\n" + r.Cost.Line() + "\n"
+	}
+	return s
 }
 
 // Markdown renders a Markdown table.
 func (r *Result) Markdown() string {
 	return fmt.Sprintf("Comparison of **A** `%s` and **B** `%s` (reported runs; noise = largest spread between rounds of the stage)\n\n%s",
-		r.A, r.B, strings.TrimSpace(r.Table().Markdown())+"\n")
+		r.A, r.B, strings.TrimSpace(r.Table().Markdown())+"\n") + r.costMarkdown()
+}
+
+func (r *Result) costMarkdown() string {
+	if r.Cost == nil {
+		return ""
+	}
+	return "\n" + r.Cost.Line() + "\n"
 }

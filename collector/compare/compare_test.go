@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -85,5 +86,44 @@ func TestCompareVerdicts(t *testing.T) {
 	}
 	if j, err := r.JSON(); err != nil || !strings.Contains(string(j), `"verdict": "B higher"`) {
 		t.Errorf("json %s %v", j, err)
+	}
+}
+
+// costed is a campaign of three stages × three rounds on a server of
+// costMs per exchange and 0.1 fixed cores, with a little noise.
+func costed(id string, costMs float64) *stats.Summary {
+	var runs []*stats.Run
+	for i, rate := range []float64{100, 250, 500} {
+		for round := 1; round <= 3; round++ {
+			cores := 0.1 + costMs*rate/1000 + 0.004*float64((i+round)%3-1)
+			runs = append(runs, &stats.Run{ID: fmt.Sprintf("%s-%d-%d", id, i, round), Round: round, TargetRPS: rate, Status: stats.StatusDone,
+				Requests: 100, SuccessRatio: 1, ThresholdsPassed: true, MeasuredSeconds: 10, LatencyMs: stats.Latency{P95: 5},
+				EngineCPU: &stats.CPU{CPUMsPerExchange: cores * 1000 / rate, Exchanges: int64(rate * 10)}})
+		}
+	}
+	s := &stats.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	stats.BuildSummary(s, runs, true)
+	return s
+}
+
+func TestCompareMarginalCost(t *testing.T) {
+	r := Compare(costed("A", 2), costed("B", 2.5))
+	if r.Cost == nil || r.Cost.Difference.Verdict != "B costs more" {
+		t.Fatalf("cost %+v", r.Cost)
+	}
+	d := r.Cost.Difference
+	if d.CI[0] > 0.5 || d.CI[1] < 0.5 || d.CI[0] <= 0 {
+		t.Errorf("difference %+v, want an interval around +0.5 above 0", d)
+	}
+	for _, out := range []string{r.Text(), r.Markdown()} {
+		if !strings.Contains(out, "marginal cost: A 2.000, B 2.500 CPU-ms per exchange; B − A +0.500") {
+			t.Errorf("output lacks the difference:\n%s", out)
+		}
+	}
+	if r := Compare(costed("A", 2), costed("B", 2)); r.Cost.Difference.Verdict != "no difference shown (the interval contains 0)" {
+		t.Errorf("same cost: %+v", r.Cost.Difference)
+	}
+	if r := Compare(summary("A", map[float64][]float64{100: {7}}, 1), summary("B", map[float64][]float64{100: {7}}, 1)); r.Cost != nil {
+		t.Errorf("no engine CPU windows, a cost: %+v", r.Cost)
 	}
 }

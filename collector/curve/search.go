@@ -136,6 +136,12 @@ func (p Policy) WithDefaults() Policy {
 	return p
 }
 
+// MaxSteps bounds the rounds a search under p can ask for.
+func MaxSteps(p Policy) int {
+	p = p.WithDefaults()
+	return p.MaxProbes * (p.MaxRounds + p.Retries)
+}
+
 // Step is what to run next.
 type Step struct {
 	Rate     float64

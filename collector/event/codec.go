@@ -52,6 +52,10 @@ func Unmarshal(line []byte) (uint64, Event, error) {
 		e, err = decode[RunFinished](env.Data)
 	case KindCampaignFinished:
 		e, err = decode[CampaignFinished](env.Data)
+	case KindIdle:
+		e, err = decode[Idle](env.Data)
+	case KindSearch:
+		e, err = decode[Search](env.Data)
 	default:
 		return env.Seq, nil, fmt.Errorf("unknown event kind %q", env.Kind)
 	}

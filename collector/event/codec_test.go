@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -25,6 +26,9 @@ func TestCodecRoundTrip(t *testing.T) {
 		Log{At: at, Source: "tokex", Level: "warn", Message: "m"},
 		RunFinished{At: at, RunID: "r", Status: stats.StatusDone, Stats: &stats.Run{ID: "r", Requests: 150008}},
 		CampaignFinished{At: at, Status: "done", Summary: &stats.Summary{CampaignID: "c"}},
+		Idle{At: at, Idle: stats.Idle{Start: at, End: at.Add(30 * time.Second), Cores: 0.012, Method: "cumulative", Samples: 31}},
+		Search{At: at, Next: 300, Result: curve.Result{Status: curve.StatusRunning, Capacity: 200, Upper: 400,
+			Probes: []curve.Probe{{Rate: 200, Verdict: curve.Pass, Rounds: []curve.Round{{RunID: "01-p1-r1-200rps", P95Ms: 4}}}}}},
 	}
 	for i, e := range evs {
 		line, err := Marshal(uint64(i+1), e)

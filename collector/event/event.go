@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -28,6 +29,8 @@ const (
 	KindLog              Kind = "log"
 	KindRunFinished      Kind = "run_finished"
 	KindCampaignFinished Kind = "campaign_finished"
+	KindIdle             Kind = "idle"
+	KindSearch           Kind = "capacity_search"
 )
 
 // PlannedRun is one entry of the campaign's ladder.
@@ -221,6 +224,22 @@ func (AgentStatus) Kind() Kind      { return KindAgentStatus }
 func (Log) Kind() Kind              { return KindLog }
 func (RunFinished) Kind() Kind      { return KindRunFinished }
 func (CampaignFinished) Kind() Kind { return KindCampaignFinished }
+func (Idle) Kind() Kind             { return KindIdle }
+func (Search) Kind() Kind           { return KindSearch }
+
+// Idle is the engine measured at rest before the first run (campaign.idle).
+type Idle struct {
+	At   time.Time  `json:"at"`
+	Idle stats.Idle `json:"idle"`
+}
+
+// Search is a capacity search after each judged probe: the bracket so far
+// and the probes; Next is the rate it tries next (0: done).
+type Search struct {
+	At     time.Time    `json:"at"`
+	Result curve.Result `json:"result"`
+	Next   float64      `json:"next,omitempty"`
+}
 
 // Time returns when an event happened.
 func Time(e Event) time.Time {
@@ -246,6 +265,10 @@ func Time(e Event) time.Time {
 	case RunFinished:
 		return v.At
 	case CampaignFinished:
+		return v.At
+	case Idle:
+		return v.At
+	case Search:
 		return v.At
 	}
 	return time.Time{}

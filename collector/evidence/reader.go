@@ -392,7 +392,7 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 	s := &stats.Summary{
 		CampaignID: f.Manifest.CampaignID, Name: f.Manifest.Name, Driver: f.Manifest.Driver, Target: f.Manifest.Target,
 		Tool: f.Manifest.Tool + " " + f.Manifest.Version, Status: f.Manifest.Status, Reason: f.Manifest.Reason,
-		Started: f.Manifest.Started, Finished: f.Manifest.Finished, Thresholds: th,
+		Started: f.Manifest.Started, Finished: f.Manifest.Finished, Thresholds: th, Idle: f.Manifest.Idle,
 	}
 	stats.BuildSummary(s, runs, complete)
 	return s, nil

@@ -64,6 +64,9 @@ type Manifest struct {
 	Status        stats.CampaignStatus `json:"status"`
 	Reason        string               `json:"reason,omitempty"`
 	Runs          []RunEntry           `json:"runs"`
+	// Idle is the engine at rest before the first run (its samples are in
+	// the campaign's resources.csv).
+	Idle *stats.Idle `json:"idle,omitempty"`
 }
 
 // Run returns the manifest entry of id.
@@ -470,6 +473,14 @@ func (w *Writer) Manifest() Manifest {
 	m := w.man
 	m.Runs = append([]RunEntry(nil), w.man.Runs...)
 	return m
+}
+
+// SetIdle records the engine measured at rest.
+func (w *Writer) SetIdle(idle stats.Idle) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.man.Idle = &idle
+	return w.saveManifestLocked()
 }
 
 // SetPlan records the planned runs (keeping entries of a resumed folder).

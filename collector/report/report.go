@@ -27,6 +27,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ms":    func(v float64) string { return fmt.Sprintf("%.2f ms", v) },
 	"f2":    func(v float64) string { return fmt.Sprintf("%.2f", v) },
 	"num":   stats.Thousands,
+	"wave":  periodLine,
 	"stage": stats.StageLabel,
 }).Parse(pageTemplate))
 
@@ -66,6 +67,11 @@ type View struct {
 	Spread        []StageSpread
 	Runs          []RunView
 	Recomputed    bool
+	// The cost curve: capacity, marginal cost, projection, the probes of a
+	// capacity search, and the campaign-level charts.
+	CostLines []string
+	Probes    *table.Table
+	Curve     []template.HTML
 }
 
 // Build renders the evidence folder dir as HTML.
@@ -90,6 +96,7 @@ func Build(dir string) ([]byte, error) {
 	s := v.S
 	v.LatencyTable, v.ScheduleTable, v.ResourceTable = s.LatencyTable(), s.ScheduleTable(), s.ResourceTable()
 	v.tiles()
+	v.costView()
 	v.Warnings = append(v.Warnings, warnings(s, f.Manifest)...)
 	reported := map[string]bool{}
 	for _, st := range s.Stages {

@@ -176,11 +176,15 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 		t.Errorf("resource table %v", res)
 	}
 	// Charts: throughput, latency, engine CPU, memory, generator, host CPU
-	// and host pressure for every run.
+	// and host pressure for every run, and the cost curve of the campaign
+	// (latency and engine cores against rate).
 	var svgs []*html.Node
 	find(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "svg" }, &svgs)
-	if len(svgs) != 3*7 {
-		t.Errorf("%d charts, want 21", len(svgs))
+	if len(svgs) != 3*7+2 {
+		t.Errorf("%d charts, want 23", len(svgs))
+	}
+	if cost := text(byID("cost")); !strings.Contains(cost, sum.Cost.Fit.Line()) {
+		t.Errorf("cost section %q lacks the fit %q", cost, sum.Cost.Fit.Line())
 	}
 	if run := text(byID("run-02-r1-200rps")); !strings.Contains(run, "Host CPU") || !strings.Contains(run, "runnable threads") ||
 		!strings.Contains(run, "waiting for a CPU") || !strings.Contains(run, "⚠ host_saturated") {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -84,6 +85,8 @@ type Run struct {
 	MeasuredEnd       time.Time         `json:"measured_end"`
 	MeasuredSeconds   float64           `json:"measured_seconds"`
 	Warnings          []Warning         `json:"warnings,omitempty"`
+	// LatencyPeriod is a regular latency wave (curve.PeriodDefinition).
+	LatencyPeriod *curve.Period `json:"latency_period,omitempty"`
 }
 
 // ComputeRun derives a run's statistics from its request rows, resource
@@ -110,11 +113,13 @@ type Tally struct {
 	answeredInWindow                           int64
 	errors                                     map[string]int64
 	dur, fromSched, lag                        Samples
+	perSecond                                  secondTally
 }
 
 // NewTally starts the tally of run m's rows.
 func NewTally(m RunMeta) *Tally {
-	return &Tally{winStart: m.MeasuredStart.UnixMicro(), winEnd: m.MeasuredEnd.UnixMicro()}
+	return &Tally{winStart: m.MeasuredStart.UnixMicro(), winEnd: m.MeasuredEnd.UnixMicro(),
+		perSecond: secondTally{startUS: m.MeasuredStart.UnixMicro()}}
 }
 
 // Add files one row.
@@ -154,6 +159,7 @@ func (t *Tally) Add(q *Request) {
 	}
 	t.dur.Add(q.DurationUS)
 	t.fromSched.Add(q.SendLagUS + q.DurationUS)
+	t.perSecond.add(q.ScheduledUS, q.SendLagUS+q.DurationUS)
 	t.lag.Add(q.SendLagUS)
 }
 
@@ -240,6 +246,9 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 		r.Warnings = append(r.Warnings, *w)
 	}
 	r.Warnings = append(r.Warnings, r.hostWarnings(m, host, res)...)
+	if r.LatencyPeriod = t.perSecond.period(); r.LatencyPeriod != nil {
+		r.Warnings = append(r.Warnings, Warn(WarnLatencyPeriodic, m.ID, "a regular latency wave: "+r.LatencyPeriod.Line()))
+	}
 	r.checkThresholds(th)
 	return r
 }

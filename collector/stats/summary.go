@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/tokex-dev/tokex/collector/curve"
 )
 
 // SchemaVersion of summary.json and stats.json; bump on incompatible change.
@@ -76,6 +78,14 @@ type Summary struct {
 	Stages            []*Stage       `json:"stages"`
 	Sanity            *Run           `json:"sanity,omitempty"` // discarded by protocol
 	Warnings          []Warning      `json:"warnings,omitempty"`
+	// Idle is the engine at rest before the first run (campaign.idle).
+	Idle *Idle `json:"-"`
+	// Cost is the marginal cost: engine cores fitted against the rate.
+	Cost *Cost `json:"marginal_cost,omitempty"`
+	// Capacity is the result of a capacity search (tokex capacity).
+	Capacity *curve.Result `json:"capacity,omitempty"`
+	// Projection answers --project RATE from the fit and the capacity.
+	Projection *curve.Projection `json:"projection,omitempty"`
 }
 
 // BuildSummary groups runs into stages, picks each stage's median run and
@@ -125,6 +135,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 		s.Totals.SuccessRatio = round4(float64(s.Totals.OK) / float64(s.Totals.Exchanges))
 	}
 	s.ThresholdsPassed = passed && s.Totals.Runs > 0
+	s.buildCost(runs)
 }
 
 // MedianRun selects a stage's reported run (see ReportedRunRule): the
@@ -352,6 +363,7 @@ func (s *Summary) Markdown() string {
 	b.WriteString(s.ScheduleTable().Markdown())
 	b.WriteString("\n## Resource consumption\n\nReported run per stage. CPU per exchange = engine CPU in the measured window ÷ completed exchanges.\n\n")
 	b.WriteString(s.ResourceTable().Markdown())
+	s.costMarkdown(&b)
 	if len(s.Warnings) > 0 {
 		b.WriteString("\n## Warnings\n\n")
 		for _, w := range s.Warnings {

@@ -46,6 +46,9 @@ const (
 	// The embedded engine ran as tokex itself (no tokex-engine found): its
 	// memory includes the pages of tokex's whole binary.
 	WarnEngineMemoryInflated WarningCode = "engine_memory_inflated"
+	// A regular latency wave within a run (a periodic stall: connection
+	// idle timeouts, cache refreshes, GC): period and amplitude in the detail.
+	WarnLatencyPeriodic WarningCode = "latency_periodic"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the

@@ -111,10 +111,14 @@ func ProcessCPU() float64 {
 
 // Server is the handler; Work is the rounds of Burn per POST.
 type Server struct {
-	Work     int
-	Metrics  bool
-	requests atomic.Int64
-	sink     atomic.Uint32
+	Work    int
+	Metrics bool
+	// Every StallEvery the server stops answering for StallFor (a
+	// periodic stall: a GC pause, a connection-pool refresh).
+	StallEvery, StallFor time.Duration
+	gate                 sync.RWMutex
+	requests             atomic.Int64
+	sink                 atomic.Uint32
 
 	mu  sync.Mutex
 	log []mark // ring of the latest completions
@@ -152,7 +156,9 @@ func (s *Server) Handler() http.Handler {
 	}
 	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<16))
+		s.gate.RLock()
 		s.sink.Add(uint32(Burn(s.Work)))
+		s.gate.RUnlock()
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write(response)
@@ -173,6 +179,25 @@ func (s *Server) Handler() http.Handler {
 }
 
 func (s *Server) complete() { s.mark(s.requests.Add(1)) }
+
+// Stall runs the periodic stall until done is closed.
+func (s *Server) Stall(done <-chan struct{}) {
+	if s.StallEvery <= 0 || s.StallFor <= 0 {
+		return
+	}
+	t := time.NewTicker(s.StallEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+			s.gate.Lock()
+			time.Sleep(s.StallFor)
+			s.gate.Unlock()
+		}
+	}
+}
 
 // Ready marks the start of serving, so that a window opening before the
 // first completion is covered.
@@ -250,6 +275,8 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	procs := fs.Int("procs", 1, "GOMAXPROCS: the cores the server may use")
 	metrics := fs.Bool("metrics", false, "serve Prometheus process metrics at /metrics")
 	wrap := fs.Int("wrap", 0, "start the server as a child this many processes deep")
+	stallEvery := fs.Duration("stall-every", 0, "stop answering periodically, this often")
+	stallFor := fs.Duration("stall-for", 0, "for this long")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -261,7 +288,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	runtime.GOMAXPROCS(*procs)
-	s := &Server{Work: *work, Metrics: *metrics}
+	s := &Server{Work: *work, Metrics: *metrics, StallEvery: *stallEvery, StallFor: *stallFor}
 	if s.Work <= 0 {
 		s.Work = Calibrate(*cost)
 	}
@@ -278,6 +305,9 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		_ = srv.Close()
 	}()
 	s.Ready()
+	stop := make(chan struct{})
+	defer close(stop)
+	go s.Stall(stop)
 	fmt.Fprintf(stdout, "%shttp://%s (work %d, procs %d, pid %d)\n", listening, ln.Addr(), s.Work, *procs, os.Getpid())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(stderr, "knowncost:", err)

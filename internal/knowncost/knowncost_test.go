@@ -105,3 +105,35 @@ func TestProcessBehindWrappers(t *testing.T) {
 		}
 	}
 }
+
+// TestStallHoldsRequests: while the server stalls no request completes;
+// they all complete once it ends.
+func TestStallHoldsRequests(t *testing.T) {
+	s := &Server{Work: 1, StallEvery: time.Hour, StallFor: time.Hour}
+	ts := httptest.NewServer(s.Handler())
+	defer ts.Close()
+	s.gate.Lock() // what Stall does every StallEvery
+	done := make(chan error, 3)
+	for range 3 {
+		go func() {
+			resp, err := http.Post(ts.URL+"/as/token.oauth2", "application/x-www-form-urlencoded", strings.NewReader("grant_type=x"))
+			if err == nil {
+				resp.Body.Close()
+			}
+			done <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	if n := s.requests.Load(); n != 0 {
+		t.Fatalf("%d requests completed during the stall", n)
+	}
+	s.gate.Unlock()
+	for range 3 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := s.requests.Load(); n != 3 {
+		t.Fatalf("%d requests after the stall, want 3", n)
+	}
+}

@@ -24,6 +24,8 @@ type Options struct {
 	Metrics bool          // serve /metrics
 	Wrap    int           // Go wrapper processes above the server
 	Shell   bool          // start it all under `/bin/sh -c` (a shell that stays the parent)
+	// StallEvery and StallFor inject a periodic stall (see Server).
+	StallEvery, StallFor time.Duration
 }
 
 // Process is a running server process (or its outermost wrapper).
@@ -50,6 +52,9 @@ func Start(ctx context.Context, exe string, o Options) (*Process, error) {
 	}
 	if o.Wrap > 0 {
 		args = append(args, "-wrap", strconv.Itoa(o.Wrap))
+	}
+	if o.StallEvery > 0 && o.StallFor > 0 {
+		args = append(args, "-stall-every", o.StallEvery.String(), "-stall-for", o.StallFor.String())
 	}
 	var cmd *exec.Cmd
 	if o.Shell {

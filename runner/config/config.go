@@ -23,24 +23,44 @@ import (
 
 // Campaign is campaign.yaml.
 type Campaign struct {
-	Name       string           `yaml:"name"`
-	Driver     string           `yaml:"driver"` // local (default) or kube
-	Target     Target           `yaml:"target"`
-	Request    Request          `yaml:"request"`
-	Subject    Subject          `yaml:"subject"`
-	Check      Check            `yaml:"check"`
-	Agents     Agents           `yaml:"agents"`
-	Users      Users            `yaml:"users"`
-	Stages     []float64        `yaml:"stages"` // total exchanges per second
-	Rounds     int              `yaml:"rounds"`
-	Duration   time.Duration    `yaml:"duration"` // measured phase of each run
-	Warmup     time.Duration    `yaml:"warmup"`   // before it, excluded
-	Pause      time.Duration    `yaml:"pause"`    // between runs
+	Name     string        `yaml:"name"`
+	Driver   string        `yaml:"driver"` // local (default) or kube
+	Target   Target        `yaml:"target"`
+	Request  Request       `yaml:"request"`
+	Subject  Subject       `yaml:"subject"`
+	Check    Check         `yaml:"check"`
+	Agents   Agents        `yaml:"agents"`
+	Users    Users         `yaml:"users"`
+	Stages   []float64     `yaml:"stages"` // total exchanges per second
+	Rounds   int           `yaml:"rounds"`
+	Duration time.Duration `yaml:"duration"` // measured phase of each run
+	Warmup   time.Duration `yaml:"warmup"`   // before it, excluded
+	Pause    time.Duration `yaml:"pause"`    // between runs
+	// Idle measures the engine at rest before the first run: the fixed
+	// cost the marginal-cost fit's intercept is compared with.
+	Idle       time.Duration    `yaml:"idle"`
+	Capacity   Capacity         `yaml:"capacity"`
 	Sanity     Sanity           `yaml:"sanity"`
 	Thresholds stats.Thresholds `yaml:"thresholds"`
 	Sampling   time.Duration    `yaml:"sample_interval"`
 	Out        string           `yaml:"out"`
 	Kube       Kube             `yaml:"kube"`
+}
+
+// Capacity configures the capacity search (tokex capacity): the probes
+// run at rates it chooses, each with the campaign's warmup, duration and
+// thresholds (the objective, plus p99_ms when set).
+type Capacity struct {
+	Start      float64       `yaml:"start"`      // first probe; 0: the first stage
+	Min        float64       `yaml:"min"`        // lowest probe; 0: 1/s
+	Max        float64       `yaml:"max"`        // highest probe; 0: 20,000/s per agent … MaxRate
+	Factor     float64       `yaml:"factor"`     // exponential step; 0: 2
+	Resolution float64       `yaml:"resolution"` // relative width of the final bracket; 0: 0.05
+	Rounds     int           `yaml:"rounds"`     // per probe; 0: 2
+	MaxProbes  int           `yaml:"max_probes"` // 0: 20
+	CoolDown   time.Duration `yaml:"cool_down"`  // idle after a broken probe; 0: the warmup, at least 5s
+	P99Ms      float64       `yaml:"p99_ms"`     // also require p99 below this (0: not checked)
+	Project    float64       `yaml:"project"`    // project the cores this rate needs (0: none)
 }
 
 // Kube configures the Kubernetes driver: where the k6 agent Jobs run and
@@ -286,6 +306,8 @@ func Article() Campaign {
 		Duration:   5 * time.Minute,
 		Warmup:     30 * time.Second,
 		Sanity:     Sanity{Enabled: true, Duration: 30 * time.Second},
+		Idle:       30 * time.Second,
+		Capacity:   Capacity{Resolution: 0.05, Rounds: 2},
 		Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99, MaxDropped: 0},
 		Sampling:   time.Second,
 		Out:        "tokex-evidence",
@@ -305,6 +327,7 @@ var Profiles = map[string]func() Campaign{
 		c.Duration = 10 * time.Second
 		c.Warmup = 3 * time.Second
 		c.Sanity.Duration = 5 * time.Second
+		c.Idle = 10 * time.Second
 		return c
 	},
 }
@@ -432,14 +455,8 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if n := len(c.Stages) * c.Rounds; n+1 > MaxRuns {
 		return doc.Errorf("rounds", "%d stages × %d rounds is %d runs; at most %d with the sanity run", len(c.Stages), c.Rounds, n, MaxRuns)
 	}
-	if c.Duration < time.Second || c.Duration > MaxPhase {
-		return doc.Errorf("duration", "must be between 1s and 24h")
-	}
-	if c.Warmup < 0 || c.Warmup > MaxPhase {
-		return doc.Errorf("warmup", "must be between 0 and 24h")
-	}
-	if c.Pause < 0 || c.Pause > MaxPhase {
-		return doc.Errorf("pause", "must be between 0 and 24h")
+	if err := c.validatePhases(doc); err != nil {
+		return err
 	}
 	for i, s := range c.Stages {
 		f := fmt.Sprintf("stages[%d]", i)
@@ -734,9 +751,57 @@ func redactURL(s string) string {
 	return u.String()
 }
 
+// validatePhases bounds the runs' phases, the engine at rest and the
+// capacity search.
+func (c *Campaign) validatePhases(doc *confload.Doc) error {
+	if c.Duration < time.Second || c.Duration > MaxPhase {
+		return doc.Errorf("duration", "must be between 1s and 24h")
+	}
+	if c.Warmup < 0 || c.Warmup > MaxPhase {
+		return doc.Errorf("warmup", "must be between 0 and 24h")
+	}
+	if c.Pause < 0 || c.Pause > MaxPhase {
+		return doc.Errorf("pause", "must be between 0 and 24h")
+	}
+	return c.validateCapacity(doc)
+}
+
+// validateCapacity bounds the capacity search like the stages it replaces.
+func (c *Campaign) validateCapacity(doc *confload.Doc) error {
+	if c.Idle < 0 || c.Idle > time.Hour {
+		return doc.Errorf("idle", "must be between 0 and 1h")
+	}
+	k := c.Capacity
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"start", k.Start}, {"min", k.Min}, {"max", k.Max}, {"project", k.Project}} {
+		if f.v != 0 && !inRange(f.v, MinRate, MaxRate) {
+			return doc.Errorf("capacity."+f.name, "rate %g must be 0 or between %g and %d exchanges/s", f.v, MinRate, MaxRate)
+		}
+	}
+	switch {
+	case k.Min > 0 && k.Max > 0 && k.Min > k.Max:
+		return doc.Errorf("capacity.min", "%g is above capacity.max %g", k.Min, k.Max)
+	case k.Factor != 0 && !inRange(k.Factor, 1.1, 10):
+		return doc.Errorf("capacity.factor", "%g must be 0 or between 1.1 and 10", k.Factor)
+	case k.Resolution != 0 && !inRange(k.Resolution, 0.005, 0.5):
+		return doc.Errorf("capacity.resolution", "%g must be 0 or between 0.005 and 0.5", k.Resolution)
+	case k.Rounds < 0 || k.Rounds > 10:
+		return doc.Errorf("capacity.rounds", "must be between 0 and 10")
+	case k.MaxProbes < 0 || k.MaxProbes > 50:
+		return doc.Errorf("capacity.max_probes", "must be between 0 and 50")
+	case k.CoolDown < 0 || k.CoolDown > time.Hour:
+		return doc.Errorf("capacity.cool_down", "must be between 0 and 1h")
+	case k.P99Ms != 0 && !inRange(k.P99Ms, 0.001, 3600000):
+		return doc.Errorf("capacity.p99_ms", "must be 0 or between 0.001 and 3,600,000")
+	}
+	return nil
+}
+
 // EstimatedDuration is the campaign's planned wall time.
 func (c *Campaign) EstimatedDuration() time.Duration {
-	runs := time.Duration(len(c.Stages)*c.Rounds) * (c.Warmup + c.Duration + c.Pause)
+	runs := c.Idle + time.Duration(len(c.Stages)*c.Rounds)*(c.Warmup+c.Duration+c.Pause)
 	if c.Sanity.Enabled {
 		runs += c.Sanity.Duration + c.Pause
 	}

@@ -77,6 +77,16 @@ rounds: 3
 duration: 5m                       # measured phase of each run
 warmup: 30s                        # before it, excluded from every figure
 pause: 0s                          # between runs
+idle: 30s                          # the engine at rest before the first run: its fixed cost, beside the fit's
+
+capacity:                          # tokex capacity: the highest rate that meets the thresholds
+  start: 0                         # first probe; 0: the first stage
+  max: 0                           # highest probe; 0: what the agents can send
+  resolution: 0.05                 # bisect until the bracket is this narrow
+  rounds: 2                        # per probe (noise needs two; a third when a verdict is within noise)
+  cool_down: 0s                    # idle after a broken probe; 0: the warmup, at least 5s
+  p99_ms: 0                        # also require p99 below this; 0: not checked
+  project: 0                       # print the cores this rate needs; 0: none
 
 sanity:
   enabled: true                    # a throwaway run before round 1

@@ -20,6 +20,7 @@ import (
 func knownCostCampaign(rate float64, url string, pid int) config.Campaign {
 	c := config.Article()
 	c.Name = "known-cost"
+	c.Idle = 0
 	c.Target.URL = url + "/as/token.oauth2"
 	c.Target.PID = pid
 	c.Stages = []float64{rate}

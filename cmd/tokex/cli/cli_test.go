@@ -44,7 +44,7 @@ func TestRunExitCodes(t *testing.T) {
 	_ = os.WriteFile(bad, []byte("stages:\n  - 100\n  - fast\n"), 0o644)
 	lenient := lenientConfig(t)
 	// The suite saturates a shared 2-core machine: allow what that says.
-	short := []string{"--stages", "20", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui",
+	short := []string{"--stages", "20", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui", "--idle", "0s",
 		"--allow-warning", "generator_late,generator_starved", "--allow-warning", "host_saturated", "--allow-warning", shortRunCPU}
 	cases := []struct {
 		name string

@@ -49,7 +49,7 @@ func NewRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(flagErrors)
-	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(), newInitCmd(), newMintCmd(), newReplayCmd(), newLsCmd(), newReportCmd(), newCompareCmd(), newImportCmd(), newManifestsCmd(), newCleanupCmd(), newVerifyCmd(), newSmokeCmd(), newEngineCmd())
+	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(), newCapacityCmd(), newInitCmd(), newMintCmd(), newReplayCmd(), newLsCmd(), newReportCmd(), newCompareCmd(), newImportCmd(), newManifestsCmd(), newCleanupCmd(), newVerifyCmd(), newSmokeCmd(), newEngineCmd())
 	return root
 }
 

@@ -61,6 +61,7 @@ type runOptions struct {
 	subjectIssuer, subjectTokenType, subjectAudience, authMethod, httpProto string
 	perRequest                                                              bool
 	claims, form                                                            []string
+	cost                                                                    costOptions
 
 	cfg    config.Campaign
 	doc    *confload.Doc
@@ -91,9 +92,19 @@ run, 130 interrupted.`,
 			if err := o.complete(cmd); err != nil {
 				return &exitError{code: ExitCannotRun, err: err}
 			}
+			if err := o.applyCost(cmd); err != nil {
+				return &exitError{code: ExitCannotRun, err: err}
+			}
 			return o.run(cmd)
 		},
 	}
+	o.runFlags(cmd)
+	o.cost.flags(cmd, false)
+	return cmd
+}
+
+// runFlags are the flags of run and capacity.
+func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f := cmd.Flags()
 	o.campaignFlags(cmd)
 	f.StringVarP(&o.out, "out", "o", "", "evidence parent folder (default ./tokex-evidence)")
@@ -110,7 +121,6 @@ run, 130 interrupted.`,
 	for _, name := range planFlags() { // a resumed campaign keeps its plan
 		cmd.MarkFlagsMutuallyExclusive("resume", name)
 	}
-	return cmd
 }
 
 // complete loads the config (or the resumed campaign's), applies the flags
@@ -181,7 +191,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return &exitError{code: ExitCannotRun, err: err}
 	}
-	camp := &runner.Campaign{Cfg: o.cfg, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done, SecretSource: o.secretSource}
+	camp := &runner.Campaign{Cfg: o.cfg, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done, SecretSource: o.secretSource, Search: o.cost.search}
 
 	// The generator's heap is small and churns per request; at the default
 	// GOGC it collects ten times a second, and mark assists show up as send
@@ -194,7 +204,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	useTUI := !o.noTUI && isTerminal(cmd.OutOrStdout())
 	intr := onSignals(cmd, useTUI, cancel)
 	defer intr.close()
-	var res outcome
+	res := outcome{search: o.cost.search}
 	if useTUI {
 		res = runTUI(ctx, cmd, camp, bus, intr)
 	} else {
@@ -273,6 +283,7 @@ func (in *interrupt) close() { signal.Stop(in.sigs) }
 type outcome struct {
 	sum              *stats.Summary
 	runErr, closeErr error
+	search           bool // a capacity search: it passes when it found the capacity
 }
 
 // runTUI runs the campaign under the dashboard, then prints the tables.
@@ -281,7 +292,7 @@ func runTUI(ctx context.Context, cmd *cobra.Command, camp *runner.Campaign, bus 
 	m := tui.New(tui.Options{Live: true, OnStop: intr.stop})
 	prog := tui.NewProgram(m, tea.WithOutput(stdout))
 	bus.Subscribe(prog.Consume)
-	var res outcome
+	res := outcome{search: camp.Search}
 	finished := make(chan struct{})
 	go func() {
 		res.sum, res.runErr = camp.Run(ctx)
@@ -316,6 +327,7 @@ func runTUI(ctx context.Context, cmd *cobra.Command, camp *runner.Campaign, bus 
 // and picks the exit code.
 func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error {
 	stdout := cmd.OutOrStdout()
+	printCost(stdout, res.sum)
 	if file, err := report.Write(dir, ""); err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: report:", err)
 	} else {
@@ -335,7 +347,7 @@ func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error
 	case res.closeErr != nil:
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: warning:", res.closeErr)
 	}
-	if sum == nil || !sum.ThresholdsPassed {
+	if res.search && !searchPassed(sum) || !res.search && (sum == nil || !sum.ThresholdsPassed) {
 		return &exitError{code: ExitThresholds}
 	}
 	return nil

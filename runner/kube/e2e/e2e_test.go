@@ -98,6 +98,7 @@ func campaign(agents int, rate float64, warmup, duration time.Duration) config.C
 	c.Target.URL = "https://pf-engine:9031/as/token.oauth2"
 	c.Stages, c.Rounds, c.Warmup, c.Duration = []float64{rate}, 1, warmup, duration
 	c.Sanity.Enabled = false
+	c.Idle = 0
 	c.Agents.Count = agents
 	c.Kube.Namespace = "default"
 	c.Kube.Engines.Selector, c.Kube.Engines.Service, c.Kube.Engines.Port = "app=pf-engine", "pf-engine", 9031

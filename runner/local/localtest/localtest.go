@@ -46,6 +46,7 @@ func Engine() local.Engine {
 func Tiny() config.Campaign {
 	c := config.Article()
 	c.Name = "tiny"
+	c.Idle = 0 // the engine at rest: runner's and costcurve's tests
 	c.Stages = []float64{20, 40}
 	c.Rounds = 2
 	c.Duration = 2 * time.Second

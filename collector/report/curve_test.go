@@ -1,0 +1,95 @@
+package report
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/tokex-dev/tokex/collector/compare"
+	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// searched is a capacity search's summary: probes at 100, 200, 400 (broken)
+// and 300/s, two rounds each, 2 CPU-ms per exchange on 0.1 fixed cores.
+func searched(costMs float64) *stats.Summary {
+	s := &stats.Summary{CampaignID: "c", Thresholds: stats.Thresholds{P95Ms: 10, SuccessRatio: 0.99}, Status: "done",
+		Idle: &stats.Idle{Cores: 0.1, Method: "cumulative"}}
+	var runs []*stats.Run
+	for i, rate := range []float64{100, 200, 400, 300} {
+		for round := 1; round <= 2; round++ {
+			p95 := 2 + rate/100 + float64(round)/2
+			if rate == 400 {
+				p95 = 2000
+			}
+			cores := 0.1 + costMs*rate/1000
+			runs = append(runs, &stats.Run{ID: fmt.Sprintf("%02d-p%d-r%d", 2*i+round-1, i+1, round), Index: 2*i + round - 1, Round: round,
+				TargetRPS: rate, Status: stats.StatusDone, Requests: int64(rate * 10), OK: int64(rate * 10), SuccessRatio: 1,
+				LatencyMs: stats.Latency{P50: p95 / 2, P95: p95, P99: p95 * 1.5}, MeasuredSeconds: 10, ThresholdsPassed: rate < 400,
+				EngineCPU: &stats.CPU{AvgCores: cores, CPUMsPerExchange: cores * 1000 / rate, Exchanges: int64(rate * 10)}})
+		}
+	}
+	stats.BuildSummary(s, runs, true)
+	s.Capacity = &curve.Result{Status: curve.StatusFound, Capacity: 300, Upper: 400, Objective: curve.Objective{P95Ms: 10, P99Ms: 20, SuccessRatio: 0.99},
+		Probes: []curve.Probe{{Rate: 100, Verdict: curve.Pass}, {Rate: 400, Verdict: curve.Broken, Broken: []string{"p95 2e+03 ms vs 10 ms"}}}}
+	s.Project(1000)
+	return s
+}
+
+func TestCurveCharts(t *testing.T) {
+	s := searched(2)
+	if !s.Cost.Fit.OK() {
+		t.Fatalf("fit: %s", s.Cost.Fit.Line())
+	}
+	ch := CurveCharts(Campaign{Name: "c", S: s, Classes: [4]string{"s5", "s1", "s3", "s2"}})
+	if len(ch) != 2 {
+		t.Fatalf("%d charts", len(ch))
+	}
+	lat, cores := string(ch[0]), string(ch[1])
+	for _, want := range []string{"objective p95 &lt; 10 ms", "objective p99 &lt; 20 ms", "capacity ≥ 300/s, &lt; 400/s", "whisker", "line open"} {
+		if !strings.Contains(lat, want) {
+			t.Errorf("latency curve lacks %q", want)
+		}
+	}
+	for _, want := range []string{"fit 2.000 CPU-ms/exchange", "at rest", "the engine at rest", "capacity ≥ 300/s"} {
+		if !strings.Contains(cores, want) {
+			t.Errorf("cores curve lacks %q", want)
+		}
+	}
+	// One marker per run on the cores curve, plus the engine at rest.
+	if n := strings.Count(cores, "<circle"); n != 8+1 {
+		t.Errorf("%d markers on the cores curve, want 9", n)
+	}
+	// A poor fit draws no line.
+	s.Cost.Fit.Poor = "non-linear"
+	if c := string(CurveCharts(Campaign{Name: "c", S: s})[1]); strings.Contains(c, "fit ") {
+		t.Error("a poor fit was drawn")
+	}
+	// Two campaigns overlay, each named in the legend.
+	two := CurveCharts(Campaign{Name: "A", S: searched(2)}, Campaign{Name: "B", S: searched(3)})
+	if !strings.Contains(string(two[1]), "A fit 2.000") || !strings.Contains(string(two[1]), "B fit 3.000") {
+		t.Error("overlay lacks a campaign's fit")
+	}
+	// One stage, no search: no curve.
+	one := &stats.Summary{Stages: s.Stages[:1]}
+	if CurveCharts(Campaign{S: one}) != nil {
+		t.Error("a curve of one stage")
+	}
+	if p := s.Projection; p == nil || p.Engines != 4 {
+		t.Errorf("projection %+v, want 4 engines for 1000/s at 300/s each", p)
+	}
+}
+
+func TestCompareOverlay(t *testing.T) {
+	a, b := searched(2), searched(3)
+	page, err := Compare(a, b, compare.Compare(a, b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(page)
+	for _, want := range []string{"A fit 2.000", "B fit 3.000", "B − A &#43;1.000", "B costs more", `id="compare"`, "<style>"} {
+		if !strings.Contains(s, want) {
+			t.Errorf("comparison page lacks %q", want)
+		}
+	}
+}

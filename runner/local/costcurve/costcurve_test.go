@@ -1,0 +1,253 @@
+// Package costcurve_test is issue 13's end-to-end goal against a server of
+// known CPU cost: the capacity search, the marginal-cost fit and latency
+// periodicity through the local driver. Its own package, so that its
+// minutes of load have their own test binary and timeout.
+package costcurve_test
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/knowncost"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/local"
+	"github.com/tokex-dev/tokex/subject"
+)
+
+func TestMain(m *testing.M) {
+	knowncost.RunIfServer()
+	os.Exit(m.Run())
+}
+
+const secret = "costcurve-secret-Zq9"
+
+// startKnownCost starts a knowncost server and stops it at the end of the test.
+func startKnownCost(t *testing.T, o knowncost.Options) *knowncost.Process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := knowncost.Start(context.Background(), exe, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
+}
+
+// knownCostCampaign drives rate against the server through the local
+// driver, sampling its pid ten times a second; the warnings of a busy host
+// are allowed so that runs go on, and judged by the tests.
+func knownCostCampaign(rate float64, url string, pid int) config.Campaign {
+	c := config.Article()
+	c.Name, c.Idle = "known-cost", 0
+	c.Target.URL, c.Target.PID = url+"/as/token.oauth2", pid
+	c.Stages, c.Rounds, c.Warmup, c.Duration = []float64{rate}, 1, time.Second, 10*time.Second
+	c.Sampling = 100 * time.Millisecond
+	c.Sanity.Enabled = false
+	c.Agents.Count, c.Agents.MaxInFlight = 4, 100
+	c.Request.Timeout = time.Minute
+	c.Subject.Alg = subject.ES256
+	c.Thresholds.AllowWarnings = []stats.WarningCode{stats.WarnGeneratorLate, stats.WarnGeneratorStarved, stats.WarnHostSaturated}
+	return c
+}
+
+// runKnownCostSearch runs a campaign (a capacity search when search is
+// set) through the local driver.
+func runKnownCostSearch(t *testing.T, c config.Campaign, search bool) *stats.Summary {
+	t.Helper()
+	key, err := subject.GenerateKey(c.Subject.Alg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "kc")
+	y, _ := c.Redacted()
+	w, err := evidence.Create(dir, y, evidence.Manifest{Tool: "tokex", Version: "test", CampaignID: "kc", Name: c.Name, Driver: "local", Started: time.Now()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bus := &event.Bus{}
+	bus.Subscribe(w.Consume)
+	bus.Subscribe(func(e event.Event) {
+		if s, ok := e.(event.Search); ok {
+			t.Logf("search: %s, next %v", s.Result.Bracket(), s.Next)
+		}
+	})
+	drv := &local.Driver{Cfg: c, CampaignID: "kc", Secret: secret, SubjectKey: key} // the target is knowncost's: no embedded engine
+	camp := &runner.Campaign{Cfg: c, ID: "kc", Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Search: search}
+	sum, err := camp.Run(context.Background())
+	if cerr := drv.Close(); cerr != nil {
+		t.Errorf("driver close: %v", cerr)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sum
+}
+
+// hostCodes lists the runs' warnings that say the machine, not the server,
+// set the figures.
+func hostCodes(runs []*stats.Run) string {
+	var out []string
+	for _, r := range runs {
+		for _, w := range r.Warnings {
+			if w.Code == stats.WarnHostSaturated || w.Code == stats.WarnGeneratorStarved {
+				out = append(out, w.String())
+				break
+			}
+		}
+	}
+	return strings.Join(out, "; ")
+}
+
+func allRuns(sum *stats.Summary) []*stats.Run {
+	var runs []*stats.Run
+	for _, st := range sum.Stages {
+		runs = append(runs, st.Runs...)
+	}
+	return runs
+}
+
+// windowTruth is the server's own CPU per request over the runs' measured
+// windows (getrusage at its completions nearest their edges): the cost of
+// the same work drifts on a shared machine, so the truth is taken over the
+// intervals the fit's points come from.
+func windowTruth(t *testing.T, p *knowncost.Process, runs []*stats.Run) float64 {
+	t.Helper()
+	var total knowncost.Stats
+	for _, r := range runs {
+		w, err := p.Window(r.MeasuredStart, r.MeasuredEnd)
+		if err != nil {
+			continue // a window the server completed nothing in
+		}
+		total.Requests += w.Requests
+		total.CPUSeconds += w.CPUSeconds
+	}
+	return knowncost.CPUPerRequest(knowncost.Stats{}, total)
+}
+
+// TestCapacityKnownCost is issue 13's goal: against a server of known CPU
+// cost on one core, the capacity search finds the theoretical capacity
+// (one core ÷ its own CPU per request) within 10 %, the marginal-cost fit
+// its CPU per request within 10 %, and the fit's fixed cost the engine at
+// rest within 0.05 cores. The objective, p95 < 100 ms, is ten times the
+// service time, so it breaks where the core runs out.
+//
+// The machine is shared. A search during which the host was saturated or
+// the generator starved (the coded warnings of its runs) measured the
+// machine: the test then reports "invalid:" with those warnings and skips,
+// after logging its figures. On a host that was not, every figure is
+// asserted.
+func TestCapacityKnownCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a capacity search of about a minute against a server process")
+	}
+	const cost = 10 * time.Millisecond // capacity ≈ 100/s
+	p := startKnownCost(t, knowncost.Options{Cost: cost, Procs: 1})
+	c := knownCostCampaign(40, p.URL, p.PID)
+	c.Name = "known-capacity"
+	c.Duration, c.Warmup, c.Idle = 5*time.Second, time.Second, 3*time.Second
+	c.Thresholds.P95Ms, c.Thresholds.SuccessRatio = 100, 0.99
+	// At least 20/s: a host that cannot serve half the start rate is busy,
+	// not worth a walk down to 1/s.
+	c.Capacity = config.Capacity{Start: 40, Min: 20, Resolution: 0.05, Rounds: 1, MaxProbes: 10, CoolDown: 4 * time.Second}
+	sum := runKnownCostSearch(t, c, true)
+	runs := allRuns(sum)
+	truthMs := windowTruth(t, p, runs)
+	theoretical := 1000 / truthMs
+	res, cc := sum.Capacity, sum.Cost
+	if res == nil || cc == nil || cc.Idle == nil {
+		t.Fatalf("summary without capacity, cost or idle: %+v %+v", res, cc)
+	}
+	t.Logf("%s; server's own CPU per request %.3f ms: theoretical capacity %.1f/s", res.Line(), truthMs, theoretical)
+	for _, l := range cc.Lines() {
+		t.Log(l)
+	}
+	if codes := hostCodes(runs); codes != "" {
+		t.Skipf("invalid: host saturated or generator starved during the search: %s", codes)
+	}
+	fit := cc.Fit
+	if !fit.OK() {
+		t.Fatalf("%s", fit.Line())
+	}
+	if math.Abs(fit.MarginalCPUMs/truthMs-1) > 0.10 {
+		t.Errorf("marginal cost %.3f CPU-ms, the server's own %.3f: off by more than 10 %%", fit.MarginalCPUMs, truthMs)
+	}
+	if d := fit.FixedCores - cc.Idle.Cores; math.Abs(d) > 0.05 {
+		t.Errorf("fixed cost %.3f cores, the engine at rest %.3f: %+.3f, more than 0.05 cores apart", fit.FixedCores, cc.Idle.Cores, d)
+	}
+	if res.Status != curve.StatusFound {
+		t.Fatalf("search ended %s: %s", res.Status, res.Reason)
+	}
+	if why := capacityInvalid(res); why != "" {
+		t.Skipf("invalid: %s", why)
+	}
+	if math.Abs(res.Capacity/theoretical-1) > 0.10 {
+		t.Errorf("capacity %s, theoretical %.1f/s: off by more than 10 %%", res.Bracket(), theoretical)
+	}
+}
+
+// starvedEngine is how many cores the engine must have used at a broken
+// probe for the break to be the server's: a server that shared its core
+// with other processes broke early, and that is the host's capacity.
+const starvedEngine = 0.9
+
+// capacityInvalid says why a search's figure is the host's, or "".
+func capacityInvalid(res *curve.Result) string {
+	for _, pr := range res.Probes {
+		switch {
+		case pr.Verdict == curve.Broken && pr.EngineCores < starvedEngine:
+			return fmt.Sprintf("the server used %.2f cores of its one when %s broke", pr.EngineCores, curve.RateLabel(pr.Rate))
+		case pr.Verdict == curve.Pass && pr.Rate == res.Capacity && pr.AchievedRPS < 0.95*pr.Rate:
+			return fmt.Sprintf("the generator sent %s of %s", curve.RateLabel(pr.AchievedRPS), curve.RateLabel(pr.Rate))
+		}
+	}
+	return ""
+}
+
+// TestLatencyPeriodKnownCost: a server that stalls 400 ms every 3 s has its
+// latency period found within 10 % (issue 13). When none is found on a
+// host whose warnings say it was saturated, the test is skipped naming
+// them; a wrong period always fails.
+func TestLatencyPeriodKnownCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("drives a server process for ~30 s")
+	}
+	const every = 3 * time.Second
+	p := startKnownCost(t, knowncost.Options{Cost: 2 * time.Millisecond, Procs: 1, StallEvery: every, StallFor: 400 * time.Millisecond})
+	c := knownCostCampaign(25, p.URL, p.PID)
+	c.Duration, c.Warmup = 30*time.Second, time.Second
+	c.Thresholds.AllowWarnings = []stats.WarningCode{stats.WarnGeneratorLate, stats.WarnGeneratorStarved, stats.WarnHostSaturated}
+	sum := runKnownCostSearch(t, c, false)
+	run := sum.Stages[0].Runs[0]
+	w := run.LatencyPeriod
+	if w == nil {
+		if codes := hostCodes([]*stats.Run{run}); codes != "" {
+			t.Skipf("invalid: no latency period found on a saturated host: %s", codes)
+		}
+		t.Fatalf("no latency period found (p95 %.1f ms, p99 %.1f ms)", run.LatencyMs.P95, run.LatencyMs.P99)
+	}
+	t.Logf("%s (injected: 400 ms every %s)", w.Line(), every)
+	if math.Abs(w.Seconds/every.Seconds()-1) > 0.10 {
+		t.Errorf("period %.2f s, injected %s: off by more than 10 %%", w.Seconds, every)
+	}
+	found := false
+	for _, wn := range run.Warnings {
+		found = found || wn.Code == stats.WarnLatencyPeriodic
+	}
+	if !found {
+		t.Error("no latency_periodic warning")
+	}
+}

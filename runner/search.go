@@ -1,0 +1,183 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/config"
+)
+
+// idleMeter keeps the engine samples a driver emits while the campaign
+// measures the engine at rest.
+type idleMeter struct {
+	mu      sync.Mutex
+	on      bool
+	samples []stats.ResourceSample
+}
+
+func (m *idleMeter) observe(e event.Event) {
+	r, ok := e.(event.Resource)
+	if !ok || r.Role != "engine" {
+		return
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.on && len(m.samples) < 100000 {
+		m.samples = append(m.samples, stats.ResourceSample{AtUS: r.At.UnixMicro(), Kind: r.Role, Name: r.Name,
+			CPUMillicores: r.CPUMillicores, MemoryBytes: r.MemoryBytes, CPUSecondsTotal: r.CPUSecondsTotal, Source: r.Source})
+	}
+}
+
+func (m *idleMeter) set(on bool) {
+	m.mu.Lock()
+	m.on = on
+	m.mu.Unlock()
+}
+
+// measureIdle waits Cfg.Idle with no load while the driver samples the
+// engine, and records what it burned at rest: the fixed cost the marginal
+// cost's intercept is compared with. Without engine samples it says so
+// and the campaign goes on.
+func (c *Campaign) measureIdle(ctx context.Context, out *output) (*stats.Idle, error) {
+	if c.Cfg.Idle <= 0 || out.idle == nil {
+		return nil, nil
+	}
+	c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info",
+		Message: fmt.Sprintf("measuring the engine at rest for %s before the first run", c.Cfg.Idle)})
+	from := time.Now()
+	out.idle.set(true)
+	sleep(ctx, c.Cfg.Idle+c.Cfg.Sampling) // one more sample past the end
+	out.idle.set(false)
+	to := time.Now()
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	out.idle.mu.Lock()
+	idle, ok := stats.IdleCores(out.idle.samples, from, to)
+	out.idle.samples = nil
+	out.idle.mu.Unlock()
+	if !ok {
+		c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn",
+			Message: "the engine at rest could not be measured: fewer than two engine samples"})
+		return nil, nil
+	}
+	c.Bus.Emit(event.Idle{At: to, Idle: idle})
+	return &idle, c.Evidence.SetIdle(idle)
+}
+
+// sanityOnly keeps the sanity run of a plan: a capacity search plans its
+// probes as it goes.
+func sanityOnly(plan []event.PlannedRun) []event.PlannedRun {
+	var out []event.PlannedRun
+	for _, p := range plan {
+		if p.Sanity {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// SearchPolicy is the capacity search's policy from the campaign.
+func SearchPolicy(c *config.Campaign) curve.Policy {
+	k := c.Capacity
+	p := curve.Policy{Start: k.Start, Min: k.Min, Max: k.Max, Factor: k.Factor, Resolution: k.Resolution,
+		Rounds: k.Rounds, MaxProbes: k.MaxProbes, CoolDown: k.CoolDown, Retries: 1}
+	if p.Start == 0 && len(c.Stages) > 0 {
+		p.Start = c.Stages[0]
+	}
+	if p.Min == 0 {
+		p.Min = 1
+	}
+	if p.Max == 0 {
+		p.Max = min(config.MaxRate, float64(c.Agents.Count)*config.MaxRatePerAgent)
+	}
+	if p.MaxProbes == 0 {
+		p.MaxProbes = 20
+	}
+	if p.CoolDown == 0 {
+		p.CoolDown = max(c.Warmup, 5*time.Second)
+	}
+	return p.WithDefaults()
+}
+
+// SearchObjective is what a probe must meet: the thresholds, and p99.
+func SearchObjective(c *config.Campaign) curve.Objective {
+	t := c.Thresholds
+	return curve.Objective{P95Ms: t.P95Ms, P99Ms: c.Capacity.P99Ms, SuccessRatio: t.SuccessRatio, MaxDropped: t.MaxDropped}
+}
+
+// runSearch runs the capacity search after the planned (sanity) runs:
+// every probe round is a run with its own warmup, named by probe, round
+// and rate, added to the plan as it is decided. The search is a function
+// of the finished runs, so a resumed campaign replays them (c.Done) and
+// asks for exactly the run that was under way.
+func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs []*stats.Run) ([]*stats.Run, *curve.Result, error) {
+	s := curve.NewSearch(SearchPolicy(&c.Cfg), SearchObjective(&c.Cfg))
+	probe := 0
+	var err error
+	for range 2 * curve.MaxSteps(s.Policy) {
+		step := s.Next()
+		if step.Done || ctx.Err() != nil {
+			break
+		}
+		if step.Round == 1 {
+			probe++
+		}
+		p := c.probeRun(len(plan), probe, step)
+		plan = append(plan, p)
+		st := c.Done[p.ID]
+		if st != nil {
+			c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: st.Status, Stats: st})
+		} else {
+			if err = c.Evidence.SetPlan(plan); err != nil {
+				break
+			}
+			c.coolDown(ctx, step)
+			if st, err = c.runOne(ctx, p); st == nil {
+				break
+			}
+		}
+		runs = append(runs, st)
+		if st.Status == stats.StatusAborted {
+			break
+		}
+		s.Observe(stats.SearchRound(st, c.Cfg.Thresholds))
+		if next := s.Next(); next.Done || next.Round == 1 {
+			c.Bus.Emit(event.Search{At: time.Now(), Result: s.Result(), Next: next.Rate})
+		}
+		if err != nil {
+			break
+		}
+	}
+	r := s.Result()
+	return runs, &r, err
+}
+
+// probeRun plans one round of a probe: "03-p2-r1-200rps".
+func (c *Campaign) probeRun(index, probe int, step curve.Step) event.PlannedRun {
+	return event.PlannedRun{
+		ID:    fmt.Sprintf("%02d-p%d-r%d-%srps", index, probe, step.Round, strconv.FormatFloat(step.Rate, 'f', -1, 64)),
+		Index: index, Round: step.Round, TargetRPS: step.Rate, Warmup: c.Cfg.Warmup, Duration: c.Cfg.Duration,
+		Agents: c.Cfg.Agents.Count,
+	}
+}
+
+// coolDown lets a server drain its backlog after a broken probe before
+// the next one, or pauses between runs as the campaign says.
+func (c *Campaign) coolDown(ctx context.Context, step curve.Step) {
+	d := c.Cfg.Pause
+	if step.CoolDown > d {
+		d = step.CoolDown
+		c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info",
+			Message: fmt.Sprintf("cooling down %s after a broken probe, then %s", d, curve.RateLabel(step.Rate))})
+	}
+	if d > 0 {
+		sleep(ctx, d)
+	}
+}
