@@ -34,6 +34,10 @@ type Campaign struct {
 	SecretSource string
 	// Search replaces the stages by a capacity search (Cfg.Capacity).
 	Search bool
+
+	idle      *stats.Idle // the engine at rest (Cfg.Idle)
+	idleTried bool
+	idleOut   *output
 }
 
 type output struct {
@@ -100,10 +104,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 			c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: st.Status, Stats: st})
 		}
 	}
-	idle := c.Evidence.Manifest().Idle
-	if err == nil && idle == nil {
-		idle, err = c.measureIdle(ctx, out)
-	}
+	c.idle, c.idleOut = c.Evidence.Manifest().Idle, out
 	if err == nil {
 		runs, err = c.runPlan(ctx, plan, runs)
 	}
@@ -111,7 +112,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	if err == nil && c.Search && ctx.Err() == nil {
 		runs, search, err = c.runSearch(ctx, plan, runs)
 	}
-	return c.finish(ctx, started, runs, idle, search, err)
+	return c.finish(ctx, started, runs, c.idle, search, err)
 }
 
 // runPlan runs the planned runs not done before a resume, in order, and
@@ -123,6 +124,11 @@ func (c *Campaign) runPlan(ctx context.Context, plan []event.PlannedRun, runs []
 		}
 		if c.Done[p.ID] != nil {
 			continue
+		}
+		if !p.Sanity {
+			if err := c.rest(ctx); err != nil {
+				return runs, err
+			}
 		}
 		st, err := c.runOne(ctx, p)
 		if st != nil {

@@ -34,25 +34,52 @@ func (m *idleMeter) observe(e event.Event) {
 	}
 }
 
+func (m *idleMeter) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return len(m.samples)
+}
+
 func (m *idleMeter) set(on bool) {
 	m.mu.Lock()
 	m.on = on
 	m.mu.Unlock()
 }
 
+// rest measures the engine at rest once, before the first stage (after
+// the sanity run, which warms the server up and proves it answers), unless
+// the campaign measured it before a resume.
+func (c *Campaign) rest(ctx context.Context) error {
+	if c.idle != nil || c.idleTried || c.idleOut == nil {
+		return nil
+	}
+	c.idleTried = true
+	var err error
+	c.idle, err = c.measureIdle(ctx, c.idleOut)
+	return err
+}
+
 // measureIdle waits Cfg.Idle with no load while the driver samples the
 // engine, and records what it burned at rest: the fixed cost the marginal
-// cost's intercept is compared with. Without engine samples it says so
-// and the campaign goes on.
+// cost's intercept is compared with. Without engine samples (a remote
+// target without metrics) it says so after a few sampling intervals, and
+// the campaign goes on.
 func (c *Campaign) measureIdle(ctx context.Context, out *output) (*stats.Idle, error) {
 	if c.Cfg.Idle <= 0 || out.idle == nil {
 		return nil, nil
 	}
 	c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info",
-		Message: fmt.Sprintf("measuring the engine at rest for %s before the first run", c.Cfg.Idle)})
+		Message: fmt.Sprintf("measuring the engine at rest for %s before the first stage", c.Cfg.Idle)})
 	from := time.Now()
 	out.idle.set(true)
-	sleep(ctx, c.Cfg.Idle+c.Cfg.Sampling) // one more sample past the end
+	end := from.Add(c.Cfg.Idle + c.Cfg.Sampling) // one more sample past the end
+	giveUp := from.Add(3*c.Cfg.Sampling + time.Second)
+	for now := time.Now(); now.Before(end) && ctx.Err() == nil; now = time.Now() {
+		if now.After(giveUp) && out.idle.count() == 0 {
+			break // nothing samples the engine
+		}
+		sleep(ctx, min(end.Sub(now), c.Cfg.Sampling))
+	}
 	out.idle.set(false)
 	to := time.Now()
 	if ctx.Err() != nil {
@@ -119,6 +146,9 @@ func SearchObjective(c *config.Campaign) curve.Objective {
 // asks for exactly the run that was under way.
 func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs []*stats.Run) ([]*stats.Run, *curve.Result, error) {
 	s := curve.NewSearch(SearchPolicy(&c.Cfg), SearchObjective(&c.Cfg))
+	if err := c.rest(ctx); err != nil {
+		return runs, nil, err
+	}
 	probe := 0
 	var err error
 	for range 2 * curve.MaxSteps(s.Policy) {

@@ -98,7 +98,7 @@ func lenientConfig(t *testing.T) string {
 
 func TestHeadlessOutputHasTheTables(t *testing.T) {
 	dir := t.TempDir()
-	code, out, errs := run(t, "run", "--config", lenientConfig(t), "--out", dir, "--stages", "10,20", "--rounds", "1", "--duration", "1s", "--warmup", "0s",
+	code, out, errs := run(t, "run", "--config", lenientConfig(t), "--out", dir, "--stages", "10,20", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--idle", "0s",
 		"--agents", "2", "--subject-alg", "ES256", "--client-secret", "cli-secret-XYZ", "--allow-warning", "generator_late,generator_starved,host_saturated,"+shortRunCPU)
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
