@@ -67,8 +67,16 @@ func (f *follower) run(ctx context.Context, done func() bool) {
 	}
 }
 
-func (f *follower) stream(ctx context.Context) error {
-	opts := &corev1.PodLogOptions{Container: container, Follow: true, Timestamps: true}
+// catchUp reads the ended Pod's log once without following, from the last
+// timestamp seen: a follow stream cancelled when the Pod went quiet may not
+// have delivered every line (kwok and some runtimes hold it open without
+// data), and a log read without follow returns what is left and closes.
+func (f *follower) catchUp(ctx context.Context) error { return f.read(ctx, false) }
+
+func (f *follower) stream(ctx context.Context) error { return f.read(ctx, true) }
+
+func (f *follower) read(ctx context.Context, follow bool) error {
+	opts := &corev1.PodLogOptions{Container: container, Follow: follow, Timestamps: true}
 	if !f.lastTS.IsZero() {
 		t := metav1.NewTime(f.lastTS)
 		opts.SinceTime = &t

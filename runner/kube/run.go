@@ -262,8 +262,19 @@ func (r *kubeRun) observe(ctx context.Context, pod *corev1.Pod) {
 	}
 }
 
+// hasSummary says whether the Pod's log gave k6's end-of-test summary, the
+// last thing k6 prints: without it the follow may have missed lines.
+func (ps *podState) hasSummary() bool {
+	ps.mu.Lock()
+	text := ps.summary.String()
+	ps.mu.Unlock()
+	_, err := k6.ParseSummary(strings.NewReader(text))
+	return err == nil
+}
+
 // follow streams one Pod's log into record until the Pod has ended and its
-// log has gone quiet.
+// log has gone quiet; an ended Pod whose log lacks k6's summary is read once
+// more without follow.
 func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 	fctx, cancel := context.WithCancel(ctx)
 	f := &follower{open: r.d.openLog(), namespace: r.d.Namespace, pod: ps.name, line: func(l string) { r.record(ps, l) },
@@ -286,6 +297,13 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 		defer close(ps.done)
 		defer cancel()
 		f.run(fctx, ps.ended)
+		if ctx.Err() == nil && ps.ended() && !ps.hasSummary() {
+			cctx, done := context.WithTimeout(ctx, r.t.drain)
+			if err := f.catchUp(cctx); err != nil {
+				r.d.log(r.out, "warn", "last read of "+ps.name+"'s log: "+err.Error())
+			}
+			done()
+		}
 	}()
 	// Cancel the stream once the Pod ended and its log went quiet: a real
 	// kubelet closes it, kwok and some runtimes do not.

@@ -72,6 +72,7 @@ type agentSpec struct {
 	sumWarm, sumMeas int
 	extraDropped     int // dropped arrivals the summary counts beyond dropSlots
 	noSummary        bool
+	silentFollow     bool  // its follow streams deliver nothing; a read without follow has the log
 	durUS            int   // response duration of measured requests (default 4 ms)
 	noThresholds     bool  // a summary without the per-scenario threshold counts
 	full             bool  // --summary-mode=full: per-scenario sections too
@@ -217,8 +218,8 @@ func podStatus(a agentSpec) corev1.PodStatus {
 }
 
 // open serves a Pod's log with kubelet timestamps, from SinceTime on.
-func (f *fakeCluster) open(_ context.Context, ns, pod string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
-	if ns != f.ns || opts.Container != container || !opts.Follow || !opts.Timestamps {
+func (f *fakeCluster) open(ctx context.Context, ns, pod string, opts *corev1.PodLogOptions) (io.ReadCloser, error) {
+	if ns != f.ns || opts.Container != container || !opts.Timestamps {
 		return nil, fmt.Errorf("unexpected log request %s/%s %+v", ns, pod, opts)
 	}
 	parts := strings.Split(pod, "-")
@@ -231,6 +232,11 @@ func (f *fakeCluster) open(_ context.Context, ns, pod string, opts *corev1.PodLo
 	first := f.opens[pod] == 1
 	f.mu.Unlock()
 	a := f.agents[i]
+	if a.silentFollow && opts.Follow {
+		// A stream that stays open and delivers nothing, as kwok's did for
+		// a few of 120 agents.
+		return io.NopCloser(blockingReader{ctx}), nil
+	}
 	if !first && a.breakAfter > 0 {
 		// The resumed stream reads to the end; then the container exits.
 		p, err := f.cs.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{})
@@ -255,6 +261,14 @@ func (f *fakeCluster) open(_ context.Context, ns, pod string, opts *corev1.PodLo
 		b.WriteString(at.UTC().Format(time.RFC3339Nano) + " " + l + "\n")
 	}
 	return io.NopCloser(strings.NewReader(b.String())), nil
+}
+
+// blockingReader reads nothing until its context ends.
+type blockingReader struct{ ctx context.Context }
+
+func (b blockingReader) Read([]byte) (int, error) {
+	<-b.ctx.Done()
+	return 0, b.ctx.Err()
 }
 
 type errReader struct{}
@@ -303,6 +317,28 @@ func codes(ws []stats.Warning) string {
 		s = append(s, string(w.Code))
 	}
 	return strings.Join(s, ",")
+}
+
+// A Pod whose follow stream delivered nothing before it ended (seen with
+// 120 agents on kwok) still gives every line: a last read without follow.
+func TestEndedPodWithASilentStreamLosesNothing(t *testing.T) {
+	const s0 = 1796064356036000
+	agents := []agentSpec{
+		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1},
+		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, silentFollow: true},
+	}
+	r := runFake(t, context.Background(), agents)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if w, m := r.out.count(stats.Warmup, false), r.out.count(stats.Measured, false); w != 20 || m != 40 {
+		t.Errorf("rows: warmup %d measured %d, want 20 and 40\n%s", w, m, r.out.logs())
+	}
+	for _, w := range r.res.Warnings {
+		if w.Code == stats.WarnIncompleteEvidence {
+			t.Errorf("evidence judged incomplete: %+v", w)
+		}
+	}
 }
 
 func TestRunFollowsRecordsAndReconciles(t *testing.T) {
