@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"testing"
 	"time"
 )
 
@@ -170,4 +171,20 @@ func (p *Process) Close() {
 		_ = syscall.Kill(-p.PID, syscall.SIGKILL)
 		<-p.exited
 	}
+}
+
+// StartForTest starts the running test binary (whose TestMain calls
+// RunIfServer) as a server and stops it when t ends.
+func StartForTest(t testing.TB, o Options) *Process {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Start(context.Background(), exe, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Close)
+	return p
 }

@@ -3,7 +3,6 @@ package local_test
 import (
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -37,22 +36,6 @@ func knownCostCampaign(rate float64, url string, pid int) config.Campaign {
 	c.Request.Timeout = time.Minute
 	c.Subject.Alg = subject.ES256
 	return c
-}
-
-// startKnownCost starts a one-core knowncost server (optionally behind
-// wrappers) and stops it at the end of the test.
-func startKnownCost(t *testing.T, o knowncost.Options) *knowncost.Process {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := knowncost.Start(context.Background(), exe, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
 }
 
 // minWindowRequests is the least work a measured window must hold for its
@@ -114,7 +97,7 @@ func TestEngineCPUPerExchangeKnownCost(t *testing.T) {
 	// Few, costly requests: the generator stays light, so its own delays
 	// (which move responses across the window's edges) stay small.
 	const cost = 10 * time.Millisecond // one core: capacity ≈ 100/s
-	p := startKnownCost(t, knowncost.Options{Cost: cost, Procs: 1})
+	p := knowncost.StartForTest(t, knowncost.Options{Cost: cost, Procs: 1})
 	capacity := float64(time.Second / cost)
 	for _, tc := range []struct {
 		name   string
@@ -158,7 +141,7 @@ func TestEngineCPUBehindAWrapper(t *testing.T) {
 		{"launcher two deep", knowncost.Options{Cost: 10 * time.Millisecond, Wrap: 2}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			p := startKnownCost(t, tc.o)
+			p := knowncost.StartForTest(t, tc.o)
 			if p.PID == p.ServerPID {
 				t.Fatal("no wrapper process")
 			}
@@ -192,7 +175,7 @@ func TestEngineCPUFromPrometheus(t *testing.T) {
 	}
 	// A quarter of its capacity: a saturated one-core server answers its
 	// metrics endpoint only after its backlog, as any would.
-	p := startKnownCost(t, knowncost.Options{Cost: 10 * time.Millisecond, Metrics: true})
+	p := knowncost.StartForTest(t, knowncost.Options{Cost: 10 * time.Millisecond, Metrics: true})
 	c := knownCostCampaign(25, p.URL, 0)
 	c.Target.MetricsURL = p.URL + "/metrics"
 	run, truth := measureKnownCost(t, p, c)

@@ -32,21 +32,6 @@ func TestMain(m *testing.M) {
 
 const secret = "costcurve-secret-Zq9"
 
-// startKnownCost starts a knowncost server and stops it at the end of the test.
-func startKnownCost(t *testing.T, o knowncost.Options) *knowncost.Process {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := knowncost.Start(context.Background(), exe, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(p.Close)
-	return p
-}
-
 // knownCostCampaign drives rate against the server through the local
 // driver, sampling its pid ten times a second; the warnings of a busy host
 // are allowed so that runs go on, and judged by the tests.
@@ -163,7 +148,7 @@ func TestCapacityKnownCost(t *testing.T) {
 		t.Skip("set TOKEX_COSTCURVE=1 to run the known-cost capacity and marginal-cost check")
 	}
 	const cost = 10 * time.Millisecond // capacity ≈ 100/s
-	p := startKnownCost(t, knowncost.Options{Cost: cost, Procs: 1})
+	p := knowncost.StartForTest(t, knowncost.Options{Cost: cost, Procs: 1})
 	c := knownCostCampaign(40, p.URL, p.PID)
 	c.Name = "known-capacity"
 	c.Duration, c.Warmup, c.Idle = 5*time.Second, time.Second, 3*time.Second
@@ -234,7 +219,7 @@ func TestLatencyPeriodKnownCost(t *testing.T) {
 		t.Skip("drives a server process for ~30 s")
 	}
 	const every = 3 * time.Second
-	p := startKnownCost(t, knowncost.Options{Cost: 2 * time.Millisecond, Procs: 1, StallEvery: every, StallFor: 400 * time.Millisecond})
+	p := knowncost.StartForTest(t, knowncost.Options{Cost: 2 * time.Millisecond, Procs: 1, StallEvery: every, StallFor: 400 * time.Millisecond})
 	c := knownCostCampaign(25, p.URL, p.PID)
 	c.Duration, c.Warmup = 30*time.Second, time.Second
 	c.Thresholds.AllowWarnings = []stats.WarningCode{stats.WarnGeneratorLate, stats.WarnGeneratorStarved, stats.WarnHostSaturated}
