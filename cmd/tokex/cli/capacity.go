@@ -95,15 +95,7 @@ Exit codes: 0 capacity found, 1 none found (the objective broke at the lowest
 rate, or the measurement was not the server's), 2 the search could not run,
 130 interrupted.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.complete(cmd); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
-			}
-			if err := o.applyCost(cmd); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
-			}
-			return o.run(cmd)
-		},
+		RunE: o.runE,
 	}
 	o.runFlags(cmd)
 	o.cost.flags(cmd, true)

@@ -88,15 +88,7 @@ the "quick" profile against it (about two minutes). --config campaign.yaml (see
 Exit codes: 0 thresholds passed, 1 a threshold failed, 2 the campaign could not
 run, 130 interrupted.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.complete(cmd); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
-			}
-			if err := o.applyCost(cmd); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
-			}
-			return o.run(cmd)
-		},
+		RunE: o.runE,
 	}
 	o.runFlags(cmd)
 	o.cost.flags(cmd, false)
@@ -363,4 +355,16 @@ func isTerminal(w io.Writer) bool {
 // engine (its hidden engine command).
 func (o *runOptions) engineSearch() local.EngineSearch {
 	return local.EngineSearch{Explicit: cmp.Or(o.engine, os.Getenv(local.EngineEnv)), SelfArgs: []string{local.EngineArg}}
+}
+
+// runE completes the options from flags and config, then runs the campaign
+// (tokex run and tokex capacity alike).
+func (o *runOptions) runE(cmd *cobra.Command, _ []string) error {
+	if err := o.complete(cmd); err != nil {
+		return &exitError{code: ExitCannotRun, err: err}
+	}
+	if err := o.applyCost(cmd); err != nil {
+		return &exitError{code: ExitCannotRun, err: err}
+	}
+	return o.run(cmd)
 }
