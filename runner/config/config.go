@@ -6,6 +6,7 @@ package config
 import (
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"net/url"
 	"path/filepath"
 	"slices"
@@ -124,6 +125,24 @@ func (t Target) Protocol() string {
 		return "1.1"
 	}
 	return t.HTTP
+}
+
+// HTTPProtocols is target.http as net/http's protocol set: HTTP/1.1 and,
+// unless http2: false, HTTP/2 when TLS offers it by default.
+func (t Target) HTTPProtocols() *http.Protocols {
+	var p http.Protocols
+	switch t.Protocol() {
+	case "1.1":
+		p.SetHTTP1(true)
+	case "2":
+		p.SetHTTP2(true)
+	case "h2c":
+		p.SetUnencryptedHTTP2(true)
+	default:
+		p.SetHTTP1(true)
+		p.SetHTTP2(true)
+	}
+	return &p
 }
 
 // NewConnectionPerRequest reports keep_alive: false.

@@ -73,8 +73,9 @@ func Run(ctx context.Context, out io.Writer, o Options) (passed bool, err error)
 	if body.Auth() == exchange.AuthBasic {
 		req.Header.Set("Authorization", exchange.BasicAuth(client, o.Secret))
 	}
-	hc := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{TLSClientConfig: o.TLS, ForceAttemptHTTP2: true},
-		CheckRedirect: exchange.NoRedirect}
+	// The protocol and connection handling the campaign's generator uses.
+	tr := &http.Transport{TLSClientConfig: o.TLS, Protocols: c.Target.HTTPProtocols(), DisableKeepAlives: c.Target.NewConnectionPerRequest()}
+	hc := &http.Client{Timeout: 30 * time.Second, Transport: tr, CheckRedirect: exchange.NoRedirect}
 	start := time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {
@@ -82,8 +83,8 @@ func Run(ctx context.Context, out io.Writer, o Options) (passed bool, err error)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	fmt.Fprintf(out, "POST %s as %s (client_secret_%s, secret not shown): HTTP %d in %s\n", o.URL, client,
-		strings.TrimPrefix(string(body.Auth()), "client_secret_"), resp.StatusCode, time.Since(start).Round(time.Microsecond))
+	fmt.Fprintf(out, "POST %s as %s (client_secret_%s, secret not shown): HTTP %d in %s over %s\n", o.URL, client,
+		strings.TrimPrefix(string(body.Auth()), "client_secret_"), resp.StatusCode, time.Since(start).Round(time.Microsecond), resp.Proto)
 	// The campaign's own check (check.required, check.token_type).
 	outcome, detail, why := c.Check.Exchange().Classify(resp.StatusCode, raw)
 	if outcome != exchange.OutcomeOK {

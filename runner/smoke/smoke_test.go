@@ -3,6 +3,8 @@ package smoke
 import (
 	"bytes"
 	"context"
+	"crypto/x509"
+	"net/http"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -16,6 +18,12 @@ import (
 // smokeAgainst runs one smoke exchange against the reference server.
 func smokeAgainst(t *testing.T, c config.Campaign, lifetime time.Duration) (bool, string) {
 	t.Helper()
+	return smokeOver(t, c, lifetime, func(ts *httptest.Server) { ts.Start() })
+}
+
+// smokeOver is smokeAgainst with the test server started by start.
+func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server)) (bool, string) {
+	t.Helper()
 	key, err := subject.GenerateKey(subject.ES256)
 	if err != nil {
 		t.Fatal(err)
@@ -25,13 +33,18 @@ func smokeAgainst(t *testing.T, c config.Campaign, lifetime time.Duration) (bool
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(srv.Handler())
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	start(ts)
 	t.Cleanup(ts.Close)
 	srv.SetBaseURL(ts.URL)
 	c.Target.URL = ts.URL + "/as/token.oauth2"
 	tlsCfg, err := TLSConfig(&c, c.Target.URL, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if ts.TLS != nil {
+		tlsCfg.RootCAs = x509.NewCertPool()
+		tlsCfg.RootCAs.AddCert(ts.Certificate())
 	}
 	var out bytes.Buffer
 	passed, err := Run(context.Background(), &out, Options{Cfg: c, Key: key, Secret: "s3cret-smoke", URL: c.Target.URL, TLS: tlsCfg, Lifetime: lifetime})
@@ -69,6 +82,40 @@ func TestRunWithUsersPrefix(t *testing.T) {
 	c.Users.Prefix = "acme-"
 	if ok, out := smokeAgainst(t, c, 5*time.Minute); !ok || !strings.Contains(out, "✓ sub is acme-001, as the article's server") {
 		t.Errorf("passed %v:\n%s", ok, out)
+	}
+}
+
+// TestRunHonoursTargetHTTP: smoke spoke HTTP/2 whenever TLS offered it and
+// HTTP/1.1 otherwise, whatever target.http asked for, so it did not test
+// what the campaign sends.
+func TestRunHonoursTargetHTTP(t *testing.T) {
+	tlsH2 := func(ts *httptest.Server) { ts.EnableHTTP2 = true; ts.StartTLS() }
+	h2c := func(ts *httptest.Server) {
+		var p http.Protocols
+		p.SetHTTP1(true)
+		p.SetUnencryptedHTTP2(true)
+		ts.Config.Protocols = &p
+		ts.Start()
+	}
+	for _, tc := range []struct {
+		http  string
+		start func(*httptest.Server)
+		want  string
+	}{
+		{"", tlsH2, "over HTTP/2.0"},
+		{"1.1", tlsH2, "over HTTP/1.1"},
+		{"2", tlsH2, "over HTTP/2.0"},
+		{"h2c", h2c, "over HTTP/2.0"},
+		{"", h2c, "over HTTP/1.1"},
+	} {
+		c, err := config.FromProfile("quick")
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Target.HTTP = tc.http
+		if ok, out := smokeOver(t, c, 0, tc.start); !ok || !strings.Contains(out, tc.want) {
+			t.Errorf("http %q: passed %v, want %q:\n%s", tc.http, ok, tc.want, out)
+		}
 	}
 }
 
