@@ -204,36 +204,9 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	// failed evidence write.
 	rctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
-	stopFlush := make(chan struct{})
-	flushed := make(chan struct{})
-	go func() {
-		defer close(flushed)
-		flush := time.NewTicker(time.Second)
-		defer flush.Stop()
-		watch := time.NewTicker(200 * time.Millisecond)
-		defer watch.Stop()
-		for {
-			select {
-			case <-stopFlush:
-				return
-			case <-c.Evidence.Failed():
-				stopRun(c.Evidence.Err())
-				return
-			case now := <-flush.C:
-				// One second of grace for the slowest responses of a second.
-				win.Flush(now.Add(-time.Second))
-				_ = c.Evidence.Flush() // a failed write closes Failed
-			case now := <-watch.C:
-				if err := out.reach.check(now, c.Cfg.Target.UnreachableAfter); err != nil && rctx.Err() == nil {
-					c.Bus.Emit(event.Log{At: now, Source: "tokex", Level: "error", Message: err.Error() + "; stopping the run"})
-					stopRun(err)
-				}
-			}
-		}
-	}()
+	stopSupervising := c.supervise(rctx, stopRun, out)
 	res, derr := c.Driver.Run(rctx, p, out)
-	close(stopFlush)
-	<-flushed
+	stopSupervising()
 	unreachable := context.Cause(rctx)
 	if !errors.Is(unreachable, ErrUnreachable) {
 		unreachable = nil
@@ -251,9 +224,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 			time.Sleep(wait)
 		}
 	}
-	meta := stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
-		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
-		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: out.descs.list(), SendLagParts: res.SendLagParts}
+	meta := runMeta(p, res, out.descs.list())
 	switch {
 	case ctx.Err() != nil:
 		meta.Status, meta.Reason = stats.StatusAborted, "interrupted"
@@ -266,6 +237,58 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	case derr != nil:
 		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
 	}
+	return c.endRun(ctx, p, meta, derr)
+}
+
+// supervise flushes the run's per-second windows and its evidence once a
+// second, and stops the run (through stopRun) at the first failed evidence
+// write or when the target stops answering. The returned function stops it
+// and waits until it has.
+func (c *Campaign) supervise(rctx context.Context, stopRun context.CancelCauseFunc, out *output) (stop func()) {
+	stopFlush := make(chan struct{})
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		flush := time.NewTicker(time.Second)
+		defer flush.Stop()
+		watch := time.NewTicker(200 * time.Millisecond)
+		defer watch.Stop()
+		for {
+			select {
+			case <-stopFlush:
+				return
+			case <-c.Evidence.Failed():
+				stopRun(c.Evidence.Err())
+				return
+			case now := <-flush.C:
+				// One second of grace for the slowest responses of a second.
+				out.win.Flush(now.Add(-time.Second))
+				_ = c.Evidence.Flush() // a failed write closes Failed
+			case now := <-watch.C:
+				if err := out.reach.check(now, c.Cfg.Target.UnreachableAfter); err != nil && rctx.Err() == nil {
+					c.Bus.Emit(event.Log{At: now, Source: "tokex", Level: "error", Message: err.Error() + "; stopping the run"})
+					stopRun(err)
+				}
+			}
+		}
+	}()
+	return func() {
+		close(stopFlush)
+		<-flushed
+	}
+}
+
+// runMeta is what the evidence records about a run that ended as planned;
+// runOne then marks it aborted or failed when it did not.
+func runMeta(p event.PlannedRun, res RunResult, descs []stats.ErrorDescription) stats.RunMeta {
+	return stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
+		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
+		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: descs, SendLagParts: res.SendLagParts}
+}
+
+// endRun computes the run's statistics from its evidence and announces its
+// end. A driver error is returned unless the campaign was interrupted.
+func (c *Campaign) endRun(ctx context.Context, p event.PlannedRun, meta stats.RunMeta, derr error) (*stats.Run, error) {
 	st, err := c.Evidence.EndRun(meta, c.Cfg.Thresholds)
 	if err != nil {
 		c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: stats.StatusFailed, Reason: err.Error()})
