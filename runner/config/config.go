@@ -404,7 +404,28 @@ const (
 func inRange(x, lo, hi float64) bool { return x >= lo && x <= hi }
 
 // Validate checks the campaign; doc (may be nil) locates fields in the file.
+// The checks run in a fixed order and the first failure is returned, so a
+// file with several mistakes always reports the same one.
 func (c *Campaign) Validate(doc *confload.Doc) error {
+	for _, check := range []func(*confload.Doc) error{
+		c.validateDriver,
+		c.validateTarget,
+		c.validateSubject,
+		c.validateRequest,
+		c.validateAgents,
+		c.validatePlan,
+		c.validateSanity,
+		c.validateThresholds,
+	} {
+		if err := check(doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateDriver checks the campaign's name and the driver with its settings.
+func (c *Campaign) validateDriver(doc *confload.Doc) error {
 	if len(c.Name) > MaxNameLen {
 		return doc.Errorf("name", "is %d characters; at most %d", len(c.Name), MaxNameLen)
 	}
@@ -423,6 +444,11 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if p := c.Kube.Engines.Port; p < 0 || p > 65535 {
 		return doc.Errorf("kube.engines.port", "%d is not a TCP port", p)
 	}
+	return nil
+}
+
+// validateTarget checks how the target is reached and how its engine is sampled.
+func (c *Campaign) validateTarget(doc *confload.Doc) error {
 	if c.Target.URL != "" {
 		u, err := url.Parse(c.Target.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -438,6 +464,11 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if a := c.Target.Embedded.SigningAlg; a != "" && !slices.Contains(subject.Algorithms, a) {
 		return doc.Errorf("target.embedded.signing_alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
 	}
+	return nil
+}
+
+// validateSubject checks the subject tokens the agents mint.
+func (c *Campaign) validateSubject(doc *confload.Doc) error {
 	if !slices.Contains(subject.Algorithms, c.Subject.Alg) && c.Subject.KeyFile == "" {
 		return doc.Errorf("subject.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", c.Subject.Alg)
 	}
@@ -447,12 +478,11 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if c.Subject.Lifetime < time.Second || c.Subject.Lifetime > MaxPhase {
 		return doc.Errorf("subject.lifetime", "must be between 1s and 24h")
 	}
-	if err := c.validateSubjectShape(doc); err != nil {
-		return err
-	}
-	if err := c.validateRequest(doc); err != nil {
-		return err
-	}
+	return c.validateSubjectShape(doc)
+}
+
+// validateAgents checks the agents, their concurrency and the users they act for.
+func (c *Campaign) validateAgents(doc *confload.Doc) error {
 	if c.Agents.Count < 1 || c.Agents.Count > MaxAgents {
 		return doc.Errorf("agents.count", "must be between 1 and %d", MaxAgents)
 	}
@@ -465,6 +495,12 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if c.Users.Count < 1 || c.Users.Count > MaxUsers {
 		return doc.Errorf("users.count", "must be between 1 and %d", MaxUsers)
 	}
+	return nil
+}
+
+// validatePlan checks the stages, rounds and phases, and that no run is
+// larger than the evidence readers accept.
+func (c *Campaign) validatePlan(doc *confload.Doc) error {
 	if len(c.Stages) == 0 || len(c.Stages) > MaxStages {
 		return doc.Errorf("stages", "needs between 1 and %d rates", MaxStages)
 	}
@@ -489,6 +525,12 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 			return doc.Errorf(f, "rate %g over %s is %.0f arrivals in one run; at most %d", s, c.Warmup+c.Duration, n, MaxArrivalsPerRun)
 		}
 	}
+	return nil
+}
+
+// validateSanity checks the sanity run; it needs the stages checked first
+// (a zero sanity.rate means the first stage's).
+func (c *Campaign) validateSanity(doc *confload.Doc) error {
 	if c.Sanity.Enabled && (c.Sanity.Duration < time.Second || c.Sanity.Duration > MaxPhase) {
 		return doc.Errorf("sanity.duration", "must be between 1s and 24h")
 	}
@@ -501,6 +543,11 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 	if sr := c.Sanity.Rate; c.Sanity.Enabled && (sr == 0 && c.Stages[0]*c.Sanity.Duration.Seconds() > MaxArrivalsPerRun || sr*c.Sanity.Duration.Seconds() > MaxArrivalsPerRun) {
 		return doc.Errorf("sanity.duration", "the sanity run would be more than %d arrivals", MaxArrivalsPerRun)
 	}
+	return nil
+}
+
+// validateThresholds checks the verdict's thresholds and the sampling interval.
+func (c *Campaign) validateThresholds(doc *confload.Doc) error {
 	th := c.Thresholds
 	if !inRange(th.P95Ms, 0, MaxP95Ms) || th.P95Ms == 0 {
 		return doc.Errorf("thresholds.p95_ms", "must be positive and at most %d", MaxP95Ms)
