@@ -86,30 +86,81 @@ func Import(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tagK, tagV, ok := strings.Cut(opt.WarmupTag, "=")
-	if opt.WarmupTag == "" {
-		tagK, tagV, ok = "phase", "warmup", true
+	tagK, tagV, err := warmupTag(opt.WarmupTag)
+	if err != nil {
+		return nil, err
 	}
-	if !ok {
-		return nil, fmt.Errorf("--warmup-tag must be key=value, got %q", opt.WarmupTag)
+	samples, err := res.readResources(opt.Resources)
+	if err != nil {
+		return nil, err
 	}
-	var samples []stats.ResourceSample
-	if opt.Resources != "" {
-		f, err := os.Open(opt.Resources)
-		if err != nil {
-			return nil, err
-		}
-		var bad int
-		samples, bad, err = ReadMonitorCSV(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", opt.Resources, err)
-		}
-		if bad > 0 {
-			res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", fmt.Sprintf("%s: %d malformed line(s) skipped", opt.Resources, bad)))
-		}
+	all, err := res.parseRuns(src, runs, opt, tagK, tagV)
+	if err != nil {
+		return nil, err
 	}
+	name := opt.Name
+	if name == "" {
+		name = "k6-import"
+	}
+	cfg := fmt.Sprintf("# imported from k6 results\nsource: %q\nwarmup_tag: %q\nresources: %q\n", opt.Dir, tagK+"="+tagV, opt.Resources)
+	first := all[0].meta.Started
+	w, err := evidence.CreateStaged(opt.Out, name, time.Now(), []byte(cfg), evidence.Manifest{Tool: "tokex", Version: opt.Tool,
+		Name: name, Driver: "k6 import", Target: opt.Dir, Started: first})
+	if err != nil {
+		return nil, err
+	}
+	s, err := write(w, all, samples, opt, name)
+	if err != nil {
+		w.Discard()
+		return nil, err
+	}
+	if err := w.Publish(); err != nil {
+		w.Discard()
+		return nil, err
+	}
+	for _, p := range all {
+		res.Warnings = append(res.Warnings, p.warnings...)
+	}
+	res.Dir, res.Summary = w.Dir, s
+	return res, nil
+}
 
+// warmupTag splits --warmup-tag's key=value (default phase=warmup).
+func warmupTag(tag string) (k, v string, err error) {
+	if tag == "" {
+		return "phase", "warmup", nil
+	}
+	k, v, ok := strings.Cut(tag, "=")
+	if !ok {
+		return "", "", fmt.Errorf("--warmup-tag must be key=value, got %q", tag)
+	}
+	return k, v, nil
+}
+
+// readResources reads the optional monitor CSV; its malformed lines are
+// skipped with a warning.
+func (res *Result) readResources(file string) ([]stats.ResourceSample, error) {
+	if file == "" {
+		return nil, nil
+	}
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, err
+	}
+	samples, bad, err := ReadMonitorCSV(f)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", file, err)
+	}
+	if bad > 0 {
+		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", fmt.Sprintf("%s: %d malformed line(s) skipped", file, bad)))
+	}
+	return samples, nil
+}
+
+// parseRuns scans every run's points (the first pass) and plans the runs
+// that have any; a run without points is skipped with a warning.
+func (res *Result) parseRuns(src *safefs.Dir, runs []runInput, opt Options, tagK, tagV string) ([]*parsed, error) {
 	var all []*parsed
 	for i, in := range runs {
 		p := &parsed{src: src, in: in, warmK: tagK, warmV: tagV}
@@ -138,32 +189,7 @@ func Import(opt Options) (*Result, error) {
 	if len(all) == 0 {
 		return nil, errors.New("nothing usable: no k6 --out json or --out csv points of http_req_duration found in " + opt.Dir)
 	}
-
-	name := opt.Name
-	if name == "" {
-		name = "k6-import"
-	}
-	cfg := fmt.Sprintf("# imported from k6 results\nsource: %q\nwarmup_tag: %q\nresources: %q\n", opt.Dir, tagK+"="+tagV, opt.Resources)
-	first := all[0].meta.Started
-	w, err := evidence.CreateStaged(opt.Out, name, time.Now(), []byte(cfg), evidence.Manifest{Tool: "tokex", Version: opt.Tool,
-		Name: name, Driver: "k6 import", Target: opt.Dir, Started: first})
-	if err != nil {
-		return nil, err
-	}
-	s, err := write(w, all, samples, opt, name)
-	if err != nil {
-		w.Discard()
-		return nil, err
-	}
-	if err := w.Publish(); err != nil {
-		w.Discard()
-		return nil, err
-	}
-	for _, p := range all {
-		res.Warnings = append(res.Warnings, p.warnings...)
-	}
-	res.Dir, res.Summary = w.Dir, s
-	return res, nil
+	return all, nil
 }
 
 // write fills the staged folder: per run, the rows (second pass over the
