@@ -25,7 +25,6 @@ const maxLines = 80
 var allowed = map[string]int{
 	"authserver Config.Validate": 100,
 	"authserver Server.exchange": 130,
-	"runner/kube/e2e Start":      216,
 }
 
 // generated is the marker of generated files (https://go.dev/s/generatedcode).

@@ -76,31 +76,64 @@ func Start(ctx context.Context, dir string, o Options) (c *Cluster, err error) {
 			c.Stop()
 		}
 	}()
-	logf := o.Log
-	if logf == nil {
-		logf = func(string, ...any) {}
+	b := &boot{c: c, o: o, dir: dir, pki: filepath.Join(dir, "pki"), t0: time.Now(), logf: o.Log}
+	if b.logf == nil {
+		b.logf = func(string, ...any) {}
 	}
-	t0 := time.Now()
+	if b.o.Nodes <= 0 {
+		b.o.Nodes = 2
+	}
+	for _, step := range []func(context.Context) error{b.prepare, b.startEtcd, b.startAPIServer,
+		b.startControllers, b.startKwok, b.addNodes, b.startMetricsServer} {
+		if err := step(ctx); err != nil {
+			return nil, err
+		}
+	}
+	b.logf("cluster up in %s (metrics API Available)", time.Since(b.t0).Round(time.Millisecond))
+	return c, nil
+}
+
+// boot is one Start: the cluster being built and what its steps share.
+type boot struct {
+	c     *Cluster
+	o     Options
+	dir   string
+	pki   string
+	ports map[string]int
+	t0    time.Time
+	logf  func(format string, args ...any)
+}
+
+// k is a file of the PKI folder; bin a binary of the bin folder.
+func (b *boot) k(n string) string   { return filepath.Join(b.pki, n) }
+func (b *boot) bin(n string) string { return filepath.Join(b.o.Bin, n) }
+
+// api and etcd are the URLs the control plane serves.
+func (b *boot) api() string  { return fmt.Sprintf("https://127.0.0.1:%d", b.ports["api"]) }
+func (b *boot) etcd() string { return fmt.Sprintf("http://127.0.0.1:%d", b.ports["etcd"]) }
+
+// prepare makes the run folders, the PKI, the ports and the kubeconfig.
+func (b *boot) prepare(context.Context) error {
+	dir, c := b.dir, b.c
 	for _, d := range []string{"pki", "logs", "pod-logs", "pod-fs"} {
 		if err := os.MkdirAll(filepath.Join(dir, d), 0o755); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := os.WriteFile(filepath.Join(dir, "pod-logs", "default.log"), nil, 0o644); err != nil {
-		return nil, err
+		return err
 	}
-	pki := filepath.Join(dir, "pki")
-	if err := genPKI(pki); err != nil {
-		return nil, fmt.Errorf("pki: %w", err)
+	if err := genPKI(b.pki); err != nil {
+		return fmt.Errorf("pki: %w", err)
 	}
-	ports := map[string]int{}
+	b.ports = map[string]int{}
 	for _, n := range []string{"etcd", "etcd-peer", "api", "kcm", "sched", "kwok", "ms"} {
-		if ports[n], err = freePort(); err != nil {
-			return nil, err
+		var err error
+		if b.ports[n], err = freePort(); err != nil {
+			return err
 		}
 	}
-	k := func(n string) string { return filepath.Join(pki, n) }
-	api := fmt.Sprintf("https://127.0.0.1:%d", ports["api"])
+	k := b.k
 	c.Kubeconfig = filepath.Join(dir, "kubeconfig")
 	kc := fmt.Sprintf(`apiVersion: v1
 kind: Config
@@ -114,24 +147,33 @@ contexts:
 - name: e2e
   context: {cluster: e2e, user: admin, namespace: default}
 current-context: e2e
-`, api, k("ca.crt"), k("admin.crt"), k("admin.key"))
-	if err := os.WriteFile(c.Kubeconfig, []byte(kc), 0o600); err != nil {
-		return nil, err
-	}
-	bin := func(n string) string { return filepath.Join(o.Bin, n) }
+`, b.api(), k("ca.crt"), k("admin.crt"), k("admin.key"))
+	return os.WriteFile(c.Kubeconfig, []byte(kc), 0o600)
+}
 
-	etcd := fmt.Sprintf("http://127.0.0.1:%d", ports["etcd"])
+// startEtcd starts etcd and waits until it is healthy.
+func (b *boot) startEtcd(ctx context.Context) error {
+	dir, c, ports := b.dir, b.c, b.ports
+	etcd := b.etcd()
 	peer := fmt.Sprintf("http://127.0.0.1:%d", ports["etcd-peer"])
-	if err := c.start("etcd", bin("etcd"), "--name=node0", "--data-dir="+filepath.Join(dir, "etcd-data"),
+	if err := c.start("etcd", b.bin("etcd"), "--name=node0", "--data-dir="+filepath.Join(dir, "etcd-data"),
 		"--listen-client-urls="+etcd, "--advertise-client-urls="+etcd, "--listen-peer-urls="+peer,
 		"--initial-advertise-peer-urls="+peer, "--initial-cluster=node0="+peer, "--log-level=warn", "--unsafe-no-fsync=true"); err != nil {
-		return nil, err
+		return err
 	}
 	if err := waitHTTP(ctx, http.DefaultClient, etcd+"/health", 30*time.Second); err != nil {
-		return nil, c.failed("etcd", err)
+		return c.failed("etcd", err)
 	}
-	logf("etcd healthy after %s", time.Since(t0).Round(time.Millisecond))
-	if err := c.start("kube-apiserver", bin("kube-apiserver"), "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
+	b.logf("etcd healthy after %s", time.Since(b.t0).Round(time.Millisecond))
+	return nil
+}
+
+// startAPIServer starts kube-apiserver, waits until it is ready and makes
+// the cluster's clients.
+func (b *boot) startAPIServer(ctx context.Context) error {
+	c, ports, k := b.c, b.ports, b.k
+	etcd, api := b.etcd(), b.api()
+	if err := c.start("kube-apiserver", b.bin("kube-apiserver"), "--bind-address=127.0.0.1", "--advertise-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", ports["api"]), "--etcd-servers="+etcd,
 		"--tls-cert-file="+k("apiserver.crt"), "--tls-private-key-file="+k("apiserver.key"), "--client-ca-file="+k("ca.crt"),
 		"--service-account-key-file="+k("sa.pub"), "--service-account-signing-key-file="+k("sa.key"),
@@ -144,51 +186,63 @@ current-context: e2e
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
 		"--proxy-client-cert-file="+k("front-proxy-client.crt"), "--proxy-client-key-file="+k("front-proxy-client.key"),
 		"--enable-aggregator-routing=false", "--endpoint-reconciler-type=none", "--profiling=false", "--v=1"); err != nil {
-		return nil, err
+		return err
 	}
 	admin, err := tls.LoadX509KeyPair(k("admin.crt"), k("admin.key"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	caPEM, _ := os.ReadFile(k("ca.crt"))
 	pool := x509.NewCertPool()
 	pool.AppendCertsFromPEM(caPEM)
 	hc := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool, Certificates: []tls.Certificate{admin}}}}
 	if err := waitHTTP(ctx, hc, api+"/readyz", 90*time.Second); err != nil {
-		return nil, c.failed("kube-apiserver", err)
+		return c.failed("kube-apiserver", err)
 	}
-	logf("kube-apiserver ready after %s", time.Since(t0).Round(time.Millisecond))
+	b.logf("kube-apiserver ready after %s", time.Since(b.t0).Round(time.Millisecond))
 	if c.Config, err = clientcmd.BuildConfigFromFlags("", c.Kubeconfig); err != nil {
-		return nil, err
+		return err
 	}
 	c.Config.QPS, c.Config.Burst = 100, 200
 	if c.Client, err = kubernetes.NewForConfig(c.Config); err != nil {
-		return nil, err
+		return err
 	}
 	if c.Dynamic, err = dynamic.NewForConfig(c.Config); err != nil {
-		return nil, err
+		return err
 	}
-	if err := c.start("kube-controller-manager", bin("kube-controller-manager"), "--kubeconfig="+c.Kubeconfig,
+	return nil
+}
+
+// startControllers starts kube-controller-manager and kube-scheduler.
+func (b *boot) startControllers(context.Context) error {
+	c, ports, k := b.c, b.ports, b.k
+	if err := c.start("kube-controller-manager", b.bin("kube-controller-manager"), "--kubeconfig="+c.Kubeconfig,
 		"--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig, "--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", ports["kcm"]), "--service-account-private-key-file="+k("sa.key"), "--root-ca-file="+k("ca.crt"),
 		"--use-service-account-credentials=false", "--leader-elect=false",
 		"--controllers=*,-nodeipam,-cloud-node-lifecycle,-service-lb-controller,-persistentvolume-binder",
 		"--kube-api-qps=500", "--kube-api-burst=1000", "--v=1"); err != nil {
-		return nil, err
+		return err
 	}
-	if err := c.start("kube-scheduler", bin("kube-scheduler"), "--kubeconfig="+c.Kubeconfig,
+	if err := c.start("kube-scheduler", b.bin("kube-scheduler"), "--kubeconfig="+c.Kubeconfig,
 		"--authentication-kubeconfig="+c.Kubeconfig, "--authorization-kubeconfig="+c.Kubeconfig, "--bind-address=127.0.0.1",
 		fmt.Sprintf("--secure-port=%d", ports["sched"]), "--leader-elect=false", "--kube-api-qps=500", "--kube-api-burst=1000", "--v=1"); err != nil {
-		return nil, err
+		return err
 	}
+	return nil
+}
+
+// startKwok installs kwok's CRDs and starts kwok with its config.
+func (b *boot) startKwok(ctx context.Context) error {
+	c, o, dir, ports, k := b.c, b.o, b.dir, b.ports, b.k
 	for _, f := range []string{"kwok.x-k8s.io_logs.yaml", "kwok.x-k8s.io_execs.yaml"} {
 		if err := c.ApplyFile(ctx, filepath.Join(o.Config, f), nil); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return fmt.Errorf("%s: %w", f, err)
 		}
 	}
 	kwokCfg, err := os.ReadFile(filepath.Join(o.Config, "kwok.yaml"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	kwokPath := filepath.Join(dir, "kwok.yaml")
 	pf := o.PortForward
@@ -197,19 +251,23 @@ current-context: e2e
 	}
 	kwokCfg = bytes.ReplaceAll(kwokCfg, []byte("${PF_PORT}"), []byte(fmt.Sprint(pf)))
 	if err := os.WriteFile(kwokPath, bytes.ReplaceAll(kwokCfg, []byte("${RUN_DIR}"), []byte(dir)), 0o644); err != nil {
-		return nil, err
+		return err
 	}
 	// The CRDs must be established before kwok watches them.
 	time.Sleep(time.Second)
-	if err := c.start("kwok", bin("kwok"), "--kubeconfig="+c.Kubeconfig, "--config="+kwokPath, "--enable-crds=Logs,Exec",
+	if err := c.start("kwok", b.bin("kwok"), "--kubeconfig="+c.Kubeconfig, "--config="+kwokPath, "--enable-crds=Logs,Exec",
 		"--manage-all-nodes=false", "--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
 		"--node-ip=127.0.0.1", fmt.Sprintf("--node-port=%d", ports["kwok"]), fmt.Sprintf("--server-address=127.0.0.1:%d", ports["kwok"]),
 		"--tls-cert-file="+k("kwok.crt"), "--tls-private-key-file="+k("kwok.key"), "--node-lease-duration-seconds=40"); err != nil {
-		return nil, err
+		return err
 	}
-	if o.Nodes <= 0 {
-		o.Nodes = 2
-	}
+	return nil
+}
+
+// addNodes creates the kwok nodes and waits until they are Ready and the
+// default ServiceAccount exists.
+func (b *boot) addNodes(ctx context.Context) error {
+	c, o := b.c, b.o
 	for i := 0; i < o.Nodes; i++ {
 		name := fmt.Sprintf("kwok-node-%d", i)
 		node := &corev1.Node{
@@ -223,7 +281,7 @@ current-context: e2e
 			},
 		}
 		if _, err := c.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{}); err != nil {
-			return nil, err
+			return err
 		}
 		c.Nodes = append(c.Nodes, name)
 	}
@@ -237,14 +295,21 @@ current-context: e2e
 		_, err := c.Client.CoreV1().ServiceAccounts("default").Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
 	}); err != nil {
-		return nil, c.failed("kwok/kube-controller-manager", fmt.Errorf("nodes not Ready: %w", err))
+		return c.failed("kwok/kube-controller-manager", fmt.Errorf("nodes not Ready: %w", err))
 	}
-	logf("%d kwok nodes Ready after %s", o.Nodes, time.Since(t0).Round(time.Millisecond))
-	if err := c.start("metrics-server", bin("metrics-server"), "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", ports["ms"]),
+	b.logf("%d kwok nodes Ready after %s", o.Nodes, time.Since(b.t0).Round(time.Millisecond))
+	return nil
+}
+
+// startMetricsServer starts metrics-server, registers its APIService and
+// waits until the metrics API is Available.
+func (b *boot) startMetricsServer(ctx context.Context) error {
+	c, dir, ports := b.c, b.dir, b.ports
+	if err := c.start("metrics-server", b.bin("metrics-server"), "--bind-address=127.0.0.1", fmt.Sprintf("--secure-port=%d", ports["ms"]),
 		"--cert-dir="+filepath.Join(dir, "ms-certs"), "--kubeconfig="+c.Kubeconfig, "--authentication-kubeconfig="+c.Kubeconfig,
 		"--authorization-kubeconfig="+c.Kubeconfig, "--kubelet-preferred-address-types=InternalIP", "--kubelet-use-node-status-port",
 		"--kubelet-insecure-tls", "--metric-resolution=10s", "--kubelet-request-timeout=5s", "--v=1"); err != nil {
-		return nil, err
+		return err
 	}
 	ms := fmt.Sprintf(`apiVersion: v1
 kind: Service
@@ -263,7 +328,7 @@ spec:
   service: {name: metrics-server, namespace: kube-system, port: %d}
 `, ports["ms"])
 	if err := c.Apply(ctx, []byte(ms), nil); err != nil {
-		return nil, err
+		return err
 	}
 	apisvc := schema.GroupVersionResource{Group: "apiregistration.k8s.io", Version: "v1", Resource: "apiservices"}
 	if err := poll(ctx, 90*time.Second, func() (bool, error) {
@@ -280,10 +345,9 @@ spec:
 		}
 		return false, nil
 	}); err != nil {
-		return nil, c.failed("metrics-server", fmt.Errorf("metrics API not Available: %w", err))
+		return c.failed("metrics-server", fmt.Errorf("metrics API not Available: %w", err))
 	}
-	logf("cluster up in %s (metrics API Available)", time.Since(t0).Round(time.Millisecond))
-	return c, nil
+	return nil
 }
 
 func nodeReady(n *corev1.Node) bool {
