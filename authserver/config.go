@@ -170,65 +170,94 @@ func Load(path string) (Config, *confload.Doc, error) {
 
 // Validate checks the configuration; doc (may be nil) locates the fields.
 func (c *Config) Validate(doc *confload.Doc) error {
+	for _, check := range []func(*confload.Doc) error{
+		c.validateEndpoint, c.Signing.validate, c.Subject.validate, c.validateTLS, c.validateClients, c.Faults.validate,
+	} {
+		if err := check(doc); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (c *Config) validateEndpoint(doc *confload.Doc) error {
 	if c.TokenPath == "" || c.TokenPath[0] != '/' {
 		return doc.Errorf("token_path", "must start with /")
 	}
 	if c.MaxBodyBytes < 1024 || c.MaxBodyBytes > 16<<20 {
 		return doc.Errorf("max_body_bytes", "must be between 1024 and 16777216")
 	}
-	if !slices.Contains(subject.Algorithms, c.Signing.Alg) {
-		return doc.Errorf("signing.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", c.Signing.Alg)
+	return nil
+}
+
+func (sc SigningConfig) validate(doc *confload.Doc) error {
+	if !slices.Contains(subject.Algorithms, sc.Alg) {
+		return doc.Errorf("signing.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", sc.Alg)
 	}
-	if c.Signing.Lifetime < time.Second || c.Signing.Lifetime > 24*time.Hour {
+	if sc.Lifetime < time.Second || sc.Lifetime > 24*time.Hour {
 		return doc.Errorf("signing.lifetime", "must be between 1s and 24h")
 	}
-	if len(c.Subject.Algorithms) == 0 {
+	return nil
+}
+
+func (sc SubjectConfig) validate(doc *confload.Doc) error {
+	if len(sc.Algorithms) == 0 {
 		return doc.Errorf("subject.algorithms", "must list at least one algorithm")
 	}
-	for i, a := range c.Subject.Algorithms {
+	for i, a := range sc.Algorithms {
 		if !slices.Contains(subject.Algorithms, a) {
 			return doc.Errorf(fmt.Sprintf("subject.algorithms[%d]", i), "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
 		}
 	}
-	if c.Subject.Issuer == "" {
+	if sc.Issuer == "" {
 		return doc.Errorf("subject.issuer", "is required")
 	}
-	if c.Subject.JWKSURL != "" && c.Subject.JWKSFile != "" {
+	if err := sc.validateJWKS(doc); err != nil {
+		return err
+	}
+	return sc.validateDurations(doc)
+}
+
+func (sc SubjectConfig) validateJWKS(doc *confload.Doc) error {
+	if sc.JWKSURL != "" && sc.JWKSFile != "" {
 		return doc.Errorf("subject.jwks_url", "set jwks_url or jwks_file, not both")
 	}
-	if c.Subject.JWKSURL != "" {
-		u, err := url.Parse(c.Subject.JWKSURL)
+	if sc.JWKSURL != "" {
+		u, err := url.Parse(sc.JWKSURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 			return doc.Errorf("subject.jwks_url", "must be an http(s) URL")
 		}
 	}
-	if c.Subject.Leeway < 0 || c.Subject.Leeway > 5*time.Minute {
+	return nil
+}
+
+func (sc SubjectConfig) validateDurations(doc *confload.Doc) error {
+	if sc.Leeway < 0 || sc.Leeway > 5*time.Minute {
 		return doc.Errorf("subject.leeway", "must be between 0 and 5m")
 	}
-	if c.Subject.MaxLifetime < time.Second || c.Subject.MaxLifetime > MaxMaxSubjectLifetime {
+	if sc.MaxLifetime < time.Second || sc.MaxLifetime > MaxMaxSubjectLifetime {
 		return doc.Errorf("subject.max_lifetime", "must be between 1s and 8760h")
 	}
-	if c.Subject.UnknownKidInterval <= 0 || c.Subject.UnknownKidInterval > 24*time.Hour {
+	if sc.UnknownKidInterval <= 0 || sc.UnknownKidInterval > 24*time.Hour {
 		return doc.Errorf("subject.unknown_kid_interval", "must be positive and at most 24h")
 	}
-	if c.Subject.Refresh < 0 || c.Subject.Refresh > 24*time.Hour || (c.Subject.Refresh > 0 && c.Subject.Refresh < time.Second) {
+	if sc.Refresh < 0 || sc.Refresh > 24*time.Hour || (sc.Refresh > 0 && sc.Refresh < time.Second) {
 		return doc.Errorf("subject.refresh", "must be 0 (off) or between 1s and 24h")
 	}
+	return nil
+}
+
+func (c *Config) validateTLS(doc *confload.Doc) error {
 	if c.TLS.Enabled && !c.TLS.SelfSigned && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
 		return doc.Errorf("tls", "enabled needs cert_file and key_file, or self_signed: true")
 	}
+	return nil
+}
+
+func (c *Config) validateClients(doc *confload.Doc) error {
 	for i, cl := range c.Clients {
-		p := fmt.Sprintf("clients[%d]", i)
-		if cl.ID == "" {
-			return doc.Errorf(p+".id", "is required")
-		}
-		if cl.Secret == "" && cl.SecretEnv == "" {
-			return doc.Errorf(p+".secret", "secret or secret_env is required")
-		}
-		for j, m := range cl.AuthMethods {
-			if m != string(exchange.AuthBasic) && m != string(exchange.AuthPost) {
-				return doc.Errorf(fmt.Sprintf("%s.auth_methods[%d]", p, j), "unknown method %q", m)
-			}
+		if err := cl.validate(doc, fmt.Sprintf("clients[%d]", i)); err != nil {
+			return err
 		}
 	}
 	if len(c.Clients) > MaxClients {
@@ -237,7 +266,26 @@ func (c *Config) Validate(doc *confload.Doc) error {
 	if len(c.Clients) == 0 && (c.DefaultClients.Count < 1 || c.DefaultClients.Count > MaxClients) {
 		return doc.Errorf("default_clients.count", "must be between 1 and %d when no clients are listed", MaxClients)
 	}
-	f := c.Faults
+	return nil
+}
+
+// validate checks one listed client; p is its path, clients[i].
+func (cl ClientConfig) validate(doc *confload.Doc, p string) error {
+	if cl.ID == "" {
+		return doc.Errorf(p+".id", "is required")
+	}
+	if cl.Secret == "" && cl.SecretEnv == "" {
+		return doc.Errorf(p+".secret", "secret or secret_env is required")
+	}
+	for j, m := range cl.AuthMethods {
+		if m != string(exchange.AuthBasic) && m != string(exchange.AuthPost) {
+			return doc.Errorf(fmt.Sprintf("%s.auth_methods[%d]", p, j), "unknown method %q", m)
+		}
+	}
+	return nil
+}
+
+func (f FaultConfig) validate(doc *confload.Doc) error {
 	if !(f.ErrorRatio >= 0 && f.ErrorRatio <= 1) { // NaN too
 		return doc.Errorf("faults.error_ratio", "must be between 0 and 1")
 	}
@@ -253,19 +301,26 @@ func (c *Config) Validate(doc *confload.Doc) error {
 	if f.Stall.Every < 0 || f.Stall.Every > 24*time.Hour {
 		return doc.Errorf("faults.stall.every", "must be between 0 and 24h")
 	}
-	switch f.Latency.Distribution {
-	case "", "uniform", "exponential", "lognormal":
-	default:
-		return doc.Errorf("faults.latency.distribution", "unknown distribution %q (uniform, exponential, lognormal)", f.Latency.Distribution)
-	}
-	if f.Latency.Distribution == "uniform" && f.Latency.Max <= 0 {
-		return doc.Errorf("faults.latency.max", "uniform needs max > 0")
-	}
-	if (f.Latency.Distribution == "exponential" || f.Latency.Distribution == "lognormal") && f.Latency.Mean <= 0 {
-		return doc.Errorf("faults.latency.mean", "%s needs mean > 0", f.Latency.Distribution)
+	if err := f.Latency.validate(doc); err != nil {
+		return err
 	}
 	if f.Stall.Every > 0 && (f.Stall.Duration <= 0 || f.Stall.Duration >= f.Stall.Every) {
 		return doc.Errorf("faults.stall.duration", "must be > 0 and shorter than every")
+	}
+	return nil
+}
+
+func (l LatencyFault) validate(doc *confload.Doc) error {
+	switch l.Distribution {
+	case "", "uniform", "exponential", "lognormal":
+	default:
+		return doc.Errorf("faults.latency.distribution", "unknown distribution %q (uniform, exponential, lognormal)", l.Distribution)
+	}
+	if l.Distribution == "uniform" && l.Max <= 0 {
+		return doc.Errorf("faults.latency.max", "uniform needs max > 0")
+	}
+	if (l.Distribution == "exponential" || l.Distribution == "lognormal") && l.Mean <= 0 {
+		return doc.Errorf("faults.latency.mean", "%s needs mean > 0", l.Distribution)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
@@ -80,7 +81,31 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 var singleValued = []string{"grant_type", "subject_token", "subject_token_type", "requested_token_type",
 	"scope", "actor_token", "actor_token_type", "client_id", "client_secret"}
 
+// exchange answers one token request: read the form, authenticate the
+// client, check the request against the client's policy, validate the
+// subject (and actor) token, issue.
 func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*exchange.Response, *oauthError) {
+	form, oe := s.readForm(w, r)
+	if oe != nil {
+		return nil, oe
+	}
+	cl, oe := s.authenticate(r, form)
+	if oe != nil {
+		return nil, oe
+	}
+	req, oe := parseRequest(form, cl)
+	if oe != nil {
+		return nil, oe
+	}
+	sub, prior, oe := s.validateTokens(r.Context(), form, req.subjectToken, cl)
+	if oe != nil {
+		return nil, oe
+	}
+	return s.issue(req, sub, prior)
+}
+
+// readForm reads the POSTed form body and refuses repeated parameters.
+func (s *Server) readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return nil, fail(405, exchange.ErrInvalidRequest, "the token endpoint accepts POST only")
@@ -106,38 +131,71 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*exchange.Res
 			return nil, fail(400, exchange.ErrInvalidRequest, "parameter "+p+" is repeated")
 		}
 	}
+	return form, nil
+}
 
-	cl, oe := s.authenticate(r, form)
-	if oe != nil {
+// tokenRequest is a token request that passed the client's policy.
+type tokenRequest struct {
+	client       *client
+	subjectToken string
+	issuedType   string
+	targets      []string // resources, then audiences; at least one
+	scope        string   // normalised: single spaces
+}
+
+// parseRequest checks grant, token types, targets and scope, in that order.
+func parseRequest(form url.Values, cl *client) (*tokenRequest, *oauthError) {
+	if oe := checkGrant(form.Get("grant_type"), cl); oe != nil {
 		return nil, oe
 	}
+	req := &tokenRequest{client: cl}
+	var oe *oauthError
+	if req.subjectToken, req.issuedType, oe = tokenTypes(form); oe != nil {
+		return nil, oe
+	}
+	if req.targets, oe = checkTargets(form, cl); oe != nil {
+		return nil, oe
+	}
+	if req.scope, oe = checkScope(form.Get("scope"), cl); oe != nil {
+		return nil, oe
+	}
+	return req, nil
+}
 
-	gt := form.Get("grant_type")
+func checkGrant(gt string, cl *client) *oauthError {
 	switch {
 	case gt == "":
-		return nil, fail(400, exchange.ErrInvalidRequest, "grant_type is required")
+		return fail(400, exchange.ErrInvalidRequest, "grant_type is required")
 	case gt != exchange.GrantTypeTokenExchange:
-		return nil, fail(400, exchange.ErrUnsupportedGrantType, "only token exchange is supported")
+		return fail(400, exchange.ErrUnsupportedGrantType, "only token exchange is supported")
 	case !cl.grants[gt]:
-		return nil, fail(400, exchange.ErrUnauthorizedClient, "the client may not use token exchange")
+		return fail(400, exchange.ErrUnauthorizedClient, "the client may not use token exchange")
 	}
+	return nil
+}
 
+// tokenTypes returns the subject token and the token type to issue.
+func tokenTypes(form url.Values) (subjectToken, issuedType string, oe *oauthError) {
 	st, stt := form.Get("subject_token"), form.Get("subject_token_type")
 	if st == "" || stt == "" {
-		return nil, fail(400, exchange.ErrInvalidRequest, "subject_token and subject_token_type are required")
+		return "", "", fail(400, exchange.ErrInvalidRequest, "subject_token and subject_token_type are required")
 	}
 	if stt != exchange.TokenTypeAccessToken && stt != exchange.TokenTypeJWT {
-		return nil, fail(400, exchange.ErrInvalidRequest, "unsupported subject_token_type")
+		return "", "", fail(400, exchange.ErrInvalidRequest, "unsupported subject_token_type")
 	}
-	issuedType := exchange.TokenTypeAccessToken
 	switch rtt := form.Get("requested_token_type"); rtt {
 	case "", exchange.TokenTypeAccessToken:
+		return st, exchange.TokenTypeAccessToken, nil
 	case exchange.TokenTypeJWT:
-		issuedType = exchange.TokenTypeJWT
+		return st, exchange.TokenTypeJWT, nil
 	default:
-		return nil, fail(400, exchange.ErrInvalidRequest, "unsupported requested_token_type")
+		return "", "", fail(400, exchange.ErrInvalidRequest, "unsupported requested_token_type")
 	}
+}
 
+// checkTargets returns the requested resources and audiences, each allowed
+// for the client.
+func checkTargets(form url.Values, cl *client) ([]string, *oauthError) {
 	targets := append(form["resource"], form["audience"]...)
 	if len(targets) == 0 {
 		return nil, fail(400, exchange.ErrInvalidTarget, "a resource or audience is required")
@@ -154,50 +212,66 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*exchange.Res
 			return nil, fail(400, exchange.ErrInvalidTarget, "the requested target is not allowed for this client")
 		}
 	}
-	scope := form.Get("scope")
-	if scope != "" {
-		for _, sc := range strings.Fields(scope) {
-			if !cl.scopes[sc] {
-				return nil, fail(400, exchange.ErrInvalidScope, "the requested scope is not allowed for this client")
-			}
-		}
-		scope = strings.Join(strings.Fields(scope), " ")
-	}
+	return targets, nil
+}
 
-	sub, err := s.verify.verify(r.Context(), st, "subject token", cl.id)
+// checkScope returns the requested scope, normalised, when the client may
+// have every scope in it.
+func checkScope(scope string, cl *client) (string, *oauthError) {
+	if scope == "" {
+		return "", nil
+	}
+	for _, sc := range strings.Fields(scope) {
+		if !cl.scopes[sc] {
+			return "", fail(400, exchange.ErrInvalidScope, "the requested scope is not allowed for this client")
+		}
+	}
+	return strings.Join(strings.Fields(scope), " "), nil
+}
+
+// validateTokens verifies the subject token and the optional actor token,
+// and returns the subject with the actor chain the issued token nests.
+func (s *Server) validateTokens(ctx context.Context, form url.Values, subjectToken string, cl *client) (*inbound, *actor, *oauthError) {
+	sub, err := s.verify.verify(ctx, subjectToken, "subject token", cl.id)
 	if err != nil {
-		return nil, fail(400, exchange.ErrInvalidGrant, err.Error())
+		return nil, nil, fail(400, exchange.ErrInvalidGrant, err.Error())
 	}
-	prior := sub.Act
-	if at := form.Get("actor_token"); at != "" {
-		att := form.Get("actor_token_type")
-		if att != exchange.TokenTypeAccessToken && att != exchange.TokenTypeJWT {
-			return nil, fail(400, exchange.ErrInvalidRequest, "actor_token_type is missing or unsupported")
+	at, att := form.Get("actor_token"), form.Get("actor_token_type")
+	if at == "" {
+		if att != "" {
+			return nil, nil, fail(400, exchange.ErrInvalidRequest, "actor_token_type without actor_token")
 		}
-		act, err := s.verify.verify(r.Context(), at, "actor token", cl.id)
-		if err != nil {
-			return nil, fail(400, exchange.ErrInvalidGrant, err.Error())
-		}
-		prior = &actor{Sub: act.Subject, Act: act.Act}
-	} else if form.Get("actor_token_type") != "" {
-		return nil, fail(400, exchange.ErrInvalidRequest, "actor_token_type without actor_token")
+		return sub, sub.Act, nil
 	}
+	if att != exchange.TokenTypeAccessToken && att != exchange.TokenTypeJWT {
+		return nil, nil, fail(400, exchange.ErrInvalidRequest, "actor_token_type is missing or unsupported")
+	}
+	act, err := s.verify.verify(ctx, at, "actor token", cl.id)
+	if err != nil {
+		return nil, nil, fail(400, exchange.ErrInvalidGrant, err.Error())
+	}
+	return sub, &actor{Sub: act.Subject, Act: act.Act}, nil
+}
 
+// issue signs the RFC 9068 access token: the client acts for the subject,
+// after the prior actors.
+func (s *Server) issue(req *tokenRequest, sub *inbound, prior *actor) (*exchange.Response, *oauthError) {
 	now := time.Now().Unix()
 	lifetime := int64(s.cfg.Signing.Lifetime / time.Second)
-	var aud any = targets[0]
-	if len(targets) > 1 {
-		aud = targets
+	var aud any = req.targets[0]
+	if len(req.targets) > 1 {
+		aud = req.targets
 	}
+	id := req.client.id
 	claims := issued{
-		Issuer: s.cfg.Issuer, Subject: sub.Subject, Audience: aud, ClientID: cl.id, Scope: scope,
+		Issuer: s.cfg.Issuer, Subject: sub.Subject, Audience: aud, ClientID: id, Scope: req.scope,
 		IssuedAt: now, Expiry: now + lifetime, ID: newJTI(),
-		Act: &actor{Sub: cl.id, Act: prior},
+		Act: &actor{Sub: id, Act: prior},
 	}
 	tok := jwt.NewWithClaims(s.key.Method(), claims)
 	tok.Header["kid"] = s.key.Kid
 	tokenType := "N_A"
-	if issuedType == exchange.TokenTypeAccessToken {
+	if req.issuedType == exchange.TokenTypeAccessToken {
 		tok.Header["typ"] = "at+jwt"
 		tokenType = "Bearer"
 	}
@@ -206,8 +280,8 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*exchange.Res
 		return nil, fail(500, exchange.ErrServerError, "could not sign the token")
 	}
 	return &exchange.Response{
-		AccessToken: signed, IssuedTokenType: issuedType, TokenType: tokenType,
-		ExpiresIn: lifetime, Scope: scope,
+		AccessToken: signed, IssuedTokenType: req.issuedType, TokenType: tokenType,
+		ExpiresIn: lifetime, Scope: req.scope,
 	}, nil
 }
 
