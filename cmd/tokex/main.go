@@ -6,13 +6,16 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 
 	"github.com/tokex-dev/tokex/cmd/tokex/cli"
 )
 
 func main() {
 	stop := profile(os.Getenv("TOKEX_CPUPROFILE"), os.Getenv("TOKEX_MEMPROFILE"))
+	stopTrace := execTrace(os.Getenv("TOKEX_TRACE"))
 	code := cli.Main(os.Args[1:], os.Stdout, os.Stderr)
+	stopTrace()
 	stop()
 	os.Exit(code)
 }
@@ -49,5 +52,26 @@ func profile(cpuFile, memFile string) (stop func()) {
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "tokex: TOKEX_MEMPROFILE:", err)
 		}
+	}
+}
+
+// execTrace writes a runtime execution trace of the whole command when
+// the variable names a file: where goroutines waited to run, GC pauses
+// (bench/README.md: go tool trace -pprof=sched).
+func execTrace(file string) (stop func()) {
+	if file == "" {
+		return func() {}
+	}
+	f, err := os.Create(file)
+	if err == nil {
+		err = trace.Start(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "tokex: TOKEX_TRACE:", err)
+		return func() {}
+	}
+	return func() {
+		trace.Stop()
+		_ = f.Close()
 	}
 }
