@@ -109,3 +109,17 @@ func TestDetailSetIsBounded(t *testing.T) {
 		t.Error("an admitted detail was refused later")
 	}
 }
+
+// TestOutcomeSpellings pins the bytes evidence files hold for each outcome
+// (requests.csv.gz, the error keys of summary.json and events.jsonl): the
+// type may change, its spellings may not.
+func TestOutcomeSpellings(t *testing.T) {
+	for o, want := range map[Outcome]string{
+		OutcomeOK: "ok", OutcomeDropped: "dropped", OutcomeOAuthError: "oauth_error", OutcomeHTTPError: "http_error",
+		OutcomeBadResponse: "bad_response", OutcomeTimeout: "timeout", OutcomeConnError: "conn_error", OutcomeAborted: "aborted",
+	} {
+		if string(o) != want {
+			t.Errorf("outcome %q, want %q", o, want)
+		}
+	}
+}

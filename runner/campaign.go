@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/config"
 )
 
@@ -312,7 +313,7 @@ func sanityVerdict(st *stats.Run, th stats.Thresholds, hint func() string) error
 	fmt.Fprintf(&b, "%d of %d exchanges succeeded", st.OK, st.Requests)
 	if len(st.TopErrors) > 0 {
 		b.WriteString("; most common error: " + st.TopErrors[0].String())
-		if st.TopErrors[0].Error == "oauth_error:invalid_client" && hint != nil {
+		if st.TopErrors[0].Error == string(exchange.OutcomeOAuthError)+":"+exchange.ErrInvalidClient && hint != nil {
 			b.WriteString("; " + hint())
 		}
 	}

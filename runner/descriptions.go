@@ -19,7 +19,7 @@ type descriptions struct {
 }
 
 func (d *descriptions) record(q *stats.Request) {
-	if q.Description == "" || q.OK() || q.Dropped() || q.Outcome == "aborted" {
+	if q.Description == "" || q.OK() || q.Dropped() || q.Aborted() {
 		return
 	}
 	k := stats.ErrorDescription{Error: q.ErrorKey(), Text: q.Description}

@@ -27,7 +27,7 @@ type reachability struct {
 }
 
 func (r *reachability) record(q *stats.Request) {
-	if q.Dropped() || q.Outcome == "aborted" {
+	if q.Dropped() || q.Aborted() {
 		return
 	}
 	r.mu.Lock()
@@ -41,7 +41,7 @@ func (r *reachability) record(q *stats.Request) {
 		r.since = sent
 	}
 	r.failures++
-	r.last = q.Outcome
+	r.last = string(q.Outcome)
 	if q.Description != "" {
 		r.last += ": " + q.Description
 	}

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 func TestReachability(t *testing.T) {
 	t0 := time.Unix(1000, 0)
-	at := func(ms int64, outcome string) *stats.Request {
+	at := func(ms int64, outcome exchange.Outcome) *stats.Request {
 		return &stats.Request{Phase: stats.Measured, ScheduledUS: t0.Add(time.Duration(ms) * time.Millisecond).UnixMicro(), SendLagUS: 100, DurationUS: 500, Outcome: outcome}
 	}
 	later := func(ms int64) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond) }

@@ -106,7 +106,7 @@ func (w *windower) held(k bucketKey) bool {
 
 // Add files one row.
 func (w *windower) Add(r *stats.Request) {
-	if r.Outcome == "aborted" {
+	if r.Aborted() {
 		return
 	}
 	end := r.ScheduledUS

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/config"
 )
 
@@ -15,7 +16,7 @@ func TestWindowerBucketsBySecondAndPhase(t *testing.T) {
 	var got []event.Window
 	w := newWindower(event.PlannedRun{ID: "r", TargetRPS: 10}, func(e event.Event) { got = append(got, e.(event.Window)) }, func() int64 { return 3 })
 	base := time.Unix(1000, 0).UnixMicro()
-	add := func(offsetMS int64, ph stats.Phase, outcome string, durUS int64) {
+	add := func(offsetMS int64, ph stats.Phase, outcome exchange.Outcome, durUS int64) {
 		w.Add(&stats.Request{Phase: ph, ScheduledUS: base + offsetMS*1000, SendLagUS: 0, DurationUS: durUS, Outcome: outcome})
 	}
 	add(100, stats.Warmup, "ok", 1000)
@@ -151,7 +152,7 @@ func TestWindowAchievedCountsResponses(t *testing.T) {
 	w := newWindower(event.PlannedRun{ID: "r", TargetRPS: 10, Duration: time.Second}, func(e event.Event) { got = append(got, e.(event.Window)) }, nil)
 	start := time.Unix(1000, 0)
 	w.Schedule(start)
-	for k, outcome := range []string{"ok", "conn_error", "timeout", "http_error", "oauth_error"} {
+	for k, outcome := range []exchange.Outcome{"ok", "conn_error", "timeout", "http_error", "oauth_error"} {
 		w.Add(&stats.Request{Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(k) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Outcome: outcome})
 	}
 	w.Flush(time.Time{})
@@ -167,7 +168,7 @@ func TestWindowCountsErrorKinds(t *testing.T) {
 	w := newWindower(event.PlannedRun{ID: "r", TargetRPS: 10, Duration: time.Second}, func(e event.Event) { got = append(got, e.(event.Window)) }, nil)
 	start := time.Unix(1000, 0)
 	w.Schedule(start)
-	add := func(outcome, detail string) {
+	add := func(outcome exchange.Outcome, detail string) {
 		w.Add(&stats.Request{Phase: stats.Measured, ScheduledUS: start.UnixMicro(), DurationUS: 1000, Outcome: outcome, Detail: detail})
 	}
 	add("ok", "")

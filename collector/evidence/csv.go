@@ -61,7 +61,7 @@ func AppendRequest(buf []byte, r *stats.Request) []byte {
 	buf = append(buf, ',')
 	buf = strconv.AppendInt(buf, int64(r.Status), 10)
 	buf = append(buf, ',')
-	buf = append(buf, clean(r.Outcome)...)
+	buf = append(buf, clean(string(r.Outcome))...)
 	buf = append(buf, ',')
 	buf = append(buf, clean(exchange.SafeDetail(r.Detail))...)
 	buf = append(buf, ',')
@@ -105,7 +105,7 @@ func parseRequest(line string, cols int) (stats.Request, error) {
 	r.DurationUS = atoi(f[5])
 	status := atoi(f[6])
 	r.Status = int(status)
-	r.Outcome = f[7]
+	r.Outcome = exchange.Outcome(f[7])
 	r.Detail = f[8]
 	r.Count = atoi(f[9])
 	switch {

@@ -106,7 +106,7 @@ func FuzzRequests(f *testing.F) {
 			line := string(AppendRequest(nil, q))
 			back, err := ParseRequest(strings.TrimSuffix(line, "\n"))
 			if err != nil || back != *q {
-				if clean(exchange.SafeDetail(q.Detail)) == q.Detail && clean(q.Outcome) == q.Outcome {
+				if clean(exchange.SafeDetail(q.Detail)) == q.Detail && clean(string(q.Outcome)) == string(q.Outcome) {
 					t.Fatalf("row %+v written as %q read back as %+v (%v)", *q, line, back, err)
 				}
 			}

@@ -75,7 +75,7 @@ func (s *series) add(r *stats.Request) {
 		switch {
 		case r.Dropped():
 			b.dropped += r.Arrivals()
-		case r.Outcome == "aborted":
+		case r.Aborted():
 		default:
 			b.completed++
 			if r.Responded() {
@@ -88,7 +88,7 @@ func (s *series) add(r *stats.Request) {
 			b.durs.Add(r.DurationUS)
 		}
 	}
-	if r.Phase != stats.Measured || r.Outcome == "aborted" {
+	if r.Phase != stats.Measured || r.Aborted() {
 		return
 	}
 	a := s.agents[r.Agent]

@@ -142,7 +142,7 @@ func (t *Tally) Add(q *Request) {
 		t.dropped += q.Arrivals()
 		return
 	}
-	if q.Outcome == "aborted" {
+	if q.Aborted() {
 		return // cut short by the campaign stopping: neither success nor failure
 	}
 	t.requests++

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // reference computes the same definition the slow, obvious way.
@@ -254,7 +255,7 @@ func TestBuildSummaryAndTables(t *testing.T) {
 // right after an arrival can no longer exceed its target (it showed 100.4 %).
 func TestAchievedCountsResponses(t *testing.T) {
 	start := time.Unix(1_700_000_000, 0)
-	rows := func(n int, outcome string) []Request {
+	rows := func(n int, outcome exchange.Outcome) []Request {
 		var out []Request
 		for k := 0; k < n; k++ {
 			out = append(out, Request{Seq: int64(k), Phase: Measured, ScheduledUS: start.Add(time.Duration(k) * time.Second / 40).UnixMicro(),

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // Phase of a request: warmup requests are excluded from every figure.
@@ -49,7 +51,7 @@ type Request struct {
 	SendLagUS   int64 // scheduled -> sent (0 and meaningless when dropped)
 	DurationUS  int64 // sent -> response fully read (http_req_duration)
 	Status      int   // HTTP status, 0 when none
-	Outcome     string
+	Outcome     exchange.Outcome
 	Detail      string // OAuth error code or status; never token material
 	// Description is what the server (error_description) or the transport
 	// said about a failure, sanitised; collected per run (RunMeta), not
@@ -63,13 +65,16 @@ type Request struct {
 // ErrorKey is the request's key in Run.Errors: outcome[:detail].
 func (r *Request) ErrorKey() string {
 	if r.Detail != "" {
-		return r.Outcome + ":" + r.Detail
+		return string(r.Outcome) + ":" + r.Detail
 	}
-	return r.Outcome
+	return string(r.Outcome)
 }
 
 // Dropped reports an arrival that was never sent.
-func (r *Request) Dropped() bool { return r.Outcome == "dropped" }
+func (r *Request) Dropped() bool { return r.Outcome == exchange.OutcomeDropped }
+
+// Aborted reports an exchange cancelled by the campaign stopping.
+func (r *Request) Aborted() bool { return r.Outcome == exchange.OutcomeAborted }
 
 // Arrivals is the number of arrivals the row stands for.
 func (r *Request) Arrivals() int64 {
@@ -80,14 +85,14 @@ func (r *Request) Arrivals() int64 {
 }
 
 // OK reports a successful exchange.
-func (r *Request) OK() bool { return r.Outcome == "ok" }
+func (r *Request) OK() bool { return r.Outcome == exchange.OutcomeOK }
 
 // Responded reports a request the server answered with an HTTP response of
 // any status; refused or reset connections, timeouts, dropped and aborted
 // arrivals got none.
 func (r *Request) Responded() bool {
 	switch r.Outcome {
-	case "dropped", "aborted", "conn_error", "timeout":
+	case exchange.OutcomeDropped, exchange.OutcomeAborted, exchange.OutcomeConnError, exchange.OutcomeTimeout:
 		return false
 	}
 	return true

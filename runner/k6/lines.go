@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // Line is one per-request line of the agent script: the request row, and
@@ -51,7 +52,7 @@ func ParseLine(s string) (l Line, ok bool, err error) {
 	r.SendLagUS = n(f[4])
 	r.DurationUS = n(f[5])
 	r.Status = int(n(f[6]))
-	r.Outcome, r.Detail = f[7], f[8]
+	r.Outcome, r.Detail = exchange.Outcome(f[7]), f[8]
 	if fields == 11 {
 		l.StartLagUS, l.MintUS = n(f[9]), n(f[10])
 	}
@@ -62,9 +63,10 @@ func ParseLine(s string) (l Line, ok bool, err error) {
 		return l, true, errors.New("unknown phase " + f[1])
 	}
 	switch r.Outcome {
-	case "ok", "oauth_error", "http_error", "bad_response", "timeout", "conn_error":
+	case exchange.OutcomeOK, exchange.OutcomeOAuthError, exchange.OutcomeHTTPError, exchange.OutcomeBadResponse,
+		exchange.OutcomeTimeout, exchange.OutcomeConnError:
 	default:
-		return l, true, errors.New("unknown outcome " + r.Outcome)
+		return l, true, errors.New("unknown outcome " + f[7])
 	}
 	return l, true, nil
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/lines"
 	"github.com/tokex-dev/tokex/internal/safefs"
 	"github.com/tokex-dev/tokex/runner"
@@ -424,7 +425,7 @@ func row(pt k6.Point, agent int, phase stats.Phase, seq int64) (stats.Request, b
 		if pt.Value == 0 {
 			return r, true
 		}
-		r = stats.Request{Agent: agent, Seq: seq, Phase: phase, ScheduledUS: pt.Time.UnixMicro(), Outcome: "dropped", Count: int64(pt.Value)}
+		r = stats.Request{Agent: agent, Seq: seq, Phase: phase, ScheduledUS: pt.Time.UnixMicro(), Outcome: exchange.OutcomeDropped, Count: int64(pt.Value)}
 		if r.Count == 1 {
 			r.Count = 0
 		}
@@ -614,7 +615,7 @@ func open(src *safefs.Dir, name string) (io.ReadCloser, *lines.Capped, error) {
 
 // outcome classifies a k6 http_req_duration point: k6's expected_response
 // tag when present (the script's own notion of success), else HTTP 200.
-func outcome(tags map[string]string) (string, string, int) {
+func outcome(tags map[string]string) (exchange.Outcome, string, int) {
 	status, _ := strconv.Atoi(tags["status"])
 	if status < 0 || status > 999 {
 		status = 0
@@ -622,13 +623,13 @@ func outcome(tags map[string]string) (string, string, int) {
 	exp, tagged := tags["expected_response"]
 	switch {
 	case status > 0 && ((tagged && exp == "true") || (!tagged && status == 200)):
-		return "ok", "", status
+		return exchange.OutcomeOK, "", status
 	case status == 0:
 		if tags["error_code"] == "1050" {
-			return "timeout", "1050", 0
+			return exchange.OutcomeTimeout, "1050", 0
 		}
-		return "conn_error", tags["error_code"], 0
+		return exchange.OutcomeConnError, tags["error_code"], 0
 	default:
-		return "http_error", strconv.Itoa(status), status
+		return exchange.OutcomeHTTPError, strconv.Itoa(status), status
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/k6"
 )
@@ -533,12 +534,12 @@ func (r *kubeRun) reconcilePhase(ps *podState, sum *k6.Summary, ph stats.Phase, 
 	}
 	if fired <= plan+1 && len(missing) == int(dropped) && sl.dup == 0 && sl.beyond == 0 {
 		for _, k := range missing {
-			r.out.Record(&stats.Request{Agent: ps.index, Seq: k, Phase: ph, ScheduledUS: startUS + int64(math.Round(float64(k)*r.period)), Outcome: "dropped"})
+			r.out.Record(&stats.Request{Agent: ps.index, Seq: k, Phase: ph, ScheduledUS: startUS + int64(math.Round(float64(k)*r.period)), Outcome: exchange.OutcomeDropped})
 		}
 	} else {
 		warn(stats.WarnIncompleteEvidence, "incomplete evidence: %d %s slots unclaimed for %.0f dropped arrivals: they are put at the phase's start", len(missing), ph, dropped)
 		for i := 0; i < min(int(dropped), plan+1); i++ { // a summary cannot make tokex hold more rows than the plan
-			r.out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: startUS, Outcome: "dropped"})
+			r.out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: startUS, Outcome: exchange.OutcomeDropped})
 		}
 	}
 	warn(stats.WarnDropped, "k6 dropped %.0f %s arrivals", dropped, ph)

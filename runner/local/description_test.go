@@ -49,7 +49,7 @@ func TestGeneratorKeepsSanitisedDescriptions(t *testing.T) {
 	g.Run(context.Background(), event.PlannedRun{ID: "r", TargetRPS: 100, Duration: 100 * time.Millisecond, Agents: 1}, time.Now(), rec.rec)
 	seen := map[string]int{}
 	for _, r := range rec.rows {
-		seen[r.Outcome+"|"+r.Description]++
+		seen[string(r.Outcome)+"|"+r.Description]++
 	}
 	want := map[string]int{
 		"oauth_error|client authentication failed [2J ]0;owned": 2,

@@ -253,7 +253,7 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 		}
 		r := &stats.Request{Agent: a.Index, Seq: int64(k / nAgents), Phase: phase, ScheduledUS: at.UnixMicro()}
 		if a.inFlight.Load() >= cap64 {
-			r.Outcome = string(exchange.OutcomeDropped)
+			r.Outcome = exchange.OutcomeDropped
 			a.dropped.Add(1)
 			rec(r)
 			continue
@@ -302,7 +302,7 @@ func (g *Generator) headers(a *Agent) [][2]string {
 func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.Request, tokens *pipeline, buf *[]byte) {
 	tok, ok := tokens.take(ctx)
 	if !ok {
-		r.Outcome = string(exchange.OutcomeAborted)
+		r.Outcome = exchange.OutcomeAborted
 		r.SendLagUS = time.Since(at).Microseconds()
 		return
 	}
@@ -327,7 +327,7 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 	done := time.Now()
 	r.SendLagUS = sent.Sub(at).Microseconds()
 	r.DurationUS = done.Sub(sent).Microseconds()
-	r.Outcome, r.Detail = string(outcome), detail
+	r.Outcome, r.Detail = outcome, detail
 	if desc != "" && outcome != exchange.OutcomeOK && outcome != exchange.OutcomeAborted {
 		r.Description = exchange.SanitizeDescription(desc, a.Secret, url.QueryEscape(a.Secret),
 			strings.TrimPrefix(exchange.BasicAuth(a.ClientID, a.Secret), "Basic "), tok)

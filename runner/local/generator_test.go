@@ -197,7 +197,7 @@ func TestGeneratorClassifiesErrors(t *testing.T) {
 	g.Run(context.Background(), event.PlannedRun{ID: "r", TargetRPS: 100, Duration: 90 * time.Millisecond, Agents: 1}, time.Now(), rec.rec)
 	seen := map[string]int{}
 	for _, r := range rec.rows {
-		seen[r.Outcome+":"+r.Detail]++
+		seen[string(r.Outcome)+":"+r.Detail]++
 	}
 	for _, k := range []string{"oauth_error:invalid_grant", "http_error:503", "bad_response:200"} {
 		if seen[k] != 3 {

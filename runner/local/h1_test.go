@@ -159,7 +159,7 @@ func TestH1MatchesNetHTTP(t *testing.T) {
 			if got[0] != got[1] {
 				t.Errorf("h1 %+v\nnet/http %+v", got[0], got[1])
 			}
-			if got[0].Outcome != string(c.want) {
+			if got[0].Outcome != c.want {
 				t.Errorf("outcome %s, want %s", got[0].Outcome, c.want)
 			}
 			if reqs[0] != reqs[1] || !strings.Contains(reqs[0], "host=true") {
@@ -206,13 +206,13 @@ func TestH1TimeoutAndCancel(t *testing.T) {
 	s := newRawServer(t, func(int) (string, bool, time.Duration) { return okResponse(""), false, 300 * time.Millisecond })
 	g := newGen(t, s.url(), 1, 4)
 	g.Agents[0].h1.timeout = 50 * time.Millisecond
-	if r := sendOne(t, g, true, context.Background()); r.Outcome != string(exchange.OutcomeTimeout) {
+	if r := sendOne(t, g, true, context.Background()); r.Outcome != exchange.OutcomeTimeout {
 		t.Errorf("timeout: %+v", r)
 	}
 	g.Agents[0].h1.timeout = 5 * time.Second
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(50*time.Millisecond, cancel)
-	if r := sendOne(t, g, true, ctx); r.Outcome != string(exchange.OutcomeAborted) {
+	if r := sendOne(t, g, true, ctx); r.Outcome != exchange.OutcomeAborted {
 		t.Errorf("cancelled: %+v", r)
 	}
 }

@@ -44,7 +44,7 @@ func TestGeneratorNeverFollowsRedirects(t *testing.T) {
 					t.Fatalf("%d rows", len(rec.rows))
 				}
 				for _, r := range rec.rows {
-					if r.Outcome != string(exchange.OutcomeHTTPError) || r.Detail != fmt.Sprint(status) || r.Status != status {
+					if r.Outcome != exchange.OutcomeHTTPError || r.Detail != fmt.Sprint(status) || r.Status != status {
 						t.Fatalf("row %+v, want http_error %d", r, status)
 					}
 				}

@@ -51,7 +51,7 @@ func (d *Driver) preflight(ctx context.Context, enginePID int) (stats.Capacity, 
 		pl.ch <- tok
 		var r stats.Request
 		d.gen.send(ctx, a, time.Now(), &r, pl, new([]byte))
-		if r.Outcome != string(exchange.OutcomeOK) {
+		if r.Outcome != exchange.OutcomeOK {
 			return fmt.Errorf("calibration exchange: %s %s", r.Outcome, r.Detail)
 		}
 		return nil

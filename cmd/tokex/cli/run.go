@@ -328,7 +328,7 @@ func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error
 	fmt.Fprintf(stdout, "\nevidence: %s\n", dir)
 	sum := res.sum
 	switch {
-	case interrupted || (sum != nil && sum.Status == "aborted"):
+	case interrupted || (sum != nil && sum.Status == stats.CampaignAborted):
 		fmt.Fprintf(stdout, "interrupted: finished runs are kept; continue with: tokex run --resume %s\n", dir)
 		return &exitError{code: ExitInterrupted}
 	case errors.Is(res.runErr, runner.ErrUnreachable):
