@@ -2,6 +2,8 @@ package evidence
 
 import (
 	"fmt"
+
+	"github.com/tokex-dev/tokex/internal/names"
 )
 
 // What the readers accept. An evidence folder may come from anyone, so
@@ -27,25 +29,21 @@ const (
 	maxManifestBytes = 16 << 20
 	maxSummaryBytes  = 32 << 20
 	maxStatsBytes    = 4 << 20
-	maxIDLen         = 128
 )
 
 // limits are the caps the readers apply (tests lower them).
 var limits = struct{ runRows, requestBytes int64 }{MaxRunRows, MaxRequestBytes}
 
 // CheckID accepts a campaign or run id only if it is one clean path
-// element tokex could have written: 1–128 letters, digits, '.', '_' or
-// '-', not starting with '.'. Every reader checks ids with it before an id
-// becomes part of a path.
+// element tokex could have written (names.IsFile: 1–128 letters, digits,
+// '.', '_' or '-', not starting with '.'). Every reader checks ids with it
+// before an id becomes part of a path.
 func CheckID(id string) error {
-	if id == "" || len(id) > maxIDLen || id[0] == '.' {
+	if id == "" || len(id) > names.IDMax || id[0] == '.' {
 		return fmt.Errorf("id %q is not a valid campaign or run id", clip(id))
 	}
-	for i := 0; i < len(id); i++ {
-		c := id[i]
-		if !(c == '-' || c == '_' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
-			return fmt.Errorf("id %q is not a valid campaign or run id (one path element of letters, digits, '.', '_', '-')", clip(id))
-		}
+	if !names.IsFile(id) {
+		return fmt.Errorf("id %q is not a valid campaign or run id (one path element of letters, digits, '.', '_', '-')", clip(id))
 	}
 	return nil
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/names"
 	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/internal/safefs"
 )
@@ -262,33 +263,9 @@ func (w *Writer) Discard() {
 }
 
 // NewID is a campaign id: UTC start time to the millisecond, then the
-// campaign's name made safe for a path, e.g. 20261130-154030.417-quick.
+// campaign's name made a file name (names.File), e.g. 20261130-154030.417-quick.
 func NewID(t time.Time, name string) string {
-	return t.UTC().Format("20060102-150405.000") + "-" + SafeName(name, "campaign")
-}
-
-// SafeName keeps letters, digits, '.', '_' and '-' (others become '-'),
-// at most 64 bytes; empty gives def.
-func SafeName(s, def string) string {
-	b := make([]byte, 0, min(len(s), 64))
-	for _, r := range s {
-		if len(b) >= 64 {
-			break
-		}
-		switch {
-		case r == '-' || r == '_' || r == '.' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z':
-			b = append(b, byte(r))
-		case len(b) == 0 || b[len(b)-1] != '-':
-			b = append(b, '-')
-		}
-	}
-	for len(b) > 0 && b[0] == '.' {
-		b = b[1:]
-	}
-	if len(b) == 0 {
-		return def
-	}
-	return string(b)
+	return t.UTC().Format("20060102-150405.000") + "-" + names.File(name, "campaign")
 }
 
 // create fills the new, empty folder dir; on failure it removes it again,

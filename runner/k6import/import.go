@@ -28,6 +28,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/lines"
+	"github.com/tokex-dev/tokex/internal/names"
 	"github.com/tokex-dev/tokex/internal/safefs"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/k6"
@@ -174,7 +175,7 @@ func (res *Result) parseRuns(src *safefs.Dir, runs []runInput, opt Options, tagK
 			continue
 		}
 		p.plan, p.meta = p.bounds.plan(i, opt.Rate)
-		p.plan.ID = fmt.Sprintf("%02d-%s", i, evidence.SafeName(in.name, "run"))
+		p.plan.ID = fmt.Sprintf("%02d-%s", i, names.File(in.name, "run"))
 		p.meta.ID = p.plan.ID
 		for k := range p.warnings {
 			p.warnings[k].Run = p.plan.ID

@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/internal/names"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/k6"
 	"github.com/tokex-dev/tokex/subject"
@@ -44,33 +45,16 @@ type Objects struct {
 }
 
 // Name is the prefix of every object of the campaign (DNS-1123, ≤ 52 chars).
-func (o *Objects) Name() string { return dnsName("tokex-" + o.CampaignID) }
-
-func dnsName(s string) string {
-	s = strings.ToLower(s)
-	var b strings.Builder
-	for _, r := range s {
-		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') || r == '-' {
-			b.WriteRune(r)
-		} else {
-			b.WriteByte('-')
-		}
-	}
-	out := strings.Trim(b.String(), "-")
-	if len(out) > 52 {
-		out = strings.TrimRight(out[:52], "-")
-	}
-	return out
-}
+func (o *Objects) Name() string { return names.DNSLabel("tokex-" + o.CampaignID) }
 
 // CampaignLabels select every object of the campaign.
 func (o *Objects) CampaignLabels() map[string]string {
-	return map[string]string{LabelName: NameValue, LabelInstance: dnsName(o.CampaignID), LabelManaged: NameValue}
+	return map[string]string{LabelName: NameValue, LabelInstance: names.DNSLabel(o.CampaignID), LabelManaged: NameValue}
 }
 
 // Selector is CampaignLabels as a label selector string.
 func (o *Objects) Selector() string {
-	return LabelName + "=" + NameValue + "," + LabelInstance + "=" + dnsName(o.CampaignID)
+	return LabelName + "=" + NameValue + "," + LabelInstance + "=" + names.DNSLabel(o.CampaignID)
 }
 
 // SecretObject holds the client secret and the subject key as a private JWK.
@@ -169,13 +153,13 @@ func (o *Objects) form() string {
 
 // JobName is the run's Job name.
 func (o *Objects) JobName(p event.PlannedRun) string {
-	return dnsName(fmt.Sprintf("%s-%d", o.Name(), p.Index))
+	return names.DNSLabel(fmt.Sprintf("%s-%d", o.Name(), p.Index))
 }
 
 // RunLabels select the run's Job and Pods.
 func (o *Objects) RunLabels(p event.PlannedRun) map[string]string {
 	l := o.CampaignLabels()
-	l[LabelRun] = dnsName(p.ID)
+	l[LabelRun] = names.DNSLabel(p.ID)
 	return l
 }
 

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/tokex-dev/tokex/internal/names"
 )
 
 // watchPods keeps the run's Pods current with one watch (re-opened when the
@@ -20,7 +22,7 @@ import (
 // (a Pod Pending past the start timeout sends no event).
 func (r *kubeRun) watchPods(ctx context.Context) {
 	pods := r.d.Client.CoreV1().Pods(r.d.Namespace)
-	lo := metav1.ListOptions{LabelSelector: LabelRun + "=" + dnsName(r.p.ID) + "," + LabelInstance + "=" + dnsName(r.d.CampaignID)}
+	lo := metav1.ListOptions{LabelSelector: LabelRun + "=" + names.DNSLabel(r.p.ID) + "," + LabelInstance + "=" + names.DNSLabel(r.d.CampaignID)}
 	tick := time.NewTicker(r.t.poll)
 	defer tick.Stop()
 	backoff := r.t.poll
