@@ -23,10 +23,6 @@ import (
 var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"pct":   func(v float64) string { return fmt.Sprintf("%.2f%%", v*100) },
-	"ms":    func(v float64) string { return fmt.Sprintf("%.2f ms", v) },
-	"f2":    func(v float64) string { return fmt.Sprintf("%.2f", v) },
-	"num":   stats.Thousands,
 	"wave":  periodLine,
 	"stage": stats.StageLabel,
 }).Parse(pageTemplate))
@@ -46,15 +42,6 @@ type RunView struct {
 	Missing  string
 }
 
-// StageSpread is the per-run p95 of one stage.
-type StageSpread struct {
-	Stage    float64
-	P95      []string
-	Reported string
-	Verdict  string
-	Failed   bool
-}
-
 // View is everything the page shows.
 type View struct {
 	S             *stats.Summary
@@ -64,7 +51,7 @@ type View struct {
 	LatencyTable  table.Table
 	ScheduleTable table.Table
 	ResourceTable table.Table
-	Spread        []StageSpread
+	SpreadTable   table.Table
 	Runs          []RunView
 	Recomputed    bool
 	// The cost curve: capacity, marginal cost, projection, the probes of a
@@ -95,14 +82,13 @@ func Build(dir string) ([]byte, error) {
 	}
 	s := v.S
 	v.LatencyTable, v.ScheduleTable, v.ResourceTable = s.LatencyTable(), s.ScheduleTable(), s.ResourceTable()
+	v.SpreadTable = s.SpreadTable()
 	v.tiles()
 	v.costView()
 	v.Warnings = append(v.Warnings, warnings(s, f.Manifest)...)
 	reported := map[string]bool{}
 	for _, st := range s.Stages {
 		reported[st.ReportedRun] = true
-		v.Spread = append(v.Spread, StageSpread{Stage: st.TargetRPS, Reported: st.ReportedRun, P95: st.Spread(),
-			Verdict: st.Verdict(), Failed: len(st.FailedRuns) > 0})
 	}
 	var runs []*stats.Run
 	if s.Sanity != nil {

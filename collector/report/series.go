@@ -7,8 +7,10 @@ package report
 import (
 	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/table"
 )
 
 // Bounds of what one run's charts hold, whatever its rows claim.
@@ -131,6 +133,16 @@ type agentRow struct {
 	Agent                   int
 	Requests, Errors, Drops int64
 	P95                     float64
+}
+
+// AgentTable is the run's per-agent details.
+func (rv RunView) AgentTable() table.Table {
+	t := table.New("agent", "requests", "errors", "dropped", "p95")
+	t.Class = "agents"
+	for _, a := range rv.Agents {
+		t.Add(strconv.Itoa(a.Agent), stats.Thousands(a.Requests), stats.Thousands(a.Errors), stats.Thousands(a.Drops), fmt.Sprintf("%.2f ms", a.P95))
+	}
+	return t
 }
 
 func (s *series) agentRows() []agentRow {

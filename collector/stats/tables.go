@@ -128,3 +128,53 @@ func resultCells(rep *Run) []string {
 	row := []string{Thousands(rep.Requests), fmt.Sprintf("%.1f", rep.SuccessRatio*100)}
 	return append(append(row, lat...), cores, cpu)
 }
+
+// SpreadTable is the per-run p95 of every stage (✗ marks a failed run),
+// its reported run and its verdict, coloured by whether a run failed.
+func (s *Summary) SpreadTable() table.Table {
+	t := table.New("Stage", "p95 per run (ms; ✗ failed)", "reported run", "runs")
+	t.ID, t.Columns[3].Toned = "spread", true
+	for _, st := range s.Stages {
+		tone := table.Good
+		if len(st.FailedRuns) > 0 {
+			tone = table.Bad
+		}
+		t.AddTone(tone, StageLabel(st.TargetRPS), strings.Join(st.Spread(), " / "), st.ReportedRun, st.Verdict())
+	}
+	return t
+}
+
+// StatsTable is one run's figures in one row: counts, latency from send
+// and from schedule, and the engine's CPU with how it was measured.
+func (r *Run) StatsTable() table.Table {
+	t := table.New("requests", "achieved", "success", "dropped", "avg", "p50", "p90", "p95", "p99", "max",
+		"p95 from schedule", "engine cores", "CPU-ms / exchange")
+	t.Class = "runstats"
+	l := r.LatencyMs
+	cores, perEx := "n/a", "n/a"
+	if c := r.EngineCPU; c != nil {
+		cores, perEx = fmt.Sprintf("%.2f", c.AvgCores), fmt.Sprintf("%.2f (%s)", c.CPUMsPerExchange, c.Method)
+	}
+	t.Add(Thousands(r.Requests), pct2(r.AchievedRatio), pct2(r.SuccessRatio), Thousands(r.Dropped),
+		ms2(l.Avg), ms2(l.P50), ms2(l.P90), ms2(l.P95), ms2(l.P99), ms2(l.Max), ms2(r.LatencyFromSched.P95), cores, perEx)
+	return t
+}
+
+// ErrorsTable is the run's most common errors, each with what the server
+// said about it (most common first, one line each).
+func (r *Run) ErrorsTable() table.Table {
+	t := table.New("error", "count", "what the server said (most common first)")
+	t.Class, t.Columns[2].Class = "errors", "desc"
+	for _, e := range r.TopErrors {
+		said := make([]string, len(e.Descriptions))
+		for i, d := range e.Descriptions {
+			said[i] = d.Text + " (" + Thousands(d.Count) + ")"
+		}
+		t.Add(e.Error, Thousands(e.Count), strings.Join(said, "\n"))
+	}
+	return t
+}
+
+// pct2 and ms2 are the run tables' two-decimal ratio and milliseconds.
+func pct2(v float64) string { return fmt.Sprintf("%.2f%%", v*100) }
+func ms2(v float64) string  { return fmt.Sprintf("%.2f ms", v) }

@@ -7,6 +7,7 @@ package table
 import (
 	"bytes"
 	"html/template"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -37,11 +38,15 @@ func (t Tone) Class() string {
 }
 
 // Column is a header with its alignment. Drop > 0 marks a column a narrow
-// renderer may leave out, lowest Drop first.
+// renderer may leave out, lowest Drop first. In HTML, Class is the class of
+// the column's cells, and a Toned column shows its row's tone in its cells
+// alone (a verdict) instead of on the whole row.
 type Column struct {
 	Name  string
 	Align Align
 	Drop  int
+	Class string
+	Toned bool
 }
 
 // Row is one line of cells, in column order.
@@ -50,9 +55,12 @@ type Row struct {
 	Tone  Tone
 }
 
-// Table is columns and rows; ID names it in HTML.
+// Table is columns and rows; ID names it in HTML, Class classes it. A cell
+// may hold several lines: HTML breaks them (<br>), text and Markdown join
+// them with "; ".
 type Table struct {
 	ID      string
+	Class   string
 	Columns []Column
 	Rows    []Row
 }
@@ -148,7 +156,7 @@ func (t Table) Fit(maxWidth int, sep string, width func(string) int) Table {
 
 // without returns a copy of t without column i.
 func (t Table) without(i int) Table {
-	out := Table{ID: t.ID, Columns: make([]Column, 0, len(t.Columns)-1)}
+	out := Table{ID: t.ID, Class: t.Class, Columns: make([]Column, 0, len(t.Columns)-1)}
 	out.Columns = append(append(out.Columns, t.Columns[:i]...), t.Columns[i+1:]...)
 	for _, r := range t.Rows {
 		cells := make([]string, 0, len(r.Cells))
@@ -176,9 +184,21 @@ func (t Table) Text() string {
 	}
 	line(rule)
 	for _, r := range t.Rows {
-		line(r.Cells)
+		line(flat(r.Cells))
 	}
 	return b.String()
+}
+
+// flat joins each cell's lines with "; " for the one-line renderers.
+func flat(cells []string) []string {
+	if !slices.ContainsFunc(cells, func(c string) bool { return strings.Contains(c, "\n") }) {
+		return cells
+	}
+	out := make([]string, len(cells))
+	for i, c := range cells {
+		out[i] = strings.ReplaceAll(c, "\n", "; ")
+	}
+	return out
 }
 
 // Markdown renders a GitHub Markdown table.
@@ -190,19 +210,64 @@ func (t Table) Markdown() string {
 	}
 	b.WriteString("\n")
 	for _, r := range t.Rows {
-		b.WriteString("| " + strings.Join(r.Cells, " | ") + " |\n")
+		b.WriteString("| " + strings.Join(flat(r.Cells), " | ") + " |\n")
 	}
 	return b.String()
 }
 
-var html = template.Must(template.New("table").Parse(`<table{{with .ID}} id="{{.}}"{{end}}><thead><tr>` +
-	`{{range .Columns}}<th>{{.Name}}</th>{{end}}</tr></thead>` + "\n" +
-	`<tbody>{{range .Rows}}<tr{{with .Tone.Class}} class="{{.}}"{{end}}>{{range .Cells}}<td>{{.}}</td>{{end}}</tr>{{end}}</tbody></table>`))
+var html = template.Must(template.New("table").Parse(`<table{{with .ID}} id="{{.}}"{{end}}{{with .Class}} class="{{.}}"{{end}}><thead><tr>` +
+	`{{range .Header}}<th>{{.}}</th>{{end}}</tr></thead>` + "\n" +
+	`<tbody>{{range .Rows}}<tr{{with .Class}} class="{{.}}"{{end}}>` +
+	`{{range .Cells}}<td{{with .Class}} class="{{.}}"{{end}}>{{range $i, $l := .Lines}}{{if $i}}<br>{{end}}{{$l}}{{end}}</td>{{end}}` +
+	`</tr>{{end}}</tbody></table>`))
+
+// htmlView is a table as the HTML template draws it: classes resolved,
+// cells split into lines.
+type htmlView struct {
+	ID, Class string
+	Header    []string
+	Rows      []htmlRow
+}
+
+type htmlRow struct {
+	Class string
+	Cells []htmlCell
+}
+
+type htmlCell struct {
+	Class string
+	Lines []string
+}
+
+// view resolves where each row's tone shows: on the row, or in the cells
+// of its Toned columns.
+func (t Table) view() htmlView {
+	v := htmlView{ID: t.ID, Class: t.Class, Header: t.Header()}
+	toned := slices.ContainsFunc(t.Columns, func(c Column) bool { return c.Toned })
+	for _, r := range t.Rows {
+		hr := htmlRow{Cells: make([]htmlCell, len(r.Cells))}
+		if !toned {
+			hr.Class = r.Tone.Class()
+		}
+		for i, c := range r.Cells {
+			hr.Cells[i].Lines = strings.Split(c, "\n")
+			if i < len(t.Columns) {
+				col := t.Columns[i]
+				hr.Cells[i].Class = col.Class
+				if col.Toned {
+					hr.Cells[i].Class = strings.TrimSpace(col.Class + " " + r.Tone.Class())
+				}
+			}
+		}
+		v.Rows = append(v.Rows, hr)
+	}
+	return v
+}
 
 // HTML renders an HTML table, every cell escaped.
 func (t Table) HTML() template.HTML {
 	var b bytes.Buffer
-	if err := html.Execute(&b, t); err != nil {
+	if err := html.Execute(&b, t.view()); err != nil {
 		panic(err) // the template is fixed and a Table always fits it
 	}
 	return template.HTML(b.String())

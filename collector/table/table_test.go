@@ -84,3 +84,26 @@ func TestFitDropsLowestFirstUntilItFits(t *testing.T) {
 		t.Error("Fit changed the table it was given")
 	}
 }
+
+// TestToneInCellsClassesAndLines: a Toned column carries the row's tone in
+// its cells (not the row), Class classes the table and a column's cells,
+// and a cell's lines are broken in HTML, joined by "; " in text and Markdown.
+func TestToneInCellsClassesAndLines(t *testing.T) {
+	tb := New("error", "count", "said", "verdict")
+	tb.Class = "errors"
+	tb.Columns[2].Class, tb.Columns[3].Toned = "desc", true
+	tb.AddTone(Bad, "oauth_error", "12", "a <b>\nsecond", "✗")
+	tb.AddTone(Good, "http_error", "1", "", "✓")
+	want := `<table class="errors"><thead><tr><th>error</th><th>count</th><th>said</th><th>verdict</th></tr></thead>` + "\n" +
+		`<tbody><tr><td>oauth_error</td><td>12</td><td class="desc">a &lt;b&gt;<br>second</td><td class="bad">✗</td></tr>` +
+		`<tr><td>http_error</td><td>1</td><td class="desc"></td><td class="good">✓</td></tr></tbody></table>`
+	if got := string(tb.HTML()); got != want {
+		t.Errorf("HTML:\n%s\nwant:\n%s", got, want)
+	}
+	if md := tb.Markdown(); !strings.Contains(md, "| oauth_error | 12 | a <b>; second | ✗ |\n") {
+		t.Errorf("Markdown:\n%s", md)
+	}
+	if txt := tb.Text(); !strings.Contains(txt, "a <b>; second") || strings.Count(txt, "\n") != 4 {
+		t.Errorf("Text:\n%s", txt)
+	}
+}
