@@ -138,7 +138,7 @@ func TestLostCPU(t *testing.T) {
 // process tree otherwise. It needs a writable cgroup v2 hierarchy (root).
 func TestForPIDChoosesItsOwnCgroup(t *testing.T) {
 	exe, _ := os.Executable()
-	p, err := knowncost.Start(context.Background(), exe, knowncost.Options{Work: 20000, Wrap: 1})
+	p, err := knowncost.Start(context.Background(), exe, knowncost.Options{Cost: 5 * time.Millisecond, Wrap: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

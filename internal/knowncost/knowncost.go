@@ -1,7 +1,8 @@
 // Package knowncost is an HTTP server of known CPU cost per request, for
-// tests of tokex's CPU figures: every POST burns a fixed amount of CPU and
-// answers like an RFC 8693 token endpoint, GOMAXPROCS fixes the cores it can
-// use (its capacity is about procs ÷ cost), and GET /stats reports the
+// tests of tokex's CPU figures: every POST burns a fixed amount of CPU (by
+// the handler thread's own CPU clock) and answers like an RFC 8693 token
+// endpoint, GOMAXPROCS fixes the cores it can use (its capacity is about
+// procs ÷ cost), and GET /stats reports the
 // server's own getrusage CPU and request count (GET /stats/window: over an
 // interval, read at the completions nearest its edges), so the truth a test
 // compares with is measured, not assumed. It can expose Prometheus process metrics
@@ -47,9 +48,12 @@ const listening = "knowncost: listening on "
 type Stats struct {
 	PID        int     `json:"pid"`
 	Procs      int     `json:"procs"`       // GOMAXPROCS
-	Work       int     `json:"work"`        // hash rounds per request
+	CostMs     float64 `json:"cost_ms"`     // CPU burnt per request
 	Requests   int64   `json:"requests"`    // POSTs answered
 	CPUSeconds float64 `json:"cpu_seconds"` // getrusage(RUSAGE_SELF) user+system, the whole process
+	// BurnSeconds is the handlers' thread CPU inside Burn: the known part
+	// of CPUSeconds.
+	BurnSeconds float64 `json:"burn_seconds"`
 }
 
 // CPUPerRequest is the CPU-ms per request between two snapshots.
@@ -61,35 +65,41 @@ func CPUPerRequest(before, after Stats) float64 {
 	return (after.CPUSeconds - before.CPUSeconds) * 1000 / float64(n)
 }
 
-// Burn does n rounds of SHA-256 over a 64-byte block: fixed work, no memory.
-func Burn(n int) byte {
-	var b [sha256.Size * 2]byte
-	for i := 0; i < n; i++ {
-		s := sha256.Sum256(b[:])
-		copy(b[:], s[:])
+// BurnPerRequest is the CPU-ms per request inside Burn between two
+// snapshots: the known cost, as measured.
+func BurnPerRequest(before, after Stats) float64 {
+	n := after.Requests - before.Requests
+	if n <= 0 {
+		return 0
 	}
-	return b[0]
+	return (after.BurnSeconds - before.BurnSeconds) * 1000 / float64(n)
 }
 
-// Calibrate returns the rounds of Burn that cost about d of CPU on this
-// machine, measured with the thread's own CPU clock (the least of three
-// tries, the one least disturbed by other work).
-func Calibrate(d time.Duration) int {
+// burnChunk is the SHA-256 rounds between two reads of the thread's clock
+// (about 35 µs on a 2 GHz EPYC; the read, a system call, about 1 µs).
+const burnChunk = 256
+
+// Burn spends d of CPU on the calling goroutine: locked to its thread, it
+// hashes until the thread's own CPU clock (CLOCK_THREAD_CPUTIME_ID) has
+// advanced by d, and returns what the clock advanced (d plus at most one
+// chunk). A fixed number of hash rounds would not do: on a shared machine
+// the CPU time of the same rounds drifts with what runs beside them (issue
+// 13: 10.3–10.5 ms per request at 20–40/s, 9.4–9.8 ms at 60–95/s, for
+// rounds calibrated to 10 ms), and a cost that falls with the rate reads as
+// a lower marginal cost plus a fixed cost that is not there.
+func Burn(d time.Duration) (spent time.Duration, sink byte) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	const probe = 20000
-	best := time.Duration(1<<63 - 1)
-	for range 3 {
-		a := threadCPU()
-		Burn(probe)
-		if t := threadCPU() - a; t > 0 && t < best {
-			best = t
+	var b [sha256.Size * 2]byte
+	start := threadCPU()
+	for spent < d {
+		for range burnChunk {
+			s := sha256.Sum256(b[:])
+			copy(b[:], s[:])
 		}
+		spent = threadCPU() - start
 	}
-	if best <= 0 || best == time.Duration(1<<63-1) {
-		return probe
-	}
-	return max(1, int(float64(probe)*float64(d)/float64(best)))
+	return spent, b[0]
 }
 
 func threadCPU() time.Duration {
@@ -109,15 +119,16 @@ func ProcessCPU() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
-// Server is the handler; Work is the rounds of Burn per POST.
+// Server is the handler; Cost is the CPU each POST burns.
 type Server struct {
-	Work    int
+	Cost    time.Duration
 	Metrics bool
 	// Every StallEvery the server stops answering for StallFor (a
 	// periodic stall: a GC pause, a connection-pool refresh).
 	StallEvery, StallFor time.Duration
 	gate                 sync.RWMutex
 	requests             atomic.Int64
+	burnt                atomic.Int64 // ns of thread CPU in Burn
 	sink                 atomic.Uint32
 
 	mu  sync.Mutex
@@ -129,10 +140,11 @@ type Server struct {
 type mark struct {
 	atUS     int64
 	cpu      float64
+	burnt    int64
 	requests int64
 }
 
-// logSize bounds the completion log (6 MB): 17 minutes at 250 requests/s.
+// logSize bounds the completion log (8 MB): 17 minutes at 250 requests/s.
 const logSize = 1 << 18
 
 // response is a well-formed RFC 8693 success, as tokex classifies it.
@@ -154,11 +166,18 @@ func (s *Server) Handler() http.Handler {
 		}, func() float64 { return float64(s.requests.Load()) }))
 		mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	}
+	// One burn per core at a time: a burning goroutine holds its thread, and
+	// GOMAXPROCS goroutines preempted in turn would each hold one more.
+	cores := make(chan struct{}, runtime.GOMAXPROCS(0))
 	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<16))
 		s.gate.RLock()
-		s.sink.Add(uint32(Burn(s.Work)))
+		cores <- struct{}{}
+		spent, b := Burn(s.Cost)
+		<-cores
 		s.gate.RUnlock()
+		s.burnt.Add(int64(spent))
+		s.sink.Add(uint32(b))
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "no-store")
 		_, _ = w.Write(response)
@@ -204,7 +223,7 @@ func (s *Server) Stall(done <-chan struct{}) {
 func (s *Server) Ready() { s.mark(s.requests.Load()) }
 
 func (s *Server) mark(n int64) {
-	m := mark{atUS: time.Now().UnixMicro(), cpu: ProcessCPU(), requests: n}
+	m := mark{atUS: time.Now().UnixMicro(), cpu: ProcessCPU(), burnt: s.burnt.Load(), requests: n}
 	s.mu.Lock()
 	if s.log == nil {
 		s.log = make([]mark, logSize)
@@ -242,6 +261,7 @@ func (s *Server) Window(fromUS, toUS int64) (Stats, bool) {
 	st := s.statsLocked()
 	st.Requests = at(b).requests - at(a).requests
 	st.CPUSeconds = at(b).cpu - at(a).cpu
+	st.BurnSeconds = float64(at(b).burnt-at(a).burnt) / 1e9
 	return st, true
 }
 
@@ -249,11 +269,12 @@ func (s *Server) Window(fromUS, toUS int64) (Stats, bool) {
 func (s *Server) Stats() Stats {
 	st := s.statsLocked()
 	st.Requests, st.CPUSeconds = s.requests.Load(), ProcessCPU()
+	st.BurnSeconds = float64(s.burnt.Load()) / 1e9
 	return st
 }
 
 func (s *Server) statsLocked() Stats {
-	return Stats{PID: os.Getpid(), Procs: runtime.GOMAXPROCS(0), Work: s.Work}
+	return Stats{PID: os.Getpid(), Procs: runtime.GOMAXPROCS(0), CostMs: float64(s.Cost) / 1e6}
 }
 
 // RunIfServer runs the server and exits when this process was started as
@@ -264,14 +285,13 @@ func RunIfServer() {
 	}
 }
 
-// Main is the server's command line: -addr, -cost or -work, -procs,
+// Main is the server's command line: -addr, -cost, -procs,
 // -metrics, -wrap N (run the server N wrapper processes deep).
 func Main(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("knowncost", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "listen address")
-	cost := fs.Duration("cost", 2*time.Millisecond, "CPU per request (calibrated at start)")
-	work := fs.Int("work", 0, "hash rounds per request (overrides -cost)")
+	cost := fs.Duration("cost", 2*time.Millisecond, "CPU per request, by the handler thread's CPU clock")
 	procs := fs.Int("procs", 1, "GOMAXPROCS: the cores the server may use")
 	metrics := fs.Bool("metrics", false, "serve Prometheus process metrics at /metrics")
 	wrap := fs.Int("wrap", 0, "start the server as a child this many processes deep")
@@ -283,15 +303,12 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	if *wrap > 0 {
 		return wrapChild(args, *wrap, stderr)
 	}
-	if *procs < 1 {
-		fmt.Fprintln(stderr, "knowncost: -procs must be at least 1")
+	if *procs < 1 || *cost <= 0 {
+		fmt.Fprintln(stderr, "knowncost: -procs must be at least 1 and -cost above 0")
 		return 2
 	}
 	runtime.GOMAXPROCS(*procs)
-	s := &Server{Work: *work, Metrics: *metrics, StallEvery: *stallEvery, StallFor: *stallFor}
-	if s.Work <= 0 {
-		s.Work = Calibrate(*cost)
-	}
+	s := &Server{Cost: *cost, Metrics: *metrics, StallEvery: *stallEvery, StallFor: *stallFor}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "knowncost:", err)
@@ -308,7 +325,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	stop := make(chan struct{})
 	defer close(stop)
 	go s.Stall(stop)
-	fmt.Fprintf(stdout, "%shttp://%s (work %d, procs %d, pid %d)\n", listening, ln.Addr(), s.Work, *procs, os.Getpid())
+	fmt.Fprintf(stdout, "%shttp://%s (cost %s, procs %d, pid %d)\n", listening, ln.Addr(), s.Cost, *procs, os.Getpid())
 	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		fmt.Fprintln(stderr, "knowncost:", err)
 		return 1

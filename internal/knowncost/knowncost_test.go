@@ -6,9 +6,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func TestMain(m *testing.M) {
@@ -31,7 +34,7 @@ func post(t *testing.T, url string) string {
 }
 
 func TestServerCountsItsWork(t *testing.T) {
-	s := &Server{Work: Calibrate(time.Millisecond), Metrics: true}
+	s := &Server{Cost: time.Millisecond, Metrics: true}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	if _, ok := s.Window(0, time.Now().UnixMicro()); ok {
@@ -51,12 +54,12 @@ func TestServerCountsItsWork(t *testing.T) {
 		}
 	}
 	st := s.Stats()
-	if st.Requests != 20 || st.CPUSeconds <= 0 || st.Work != s.Work {
+	if st.Requests != 20 || st.CostMs != 1 || st.BurnSeconds < 0.020 || st.CPUSeconds < st.BurnSeconds {
 		t.Errorf("stats %+v", st)
 	}
 	w, ok := s.Window(start.UnixMicro(), time.Now().UnixMicro())
 	// The window opens after the first completion: 19 requests in it.
-	if !ok || w.Requests != 19 || w.CPUSeconds <= 0 {
+	if !ok || w.Requests != 19 || w.CPUSeconds <= 0 || w.BurnSeconds < 0.019 || w.BurnSeconds > w.CPUSeconds {
 		t.Errorf("window %+v %v", w, ok)
 	}
 	resp, err := http.Get(ts.URL + "/metrics")
@@ -72,18 +75,39 @@ func TestServerCountsItsWork(t *testing.T) {
 	}
 }
 
-func TestCalibrateScales(t *testing.T) {
-	a, b := Calibrate(time.Millisecond), Calibrate(4*time.Millisecond)
-	if a < 1 || b < 2*a { // 4× the time, at least twice the rounds however noisy
-		t.Errorf("rounds for 1ms %d, for 4ms %d", a, b)
+// TestBurnSpendsItsCost: Burn spends its cost on the thread's CPU clock,
+// as getrusage(RUSAGE_THREAD) counts it, give or take one chunk, however
+// busy the machine (the clock is the thread's CPU, not the wall's).
+func TestBurnSpendsItsCost(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	for _, d := range []time.Duration{0, time.Millisecond, 5 * time.Millisecond} {
+		before := threadRusage(t)
+		spent, _ := Burn(d)
+		used := threadRusage(t) - before
+		if spent < d || spent > d+2*time.Millisecond {
+			t.Errorf("Burn(%s) spent %s", d, spent)
+		}
+		// getrusage counts in microseconds; allow the clock reads' rounding.
+		if used < spent-50*time.Microsecond || used > spent+2*time.Millisecond {
+			t.Errorf("Burn(%s): the thread used %s, Burn says %s", d, used, spent)
+		}
 	}
+}
+
+func threadRusage(t *testing.T) time.Duration {
+	var ru unix.Rusage
+	if err := unix.Getrusage(unix.RUSAGE_THREAD, &ru); err != nil {
+		t.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // TestProcessBehindWrappers starts the server bare, under Go wrapper
 // processes and under a shell, and finds the serving process below.
 func TestProcessBehindWrappers(t *testing.T) {
 	exe, _ := os.Executable()
-	for _, o := range []Options{{Work: 10}, {Work: 10, Wrap: 2}, {Work: 10, Shell: true}} {
+	for _, o := range []Options{{Cost: time.Millisecond}, {Cost: time.Millisecond, Wrap: 2}, {Cost: time.Millisecond, Shell: true}} {
 		p, err := Start(context.Background(), exe, o)
 		if err != nil {
 			t.Fatal(err)
@@ -109,7 +133,7 @@ func TestProcessBehindWrappers(t *testing.T) {
 // TestStallHoldsRequests: while the server stalls no request completes;
 // they all complete once it ends.
 func TestStallHoldsRequests(t *testing.T) {
-	s := &Server{Work: 1, StallEvery: time.Hour, StallFor: time.Hour}
+	s := &Server{Cost: time.Microsecond, StallEvery: time.Hour, StallFor: time.Hour}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
 	s.gate.Lock() // what Stall does every StallEvery

@@ -20,7 +20,6 @@ import (
 // Options of a server process started by Start.
 type Options struct {
 	Cost    time.Duration // CPU per request; default 2ms
-	Work    int           // hash rounds per request, instead of Cost
 	Procs   int           // GOMAXPROCS; default 1
 	Metrics bool          // serve /metrics
 	Wrap    int           // Go wrapper processes above the server
@@ -42,10 +41,7 @@ type Process struct {
 // server in its own process group and waits for its URL.
 func Start(ctx context.Context, exe string, o Options) (*Process, error) {
 	args := []string{"-procs", strconv.Itoa(max(o.Procs, 1))}
-	switch {
-	case o.Work > 0:
-		args = append(args, "-work", strconv.Itoa(o.Work))
-	case o.Cost > 0:
+	if o.Cost > 0 {
 		args = append(args, "-cost", o.Cost.String())
 	}
 	if o.Metrics {
