@@ -73,7 +73,7 @@ func script(upTo int) []event.Event {
 		at = at.Add(p.Total())
 		st := &stats.Run{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, Status: stats.StatusDone, TargetRPS: p.TargetRPS,
 			Requests: int64(p.TargetRPS * 8), OK: int64(p.TargetRPS * 8), SuccessRatio: 1, AchievedRatio: 1, AchievedRPS: p.TargetRPS,
-			LatencyMs: stats.Latency{P50: 2.5, P95: 5 + p.TargetRPS/100, P99: 9}, EngineCPU: &stats.CPU{AvgCores: p.TargetRPS * 0.003, CPUMsPerExchange: 3}}
+			LatencyMs: stats.Latency{P50: 2.5, P95: 5 + p.TargetRPS/100, P99: 9}, EngineCPU: &stats.CPU{AvgCores: p.TargetRPS * 0.003, CPUMsPerExchange: 3, Source: "proc"}}
 		if p.TargetRPS == 500 {
 			st.Dropped = 12
 			st.Warnings = []stats.Warning{stats.Warn(stats.WarnHostSaturated, p.ID, "host saturated in 8 of 8 measured seconds")}

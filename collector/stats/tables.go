@@ -2,6 +2,7 @@ package stats
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/table"
@@ -53,16 +54,17 @@ func (s *Summary) ScheduleTable() table.Table {
 
 // ResourceTable is the article's "Resource consumption" (reported runs).
 func (s *Summary) ResourceTable() table.Table {
-	t := table.New("Stage", "Engine CPU avg", "Engine CPU peak", "Engine CPU per exchange", "Engine memory", "Runs")
+	t := table.New("Stage", "Engine CPU avg", "Engine CPU peak", "Engine CPU per exchange", "Engine memory", "Measured by", "Runs")
 	t.ID = "resources"
+	t.Columns[5].Align = table.Left
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(StageLabel(st.TargetRPS), "no finished run", "", "", "", st.Verdict())
+			t.Add(StageLabel(st.TargetRPS), "no finished run", "", "", "", "", st.Verdict())
 			continue
 		}
 		if r.EngineCPU == nil {
-			t.Add(StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", st.Verdict())
+			t.Add(StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", "n/a", st.Verdict())
 			continue
 		}
 		c := r.EngineCPU
@@ -71,9 +73,40 @@ func (s *Summary) ResourceTable() table.Table {
 			perEx = fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange)
 		}
 		t.Add(StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
-			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, BytesIEC(r.EngineMemoryBytes), st.Verdict())
+			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, BytesIEC(r.EngineMemoryBytes), c.SourceLabel(), st.Verdict())
 	}
 	return t
+}
+
+// cpuSources name, in one short label each, the sources resource samples
+// carry (collector/proc's kinds, the kube driver's, the k6 import's).
+var cpuSources = []struct{ source, label string }{
+	{"proc-tree", "pid tree"}, {"proc", "pid"}, {"cgroup", "cgroup"}, {"prometheus", "prometheus"},
+	{"metrics-server", "metrics-server"}, {"kubelet", "kubelet"}, {"monitor-csv", "monitor CSV"},
+}
+
+// SourceLabel says how the engine CPU was measured in one short label:
+// "pid tree", "cgroup", "prometheus", "metrics-server"…; several sources
+// joined by "+", "other" for one this tokex does not know (evidence is not
+// trusted to name itself), "n/a" when the evidence does not say.
+func (c *CPU) SourceLabel() string {
+	if c == nil || c.Source == "" {
+		return "n/a"
+	}
+	var labels []string
+	for _, part := range strings.Split(c.Source, ", ") {
+		label := "other"
+		for _, k := range cpuSources {
+			if part == k.source || strings.HasPrefix(part, k.source+" ") {
+				label = k.label
+				break
+			}
+		}
+		if !slices.Contains(labels, label) {
+			labels = append(labels, label)
+		}
+	}
+	return strings.Join(labels, "+")
 }
 
 // ResultsTable is the dashboard's results: the article's two tables in one,
@@ -81,9 +114,10 @@ func (s *Summary) ResourceTable() table.Table {
 // run's success next to its latency, and the stage's verdict. flagged says
 // which runs carry figures that are not the server's (marked ⚠).
 func (s *Summary) ResultsTable(flagged func(runID string) bool) table.Table {
-	t := table.New("Stage", "p95 per round (ms)", "Requests", "ok %", "p50", "p95", "p99", "cores", "CPU-ms/ex", "")
-	t.Columns[1].Align, t.Columns[9].Align = table.Left, table.Left
-	t.Columns[7].Drop, t.Columns[4].Drop, t.Columns[2].Drop = 1, 2, 3 // the verdict must stay in view
+	t := table.New("Stage", "p95 per round (ms)", "Requests", "ok %", "p50", "p95", "p99", "cores", "CPU-ms/ex", "CPU by", "")
+	t.Columns[1].Align, t.Columns[9].Align, t.Columns[10].Align = table.Left, table.Left, table.Left
+	// The verdict must stay in view.
+	t.Columns[9].Drop, t.Columns[7].Drop, t.Columns[4].Drop, t.Columns[2].Drop = 1, 2, 3, 4
 	for _, st := range s.Stages {
 		spread := st.Spread()
 		for i, r := range st.Runs {
@@ -110,11 +144,12 @@ func (s *Summary) ResultsTable(flagged func(runID string) bool) table.Table {
 	return t
 }
 
-// resultCells are the reported run's requests, ok %, p50, p95, p99, cores
-// and CPU-ms per exchange, blank without a reported run.
+// resultCells are the reported run's requests, ok %, p50, p95, p99, cores,
+// CPU-ms per exchange and how the CPU was measured, blank without a
+// reported run.
 func resultCells(rep *Run) []string {
 	if rep == nil {
-		return []string{"", "", "", "", "", "", ""}
+		return []string{"", "", "", "", "", "", "", ""}
 	}
 	l := rep.LatencyMs
 	cores, cpu := "n/a", "n/a"
@@ -126,7 +161,7 @@ func resultCells(rep *Run) []string {
 		lat, cpu = []string{"—", "—", "—"}, "n/a"
 	}
 	row := []string{Thousands(rep.Requests), fmt.Sprintf("%.1f", rep.SuccessRatio*100)}
-	return append(append(row, lat...), cores, cpu)
+	return append(append(row, lat...), cores, cpu, rep.EngineCPU.SourceLabel())
 }
 
 // SpreadTable is the per-run p95 of every stage (✗ marks a failed run),

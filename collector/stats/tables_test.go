@@ -13,7 +13,7 @@ import (
 func TestResultsTable(t *testing.T) {
 	mk := func(id string, rps float64, round int, p95 float64, passed bool) *Run {
 		return &Run{ID: id, TargetRPS: rps, Round: round, Status: StatusDone, Requests: 1500, OK: 1500, SuccessRatio: 1,
-			LatencyMs: Latency{P50: p95 / 2, P95: p95, P99: p95 * 2}, EngineCPU: &CPU{AvgCores: 0.5, CPUMsPerExchange: 5}, ThresholdsPassed: passed}
+			LatencyMs: Latency{P50: p95 / 2, P95: p95, P99: p95 * 2}, EngineCPU: &CPU{AvgCores: 0.5, CPUMsPerExchange: 5, Source: "proc-tree"}, ThresholdsPassed: passed}
 	}
 	s := &Summary{Thresholds: Thresholds{P95Ms: 500}}
 	BuildSummary(s, []*Run{mk("a", 100, 1, 7, true), mk("b", 100, 2, 9, true), mk("c", 100, 3, 8, true),
@@ -23,9 +23,9 @@ func TestResultsTable(t *testing.T) {
 		cells string
 		tone  table.Tone
 	}{
-		{"100/s|7.00 9.00 [8.00]|1,500|100.0|4.0|8.0|16.0|0.50|5.00|✓ ⚠", table.Good},
-		{"250/s|[600.00 ✗]|1,500|100.0|300.0|600.0|1200.0|0.50|5.00|✗ 1 failed", table.Bad},
-		{"500/s|aborted||||||||", table.Plain},
+		{"100/s|7.00 9.00 [8.00]|1,500|100.0|4.0|8.0|16.0|0.50|5.00|pid tree|✓ ⚠", table.Good},
+		{"250/s|[600.00 ✗]|1,500|100.0|300.0|600.0|1200.0|0.50|5.00|pid tree|✗ 1 failed", table.Bad},
+		{"500/s|aborted|||||||||", table.Plain},
 	}
 	if len(tb.Rows) != len(want) {
 		t.Fatalf("rows %v", tb.Rows)
@@ -37,5 +37,44 @@ func TestResultsTable(t *testing.T) {
 	}
 	if len(tb.Columns) != len(tb.Rows[0].Cells) || tb.Columns[len(tb.Columns)-1].Align != table.Left {
 		t.Errorf("columns %+v", tb.Columns)
+	}
+}
+
+// TestCPUSourceLabel: how the engine CPU was measured, in one short label,
+// for every source tokex writes; a source it does not know is "other" (an
+// evidence file does not get to print what it likes).
+func TestCPUSourceLabel(t *testing.T) {
+	for _, c := range []struct{ source, want string }{
+		{"proc", "pid"},
+		{"proc-tree", "pid tree"},
+		{"cgroup", "cgroup"},
+		{"prometheus", "prometheus"},
+		{"metrics-server (15s window)", "metrics-server"},
+		{"kubelet /metrics/resource", "kubelet"},
+		{"kubelet /metrics/resource, metrics-server (15s window)", "kubelet+metrics-server"},
+		{"monitor-csv", "monitor CSV"},
+		{"proc, proc-tree", "pid+pid tree"},
+		{"", "n/a"},
+		{"processes", "other"},
+		{"<script>, proc", "other+pid"},
+	} {
+		if got := (&CPU{Source: c.source}).SourceLabel(); got != c.want {
+			t.Errorf("SourceLabel(%q) = %q, want %q", c.source, got, c.want)
+		}
+	}
+	if got := (*CPU)(nil).SourceLabel(); got != "n/a" {
+		t.Errorf("nil CPU: %q", got)
+	}
+}
+
+// TestResourceTableSaysHowCPUWasMeasured: summary.md's and the report's
+// resource table name the engine CPU's source per stage.
+func TestResourceTableSaysHowCPUWasMeasured(t *testing.T) {
+	s := &Summary{}
+	BuildSummary(s, []*Run{{ID: "a", TargetRPS: 100, Round: 1, Status: StatusDone, Requests: 10, OK: 10, SuccessRatio: 1,
+		EngineCPU: &CPU{AvgCores: 0.5, PeakCores: 0.7, CPUMsPerExchange: 5, Source: "cgroup"}, ThresholdsPassed: true}}, false)
+	md := s.ResourceTable().Markdown()
+	if !strings.Contains(md, "| Engine memory | Measured by | Runs |") || !strings.Contains(md, "| cgroup | ✓ 1/1 passed |") {
+		t.Errorf("resource table:\n%s", md)
 	}
 }
