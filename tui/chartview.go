@@ -21,7 +21,7 @@ type cachedPanel struct {
 
 type panelKey struct {
 	run          *runState
-	state        string
+	state        rowState
 	w, h         int
 	focus, zoom  bool
 	data, others int // versions of what the panel draws

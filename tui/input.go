@@ -105,7 +105,7 @@ func (m *Model) show(i int) {
 	switch {
 	case rs == m.current && m.running():
 		m.selected = nil
-	case rs.state != "pending":
+	case rs.state != rowPending:
 		m.selected = rs
 	}
 }

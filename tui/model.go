@@ -40,9 +40,25 @@ type Options struct {
 	Source string
 }
 
+// rowState is where a run of the ladder is: pending, in its warmup or its
+// measured phase, then how it ended (its stats.RunStatus).
+type rowState string
+
+const (
+	rowPending   = rowState(stats.StatusPending)
+	rowWarmup    = rowState("warmup")
+	rowMeasuring = rowState("measuring")
+	rowDone      = rowState(stats.StatusDone)
+	rowFailed    = rowState(stats.StatusFailed)
+	rowAborted   = rowState(stats.StatusAborted)
+)
+
+// live reports a run under way.
+func (s rowState) live() bool { return s == rowWarmup || s == rowMeasuring }
+
 type runState struct {
 	plan    event.PlannedRun
-	state   string // pending, warmup, measuring, done, failed, aborted
+	state   rowState
 	started time.Time
 	stats   *stats.Run
 	data    *runData // nil before it starts and once history lets it go
@@ -209,7 +225,7 @@ func (m *Model) Apply(e event.Event) {
 		m.runStarted(v)
 	case event.PhaseChanged:
 		if rs := m.byID[v.RunID]; rs != nil && v.Phase == stats.Measured {
-			rs.state = "measuring"
+			rs.state = rowMeasuring
 			if rs == m.current {
 				m.health.Measuring()
 			}
@@ -244,7 +260,7 @@ func (m *Model) started(v event.CampaignStarted) {
 	m.runs, m.kept, m.selected, m.cursor = m.runs[:0], nil, nil, 0
 	m.byID = map[string]*runState{}
 	for _, p := range v.Runs {
-		rs := &runState{plan: p, state: "pending"}
+		rs := &runState{plan: p, state: rowPending}
 		m.runs = append(m.runs, rs)
 		m.byID[p.ID] = rs
 	}
@@ -252,9 +268,9 @@ func (m *Model) started(v event.CampaignStarted) {
 
 func (m *Model) runStarted(v event.RunStarted) {
 	rs := m.run(v.Run)
-	rs.state, rs.started = "warmup", v.At
+	rs.state, rs.started = rowWarmup, v.At
 	if v.Run.Warmup <= 0 {
-		rs.state = "measuring"
+		rs.state = rowMeasuring
 	}
 	if m.selected == nil || m.cursor == m.indexOf(m.current) {
 		m.cursor = m.indexOf(rs) // the cursor follows the live run until moved
@@ -262,7 +278,7 @@ func (m *Model) runStarted(v event.RunStarted) {
 	m.current = rs
 	rs.data = newRunData(v.At)
 	m.keep(rs)
-	m.health.Reset(rs.state == "measuring")
+	m.health.Reset(rs.state == rowMeasuring)
 }
 
 // keep records that rs holds charts, letting the oldest go past maxHistory
@@ -281,7 +297,7 @@ func (m *Model) window(v event.Window) {
 	if r == nil || r.data == nil || v.RunID != r.plan.ID {
 		return
 	}
-	if v.Phase == stats.Warmup && r.state != "warmup" {
+	if v.Phase == stats.Warmup && r.state != rowWarmup {
 		return // a late warmup response: the live figures are the measured phase's
 	}
 	// k6 agents mint inside the iteration, so their send lag is not
@@ -321,7 +337,7 @@ func (m *Model) runFinished(v event.RunFinished) {
 	if rs == nil {
 		return
 	}
-	rs.state = string(v.Status)
+	rs.state = rowState(v.Status)
 	rs.stats = v.Stats
 	m.sumVer++
 	if v.Stats != nil {
@@ -344,15 +360,15 @@ func (m *Model) campaignFinished(v event.CampaignFinished) {
 	if v.Summary != nil {
 		m.summary = v.Summary
 	}
-	if m.current != nil && (m.current.state == "warmup" || m.current.state == "measuring") {
-		m.current.state = "aborted"
+	if m.current != nil && m.current.state.live() {
+		m.current.state = rowAborted
 	}
 }
 
 func (m *Model) run(p event.PlannedRun) *runState {
 	rs := m.byID[p.ID]
 	if rs == nil {
-		rs = &runState{plan: p, state: "pending"}
+		rs = &runState{plan: p, state: rowPending}
 		m.runs = append(m.runs, rs)
 		m.byID[p.ID] = rs
 	}
@@ -380,7 +396,7 @@ func (m *Model) resource(v event.Resource) {
 
 // running reports whether a run is under way.
 func (m *Model) running() bool {
-	return m.current != nil && m.current.data != nil && (m.current.state == "warmup" || m.current.state == "measuring")
+	return m.current != nil && m.current.data != nil && m.current.state.live()
 }
 
 // shown is the run whose charts and figures are on screen: the selected

@@ -132,10 +132,10 @@ func (m *Model) header(w int) []string {
 	elapsed := m.now.Sub(c.At)
 	var remaining time.Duration
 	for _, r := range m.runs {
-		switch r.state {
-		case "pending":
+		switch {
+		case r.state == rowPending:
 			remaining += r.plan.Total()
-		case "warmup", "measuring":
+		case r.state.live():
 			remaining += r.plan.Total() - m.now.Sub(r.started)
 		}
 	}
@@ -188,8 +188,8 @@ func (m *Model) ladder(w, h int) string {
 		icon, st := m.runIcon(r)
 		note := stats.StageLabel(r.plan.TargetRPS)
 		switch {
-		case r.state == "aborted" || r.state == "failed":
-			note = r.state
+		case r.state == rowAborted || r.state == rowFailed:
+			note = string(r.state)
 		case r.plan.Sanity:
 			note = "sanity"
 		}
@@ -214,14 +214,14 @@ func (m *Model) ladder(w, h int) string {
 func (m *Model) runIcon(r *runState) (string, lipgloss.Style) {
 	s := m.styles
 	switch r.state {
-	case "warmup", "measuring":
+	case rowWarmup, rowMeasuring:
 		return "▶", s.Current
-	case "done":
+	case rowDone:
 		if r.stats != nil && !r.stats.ThresholdsPassed && !r.plan.Sanity {
 			return "✗", s.Bad
 		}
 		return "✓", s.Good
-	case "failed", "aborted":
+	case rowFailed, rowAborted:
 		return "✗", s.Bad
 	}
 	return "·", s.Dim
@@ -237,14 +237,14 @@ func (m *Model) progress(w int) string {
 	if total > 0 {
 		frac = min(1, max(0, elapsed.Seconds()/total.Seconds()))
 	}
-	if r.state != "warmup" && r.state != "measuring" {
+	if !r.state.live() {
 		frac = 1
-		if r.stats != nil && r.stats.MeasuredSeconds > 0 && r.state != "done" {
+		if r.stats != nil && r.stats.MeasuredSeconds > 0 && r.state != rowDone {
 			frac = min(1, r.stats.MeasuredSeconds/total.Seconds())
 		}
 	}
 	m.bar.Width = max(10, w-42)
-	return fmt.Sprintf("%s %s %s %3.0f%% %s/%s", s.Value.Render(r.plan.ID), m.stateStyle(r.state).Render(fmt.Sprintf("%-9s", r.state)),
+	return fmt.Sprintf("%s %s %s %3.0f%% %s/%s", s.Value.Render(r.plan.ID), m.stateStyle(string(r.state)).Render(fmt.Sprintf("%-9s", r.state)),
 		m.bar.ViewAs(frac), frac*100, dur(min(elapsed, total)), dur(total))
 }
 
@@ -306,7 +306,7 @@ func (m *Model) figures(r *runState, oneLine bool) []string {
 func (m *Model) viewing() string {
 	r := m.selected
 	icon, st := m.runIcon(r)
-	return st.Render("» showing "+r.plan.ID+" "+icon+" "+r.state) + m.styles.Dim.Render(" — f or esc follows the live run")
+	return st.Render("» showing "+r.plan.ID+" "+icon+" "+string(r.state)) + m.styles.Dim.Render(" — f or esc follows the live run")
 }
 
 func (m *Model) live(w, h int) string {
