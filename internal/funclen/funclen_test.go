@@ -19,11 +19,6 @@ import (
 // closing brace inclusive.
 const maxLines = 80
 
-// allowed lists today's longer functions with their current length. An entry
-// may only shrink: lower its number when you shorten the function, delete it
-// when the function fits in maxLines. Never add one.
-var allowed = map[string]int{}
-
 // generated is the marker of generated files (https://go.dev/s/generatedcode).
 var generated = regexp.MustCompile(`(?m)^// Code generated .* DO NOT EDIT\.$`)
 
@@ -123,26 +118,13 @@ func TestNoLongFunctions(t *testing.T) {
 	}
 	var long []string
 	for name, n := range got {
-		limit, listed := allowed[name]
-		switch {
-		case !listed && n > maxLines:
-			long = append(long, fmt.Sprintf("%q: %d,", name, n))
-		case listed && n > limit:
-			t.Errorf("%s is %d lines, longer than its allowlisted %d: shorten it (the allowlist only shrinks)", name, n, limit)
-		case listed && n <= maxLines:
-			t.Errorf("%s is %d lines now: delete its allowlist entry", name, n)
-		case listed && n < limit:
-			t.Errorf("%s shrank to %d lines: lower its allowlist entry from %d to %d", name, n, limit, n)
+		if n > maxLines {
+			long = append(long, fmt.Sprintf("%s: %d lines", name, n))
 		}
 	}
 	sort.Strings(long)
 	for _, l := range long {
-		t.Errorf("function over %d lines (split it): %s", maxLines, l)
-	}
-	for name := range allowed {
-		if _, ok := got[name]; !ok {
-			t.Errorf("allowlisted %s no longer exists: delete its entry", name)
-		}
+		t.Errorf("function over %d lines (split it into steps named for what they do): %s", maxLines, l)
 	}
 }
 
@@ -173,15 +155,5 @@ var v = func() int {
 	want := map[string]int{"T.M": 3, "F": 1, "func@11": 3}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("funcs = %v, want %v", got, want)
-	}
-}
-
-// TestAllowlistBounds keeps the allowlist meaningful: every entry is over
-// the limit (else it should not be listed).
-func TestAllowlistBounds(t *testing.T) {
-	for name, n := range allowed {
-		if n <= maxLines {
-			t.Errorf("allowlisted %s at %d lines: entries must be over %d", name, n, maxLines)
-		}
 	}
 }
