@@ -100,31 +100,37 @@ func Import(opt Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := opt.Name
-	if name == "" {
-		name = "k6-import"
-	}
-	cfg := fmt.Sprintf("# imported from k6 results\nsource: %q\nwarmup_tag: %q\nresources: %q\n", opt.Dir, tagK+"="+tagV, opt.Resources)
-	first := all[0].meta.Started
-	w, err := evidence.CreateStaged(opt.Out, name, time.Now(), []byte(cfg), evidence.Manifest{Tool: "tokex", Version: opt.Tool,
-		Name: name, Driver: "k6 import", Target: opt.Dir, Started: first})
-	if err != nil {
-		return nil, err
-	}
-	s, err := write(w, all, samples, opt, name)
-	if err != nil {
-		w.Discard()
-		return nil, err
-	}
-	if err := w.Publish(); err != nil {
-		w.Discard()
+	if res.Dir, res.Summary, err = publish(opt, all, samples, tagK+"="+tagV); err != nil {
 		return nil, err
 	}
 	for _, p := range all {
 		res.Warnings = append(res.Warnings, p.warnings...)
 	}
-	res.Dir, res.Summary = w.Dir, s
 	return res, nil
+}
+
+// publish writes the evidence folder in a staging folder and moves it into
+// place whole, or leaves nothing.
+func publish(opt Options, all []*parsed, samples []stats.ResourceSample, warmupTag string) (string, *stats.Summary, error) {
+	name := opt.Name
+	if name == "" {
+		name = "k6-import"
+	}
+	cfg := fmt.Sprintf("# imported from k6 results\nsource: %q\nwarmup_tag: %q\nresources: %q\n", opt.Dir, warmupTag, opt.Resources)
+	w, err := evidence.CreateStaged(opt.Out, name, time.Now(), []byte(cfg), evidence.Manifest{Tool: "tokex", Version: opt.Tool,
+		Name: name, Driver: "k6 import", Target: opt.Dir, Started: all[0].meta.Started})
+	if err != nil {
+		return "", nil, err
+	}
+	s, err := write(w, all, samples, opt, name)
+	if err == nil {
+		err = w.Publish()
+	}
+	if err != nil {
+		w.Discard()
+		return "", nil, err
+	}
+	return w.Dir, s, nil
 }
 
 // warmupTag splits --warmup-tag's key=value (default phase=warmup).
