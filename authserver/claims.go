@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"math"
 	"slices"
 	"strconv"
@@ -267,14 +266,14 @@ func get(ms []member, name string) (json.RawMessage, bool) {
 // actChain are the members whose objects hold claims of a prior actor.
 var actChain = map[string]bool{"act": true, "may_act": true}
 
-// checkHeader checks the JOSE header of a compact JWS before golang-jwt
+// checkHeader checks the JOSE header of a compact JWS before readHeader
 // reads it into a map: no duplicate or case-variant parameter, and no crit
 // (RFC 7515 §4.1.11: tokex understands no extension, so any crit is refused;
 // an empty or ill-formed list is malformed).
 func checkHeader(raw string) error {
 	seg, _, ok := strings.Cut(raw, ".")
 	if !ok {
-		return nil // golang-jwt reports the malformed token
+		return nil // parseJWS reports the malformed token
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(seg)
 	if err != nil {
@@ -317,7 +316,7 @@ type actor struct {
 }
 
 // inbound are the claims tokex reads from subject and actor tokens, each by
-// its exact name. It implements jwt.Claims for golang-jwt's validator.
+// its exact name.
 type inbound struct {
 	Issuer    string
 	Subject   string
@@ -329,16 +328,12 @@ type inbound struct {
 	Act       *actor
 }
 
-func (c *inbound) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expiry, nil }
-func (c *inbound) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
-func (c *inbound) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore, nil }
-func (c *inbound) GetIssuer() (string, error)                   { return c.Issuer, nil }
-func (c *inbound) GetSubject() (string, error)                  { return c.Subject, nil }
-func (c *inbound) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
+// UnmarshalJSON is called by encoding/json on a value it has checked to be
+// valid JSON.
+func (c *inbound) UnmarshalJSON(b []byte) error { return c.decode(b) }
 
-// UnmarshalJSON is called by encoding/json (for golang-jwt) on the decoded
-// payload, which it has checked to be valid JSON.
-func (c *inbound) UnmarshalJSON(b []byte) error {
+// decode reads the claims from b, which must be valid JSON.
+func (c *inbound) decode(b []byte) error {
 	m, err := validMembers(b, registeredClaims, actChain)
 	if err != nil {
 		return err
@@ -371,6 +366,12 @@ func (c *inbound) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return err
 	}
+	return c.decodeObjects(m)
+}
+
+// decodeObjects reads aud, act and may_act.
+func (c *inbound) decodeObjects(m []member) error {
+	var err error
 	if v, ok := get(m, "aud"); ok {
 		if c.Audience, err = audience(v); err != nil {
 			return err
@@ -453,11 +454,4 @@ func parseActor(v json.RawMessage) (*actor, error) {
 		a.Act = p
 	}
 	return &a, nil
-}
-
-// asClaimError finds a claimError in a golang-jwt error chain.
-func asClaimError(err error) (*claimError, bool) {
-	var ce *claimError
-	ok := errors.As(err, &ce)
-	return ce, ok
 }

@@ -2,6 +2,7 @@ package authserver
 
 import (
 	"context"
+	"crypto"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -12,7 +13,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/time/rate"
 
 	"github.com/tokex-dev/tokex/internal/confload"
@@ -194,30 +194,26 @@ var (
 	errKeyMismatch  = &claimError{"names a key that does not fit its alg"}
 )
 
-// keyfunc finds the one key that may verify a token (jwks.Set.Select); an
-// unknown kid refreshes a remote set first.
-func (s *keySet) keyfunc(ctx context.Context) jwt.Keyfunc {
-	return func(t *jwt.Token) (any, error) {
-		alg, _ := t.Header["alg"].(string)
-		kv, hasKid := t.Header["kid"]
-		kid, ok := kv.(string)
-		if hasKid && !ok {
-			return nil, errKidNotString
-		}
-		if hasKid && !s.keys.Load().Has(kid) {
-			s.refreshUnknown(ctx)
-		}
-		k, err := s.keys.Load().Select(alg, kid, hasKid)
-		switch {
-		case errors.Is(err, jwks.ErrAmbiguous):
-			return nil, errKidAmbiguous
-		case errors.Is(err, jwks.ErrMismatch):
-			return nil, errKeyMismatch
-		case err != nil:
-			return nil, errUnknownKey
-		}
-		return k.Public, nil
+// selectKey finds the one key that may verify a token with header h
+// (jwks.Set.Select); an unknown kid refreshes a remote set first.
+func (s *keySet) selectKey(ctx context.Context, h jwsHeader) (crypto.PublicKey, error) {
+	if h.kidKind == kidOther {
+		return nil, errKidNotString
 	}
+	hasKid := h.kidKind == kidString
+	if hasKid && !s.keys.Load().Has(h.kid) {
+		s.refreshUnknown(ctx)
+	}
+	k, err := s.keys.Load().Select(h.alg, h.kid, hasKid)
+	switch {
+	case errors.Is(err, jwks.ErrAmbiguous):
+		return nil, errKidAmbiguous
+	case errors.Is(err, jwks.ErrMismatch):
+		return nil, errKeyMismatch
+	case err != nil:
+		return nil, errUnknownKey
+	}
+	return k.Public, nil
 }
 
 // parseJWKS reads a JWK set, logging each key it skips.

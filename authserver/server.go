@@ -12,8 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
-
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/subject"
@@ -42,6 +40,9 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler // mux behind the framing check
 	meta    []byte
+
+	// headerAT and headerJWT are the issued tokens' encoded headers.
+	headerAT, headerJWT string
 }
 
 // New builds a server from a validated config. ctx bounds JWKS refreshes.
@@ -72,6 +73,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 	if s.jwks, err = subject.JWKS(s.key); err != nil {
 		return nil, err
 	}
+	s.headerAT, s.headerJWT = jwsHeaders(s.key)
 	s.faults = newFaults(cfg.Faults)
 	if cfg.TLS.Enabled {
 		if cfg.TLS.CertFile != "" {
@@ -242,23 +244,3 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{"status":"ok"}`))
 }
-
-// issued are the claims of an RFC 9068 access token.
-type issued struct {
-	Issuer   string `json:"iss"`
-	Subject  string `json:"sub"`
-	Audience any    `json:"aud"`
-	ClientID string `json:"client_id"`
-	Scope    string `json:"scope,omitempty"`
-	IssuedAt int64  `json:"iat"`
-	Expiry   int64  `json:"exp"`
-	ID       string `json:"jti"`
-	Act      *actor `json:"act,omitempty"`
-}
-
-func (c issued) GetExpirationTime() (*jwt.NumericDate, error) { return nil, nil }
-func (c issued) GetIssuedAt() (*jwt.NumericDate, error)       { return nil, nil }
-func (c issued) GetNotBefore() (*jwt.NumericDate, error)      { return nil, nil }
-func (c issued) GetIssuer() (string, error)                   { return c.Issuer, nil }
-func (c issued) GetSubject() (string, error)                  { return c.Subject, nil }
-func (c issued) GetAudience() (jwt.ClaimStrings, error)       { return nil, nil }

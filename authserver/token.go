@@ -2,18 +2,13 @@ package authserver
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
-
-	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tokex-dev/tokex/exchange"
 )
@@ -64,18 +59,29 @@ func (s *Server) handleToken(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	resp, oe := s.exchange(w, r)
+	sc := getScratch()
+	defer putScratch(sc)
+	body, oe := s.exchange(w, r, sc)
 	if oe != nil {
 		s.writeError(w, oe)
 		return
 	}
 	h := w.Header()
-	h.Set("Content-Type", "application/json")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Pragma", "no-cache")
-	b, _ := json.Marshal(resp)
-	_, _ = w.Write(b)
+	h["Content-Type"] = headerJSON
+	h["Cache-Control"] = headerNoStore
+	h["Pragma"] = headerNoCache
+	_, _ = w.Write(body)
 }
+
+// Shared header values of the success response: net/http only reads them,
+// and Header.Set or Add would replace, not change, them.
+var (
+	headerJSON    = []string{"application/json"}
+	headerNoStore = []string{"no-store"}
+	headerNoCache = []string{"no-cache"}
+)
+
+const formType = "application/x-www-form-urlencoded"
 
 // singleValued are the parameters RFC 6749 §3.2 forbids repeating.
 var singleValued = []string{"grant_type", "subject_token", "subject_token_type", "requested_token_type",
@@ -84,8 +90,8 @@ var singleValued = []string{"grant_type", "subject_token", "subject_token_type",
 // exchange answers one token request: read the form, authenticate the
 // client, check the request against the client's policy, validate the
 // subject (and actor) token, issue.
-func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*exchange.Response, *oauthError) {
-	form, oe := s.readForm(w, r)
+func (s *Server) exchange(w http.ResponseWriter, r *http.Request, sc *scratch) ([]byte, *oauthError) {
+	form, oe := s.readForm(w, r, sc)
 	if oe != nil {
 		return nil, oe
 	}
@@ -101,20 +107,22 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request) (*exchange.Res
 	if oe != nil {
 		return nil, oe
 	}
-	return s.issue(req, sub, prior)
+	return s.issue(req, sub, prior, sc)
 }
 
 // readForm reads the POSTed form body and refuses repeated parameters.
-func (s *Server) readForm(w http.ResponseWriter, r *http.Request) (url.Values, *oauthError) {
+func (s *Server) readForm(w http.ResponseWriter, r *http.Request, sc *scratch) (url.Values, *oauthError) {
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
 		return nil, fail(405, exchange.ErrInvalidRequest, "the token endpoint accepts POST only")
 	}
-	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
-	if err != nil || mt != "application/x-www-form-urlencoded" {
-		return nil, fail(400, exchange.ErrInvalidRequest, "content type must be application/x-www-form-urlencoded")
+	if ct := r.Header.Get("Content-Type"); ct != formType { // the usual value, without parsing
+		mt, _, err := mime.ParseMediaType(ct)
+		if err != nil || mt != formType {
+			return nil, fail(400, exchange.ErrInvalidRequest, "content type must be application/x-www-form-urlencoded")
+		}
 	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
+	body, err := sc.readBody(http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
@@ -122,7 +130,7 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request) (url.Values, *
 		}
 		return nil, fail(400, exchange.ErrInvalidRequest, "could not read the request body")
 	}
-	form, err := url.ParseQuery(string(body))
+	form, err := url.ParseQuery(body)
 	if err != nil {
 		return nil, fail(400, exchange.ErrInvalidRequest, "malformed form body")
 	}
@@ -253,38 +261,6 @@ func (s *Server) validateTokens(ctx context.Context, form url.Values, subjectTok
 	return sub, &actor{Sub: act.Subject, Act: act.Act}, nil
 }
 
-// issue signs the RFC 9068 access token: the client acts for the subject,
-// after the prior actors.
-func (s *Server) issue(req *tokenRequest, sub *inbound, prior *actor) (*exchange.Response, *oauthError) {
-	now := time.Now().Unix()
-	lifetime := int64(s.cfg.Signing.Lifetime / time.Second)
-	var aud any = req.targets[0]
-	if len(req.targets) > 1 {
-		aud = req.targets
-	}
-	id := req.client.id
-	claims := issued{
-		Issuer: s.cfg.Issuer, Subject: sub.Subject, Audience: aud, ClientID: id, Scope: req.scope,
-		IssuedAt: now, Expiry: now + lifetime, ID: newJTI(),
-		Act: &actor{Sub: id, Act: prior},
-	}
-	tok := jwt.NewWithClaims(s.key.Method(), claims)
-	tok.Header["kid"] = s.key.Kid
-	tokenType := "N_A"
-	if req.issuedType == exchange.TokenTypeAccessToken {
-		tok.Header["typ"] = "at+jwt"
-		tokenType = "Bearer"
-	}
-	signed, err := tok.SignedString(s.key.Signer)
-	if err != nil {
-		return nil, fail(500, exchange.ErrServerError, "could not sign the token")
-	}
-	return &exchange.Response{
-		AccessToken: signed, IssuedTokenType: req.issuedType, TokenType: tokenType,
-		ExpiresIn: lifetime, Scope: req.scope,
-	}, nil
-}
-
 // authenticate applies client_secret_basic or client_secret_post (one only).
 func (s *Server) authenticate(r *http.Request, form url.Values) (*client, *oauthError) {
 	authz := r.Header.Get("Authorization")
@@ -315,10 +291,4 @@ func (s *Server) authenticate(r *http.Request, form url.Values) (*client, *oauth
 	default:
 		return nil, bad
 	}
-}
-
-func newJTI() string {
-	var b [16]byte
-	_, _ = rand.Read(b[:])
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }

@@ -2,18 +2,17 @@ package authserver
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"slices"
 	"time"
-
-	"github.com/golang-jwt/jwt/v5"
 )
 
 // verifier validates inbound JWTs against the subject JWKS.
 type verifier struct {
 	keys        *keySet
-	parser      *jwt.Parser
+	headers     headerCache
+	algorithms  []string
+	issuer      string
 	audience    string
 	leeway      time.Duration
 	maxLifetime time.Duration
@@ -24,15 +23,8 @@ func newVerifier(ctx context.Context, sc SubjectConfig, given []byte, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	p := jwt.NewParser(
-		jwt.WithValidMethods(sc.Algorithms),
-		jwt.WithIssuer(sc.Issuer),
-		jwt.WithLeeway(sc.Leeway),
-		jwt.WithExpirationRequired(),
-		jwt.WithIssuedAt(),
-		jwt.WithStrictDecoding(),
-	)
-	return &verifier{keys: keys, parser: p, audience: sc.Audience, leeway: sc.Leeway, maxLifetime: sc.MaxLifetime}, nil
+	return &verifier{keys: keys, algorithms: sc.Algorithms, issuer: sc.Issuer, audience: sc.Audience,
+		leeway: sc.Leeway, maxLifetime: sc.MaxLifetime}, nil
 }
 
 // tokenError is why an inbound token was refused; the text is safe to send.
@@ -42,61 +34,95 @@ func (e *tokenError) Error() string { return e.desc }
 
 // verify parses and validates one inbound token for the authenticated client.
 func (v *verifier) verify(ctx context.Context, raw, what, clientID string) (*inbound, error) {
-	if err := checkHeader(raw); err != nil {
-		return nil, &tokenError{what + " header " + err.Error()}
-	}
-	var c inbound
-	_, err := v.parser.ParseWithClaims(raw, &c, v.keys.keyfunc(ctx))
-	if ce, ok := asClaimError(err); ok {
-		return nil, &tokenError{what + " " + ce.desc}
-	}
+	c, err := v.verified(ctx, raw)
 	if err != nil {
-		return nil, &tokenError{what + " " + describe(err)}
+		return nil, &tokenError{what + " " + err.Error()}
 	}
+	if desc := v.policy(c, clientID); desc != "" {
+		return nil, &tokenError{what + " " + desc}
+	}
+	return c, nil
+}
+
+// verified returns the claims of a token whose signature, alg, key, time
+// claims and issuer are good.
+func (v *verifier) verified(ctx context.Context, raw string) (*inbound, error) {
+	t, err := v.parseJWS(raw)
+	if err != nil {
+		return nil, err
+	}
+	if !slices.Contains(v.algorithms, t.header.alg) {
+		return nil, &tokenError{phraseBadSig}
+	}
+	key, err := v.keys.selectKey(ctx, t.header)
+	if err != nil {
+		return nil, err
+	}
+	if !verifySignature(t.header.alg, key, t.signingInput, t.sig) {
+		return nil, &tokenError{phraseBadSig}
+	}
+	if !t.cached {
+		v.headers.add(t.headerSeg, t.header)
+	}
+	if desc := v.validTimes(&t.claims, time.Now()); desc != "" {
+		return nil, &tokenError{desc}
+	}
+	return &t.claims, nil
+}
+
+// validTimes checks exp (required), nbf, iat and iss, and names the first
+// failure in golang-jwt's precedence.
+func (v *verifier) validTimes(c *inbound, now time.Time) string {
+	var expired, early, missing, badIssuer bool
+	if c.Expiry == nil {
+		missing = true
+	} else {
+		expired = !now.Before(c.Expiry.Add(v.leeway))
+	}
+	early = c.NotBefore != nil && now.Before(c.NotBefore.Add(-v.leeway)) ||
+		c.IssuedAt != nil && now.Before(c.IssuedAt.Add(-v.leeway))
+	if c.Issuer == "" {
+		missing = true
+	} else {
+		badIssuer = c.Issuer != v.issuer
+	}
+	switch {
+	case expired:
+		return phraseExpired
+	case early:
+		return phraseNotYet
+	case missing:
+		return phraseMissing
+	case badIssuer:
+		return phraseIssuer
+	}
+	return ""
+}
+
+// policy checks sub, the lifetime bounds and the audience.
+func (v *verifier) policy(c *inbound, clientID string) string {
 	if c.Subject == "" {
-		return nil, &tokenError{what + " has no sub"}
+		return "has no sub"
 	}
-	// golang-jwt has required exp; iat is optional (RFC 7519 §4.1.6), so
-	// the lifetime is bounded from now as well.
+	// exp is required; iat is optional (RFC 7519 §4.1.6), so the lifetime
+	// is bounded from now as well.
 	exp := c.Expiry.Time
 	if c.IssuedAt != nil && exp.Sub(c.IssuedAt.Time) > v.maxLifetime {
-		return nil, &tokenError{what + " lifetime (exp − iat) exceeds the maximum"}
+		return "lifetime (exp − iat) exceeds the maximum"
 	}
 	if time.Until(exp) > v.maxLifetime+v.leeway {
-		return nil, &tokenError{what + " expires further ahead than the maximum lifetime"}
+		return "expires further ahead than the maximum lifetime"
 	}
 	switch v.audience {
 	case "any":
 	case "client_id":
 		if !slices.Contains(c.Audience, clientID) {
-			return nil, &tokenError{what + " audience does not match the client"}
+			return "audience does not match the client"
 		}
 	default:
 		if !slices.Contains(c.Audience, v.audience) {
-			return nil, &tokenError{what + " audience is not accepted"}
+			return "audience is not accepted"
 		}
 	}
-	return &c, nil
-}
-
-// describe maps a jwt error to a fixed phrase that never quotes the token.
-func describe(err error) string {
-	switch {
-	case errors.Is(err, jwt.ErrTokenMalformed):
-		return "is malformed"
-	case errors.Is(err, jwt.ErrTokenUnverifiable):
-		return "is signed with an unknown key"
-	case errors.Is(err, jwt.ErrTokenSignatureInvalid):
-		return "signature is invalid or its algorithm is not allowed"
-	case errors.Is(err, jwt.ErrTokenExpired):
-		return "is expired"
-	case errors.Is(err, jwt.ErrTokenNotValidYet), errors.Is(err, jwt.ErrTokenUsedBeforeIssued):
-		return "is not valid yet"
-	case errors.Is(err, jwt.ErrTokenRequiredClaimMissing):
-		return "lacks a required claim"
-	case errors.Is(err, jwt.ErrTokenInvalidIssuer):
-		return "issuer is not trusted"
-	default:
-		return "is invalid"
-	}
+	return ""
 }

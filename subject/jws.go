@@ -11,30 +11,35 @@ import (
 	"fmt"
 )
 
-// signerFor returns the raw JWS signature function of the key's algorithm:
-// the standard library's, called directly (golang-jwt's ES256 goes through
-// big.Int and more allocations; the signatures are the same).
+// signerFor returns the raw JWS signature function of the key's algorithm
+// (AppendSignature), after checking the key type once.
 func signerFor(k *Key) (func(in, dst []byte) ([]byte, error), error) {
+	switch k.Signer.(type) {
+	case *ecdsa.PrivateKey, *rsa.PrivateKey, ed25519.PrivateKey:
+		return func(in, dst []byte) ([]byte, error) { return k.AppendSignature(dst, in) }, nil
+	}
+	return nil, fmt.Errorf("subject: unsupported key type %T", k.Signer)
+}
+
+// AppendSignature appends the JWS signature of signingInput (the encoded
+// header, a dot and the encoded payload) to dst: the standard library's,
+// called directly (golang-jwt's ES256 goes through big.Int and more
+// allocations; the signatures are the same).
+func (k *Key) AppendSignature(dst, signingInput []byte) ([]byte, error) {
 	switch p := k.Signer.(type) {
 	case *ecdsa.PrivateKey:
-		return func(in, dst []byte) ([]byte, error) {
-			d := sha256.Sum256(in)
-			der, err := ecdsa.SignASN1(rand.Reader, p, d[:])
-			if err != nil {
-				return nil, err
-			}
-			return appendRawES256(dst, der)
-		}, nil
+		d := sha256.Sum256(signingInput)
+		der, err := ecdsa.SignASN1(rand.Reader, p, d[:])
+		if err != nil {
+			return nil, err
+		}
+		return appendRawES256(dst, der)
 	case *rsa.PrivateKey:
-		return func(in, dst []byte) ([]byte, error) {
-			d := sha256.Sum256(in)
-			sig, err := rsa.SignPKCS1v15(nil, p, crypto.SHA256, d[:])
-			return append(dst, sig...), err
-		}, nil
+		d := sha256.Sum256(signingInput)
+		sig, err := rsa.SignPKCS1v15(nil, p, crypto.SHA256, d[:])
+		return append(dst, sig...), err
 	case ed25519.PrivateKey:
-		return func(in, dst []byte) ([]byte, error) {
-			return append(dst, ed25519.Sign(p, in)...), nil
-		}, nil
+		return append(dst, ed25519.Sign(p, signingInput)...), nil
 	}
 	return nil, fmt.Errorf("subject: unsupported key type %T", k.Signer)
 }
