@@ -122,7 +122,7 @@ func validMembers(data []byte, registered nameSet, nestedClaims map[string]bool)
 	if data[i] != '{' {
 		return nil, errNotObject
 	}
-	var top []member
+	top := make([]member, 0, 10)
 	if _, err := w.object(i, 1, true, &top); err != nil {
 		return nil, err
 	}
@@ -148,7 +148,8 @@ func (w *walker) object(i, depth int, claims bool, out *[]member) (int, error) {
 	if depth > maxJSONDepth {
 		return 0, errTooDeep
 	}
-	var names []string       // a few members: a linear search
+	var few [16]string
+	names := few[:0]         // a few members: a linear search
 	var many map[string]bool // many: a map, so a huge object costs linear time
 	i = w.space(i + 1)
 	if w.data[i] == '}' {
@@ -338,13 +339,16 @@ func (c *inbound) decode(b []byte) error {
 	if err != nil {
 		return err
 	}
-	str := func(name string) string {
+	str := func(name string, keep bool) string {
 		v, present := get(m, name)
 		if !present || err != nil {
 			return ""
 		}
 		if v[0] != '"' {
 			err = &claimError{"claim " + name + " is not a string"}
+			return ""
+		}
+		if !keep {
 			return ""
 		}
 		return jsonString(v)
@@ -360,8 +364,8 @@ func (c *inbound) decode(b []byte) error {
 		}
 		return d
 	}
-	c.Issuer, c.Subject, c.ID = str("iss"), str("sub"), str("jti")
-	_, _ = str("client_id"), str("scope")
+	c.Issuer, c.Subject, c.ID = str("iss", true), str("sub", true), str("jti", true)
+	_, _ = str("client_id", false), str("scope", false) // checked, not kept
 	c.Expiry, c.NotBefore, c.IssuedAt = date("exp"), date("nbf"), date("iat")
 	if err != nil {
 		return err
@@ -409,11 +413,7 @@ func numericDate(v json.RawMessage) (*jwt.NumericDate, bool) {
 func audience(v json.RawMessage) (jwt.ClaimStrings, error) {
 	bad := &claimError{"claim aud is not a string or an array of strings"}
 	if len(v) > 0 && v[0] == '"' {
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			return nil, bad
-		}
-		return jwt.ClaimStrings{s}, nil
+		return jwt.ClaimStrings{jsonString(v)}, nil // a string of valid JSON
 	}
 	var raw []json.RawMessage
 	if len(v) == 0 || v[0] != '[' || json.Unmarshal(v, &raw) != nil {

@@ -130,7 +130,7 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request, sc *scratch) (
 		}
 		return nil, fail(400, exchange.ErrInvalidRequest, "could not read the request body")
 	}
-	form, err := url.ParseQuery(body)
+	form, err := parseForm(body)
 	if err != nil {
 		return nil, fail(400, exchange.ErrInvalidRequest, "malformed form body")
 	}

@@ -1,0 +1,40 @@
+package authserver
+
+import (
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// FuzzParseForm checks parseForm against url.ParseQuery: the same values and
+// an error for the same bodies.
+func FuzzParseForm(f *testing.F) {
+	for _, s := range []string{"", "a=1&b=2&a=3", "grant_type=%zz", "a=1;b=2", "&&=&a", "a+b=c+d%20e", "%41=%42&A=B&a",
+		"x=" + strings.Repeat("&y=1", 70), "a=%", "=1&=2", form("e30.e30.sig").Encode()} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, body string) {
+		got, gerr := parseForm(body)
+		want, werr := url.ParseQuery(body)
+		if (gerr == nil) != (werr == nil) {
+			t.Fatalf("%q: err %v, url.ParseQuery %v", body, gerr, werr)
+		}
+		if gerr == nil && !reflect.DeepEqual(got, want) {
+			t.Fatalf("%q: %v, url.ParseQuery %v", body, got, want)
+		}
+		if gerr != nil {
+			return
+		}
+		for k := range got { // appending to one value never changes another
+			before := got[k]
+			got[k] = append(got[k], "x")
+			for k2, v2 := range got {
+				if k2 != k && !reflect.DeepEqual(v2, want[k2]) {
+					t.Fatalf("appending to %q changed %q", k, k2)
+				}
+			}
+			got[k] = before
+		}
+	})
+}
