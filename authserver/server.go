@@ -43,6 +43,7 @@ type Server struct {
 
 	// headerAT and headerJWT are the issued tokens' encoded headers.
 	headerAT, headerJWT string
+	form                *formCache
 }
 
 // New builds a server from a validated config. ctx bounds JWKS refreshes.
@@ -59,6 +60,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 	if s.clients, err = buildClients(cfg, opt.ClientSecret); err != nil {
 		return nil, err
 	}
+	s.form = newFormCache(s.clients)
 	if s.verify, err = newVerifier(ctx, cfg.Subject, opt.SubjectJWKS, log); err != nil {
 		return nil, err
 	}

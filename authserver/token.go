@@ -99,7 +99,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, sc *scratch) (
 	if oe != nil {
 		return nil, oe
 	}
-	req, oe := parseRequest(form, cl)
+	req, oe := s.parseRequest(form, cl)
 	if oe != nil {
 		return nil, oe
 	}
@@ -130,7 +130,7 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request, sc *scratch) (
 		}
 		return nil, fail(400, exchange.ErrInvalidRequest, "could not read the request body")
 	}
-	form, err := parseForm(body)
+	form, err := s.form.parseForm(body)
 	if err != nil {
 		return nil, fail(400, exchange.ErrInvalidRequest, "malformed form body")
 	}
@@ -152,7 +152,7 @@ type tokenRequest struct {
 }
 
 // parseRequest checks grant, token types, targets and scope, in that order.
-func parseRequest(form url.Values, cl *client) (*tokenRequest, *oauthError) {
+func (s *Server) parseRequest(form url.Values, cl *client) (*tokenRequest, *oauthError) {
 	if oe := checkGrant(form.Get("grant_type"), cl); oe != nil {
 		return nil, oe
 	}
@@ -161,7 +161,7 @@ func parseRequest(form url.Values, cl *client) (*tokenRequest, *oauthError) {
 	if req.subjectToken, req.issuedType, oe = tokenTypes(form); oe != nil {
 		return nil, oe
 	}
-	if req.targets, oe = checkTargets(form, cl); oe != nil {
+	if req.targets, oe = s.checkTargets(form, cl); oe != nil {
 		return nil, oe
 	}
 	if req.scope, oe = checkScope(form.Get("scope"), cl); oe != nil {
@@ -203,15 +203,14 @@ func tokenTypes(form url.Values) (subjectToken, issuedType string, oe *oauthErro
 
 // checkTargets returns the requested resources and audiences, each allowed
 // for the client.
-func checkTargets(form url.Values, cl *client) ([]string, *oauthError) {
+func (s *Server) checkTargets(form url.Values, cl *client) ([]string, *oauthError) {
 	targets := append(form["resource"], form["audience"]...)
 	if len(targets) == 0 {
 		return nil, fail(400, exchange.ErrInvalidTarget, "a resource or audience is required")
 	}
 	for _, res := range form["resource"] {
-		// RFC 8707 §2: an absolute URI without a fragment.
-		u, err := url.Parse(res)
-		if err != nil || !u.IsAbs() || u.Fragment != "" {
+		known, seen := s.form.absoluteURI[res]
+		if seen && !known || !seen && !absoluteURI(res) {
 			return nil, fail(400, exchange.ErrInvalidTarget, "resource must be an absolute URI without fragment")
 		}
 	}
@@ -229,12 +228,27 @@ func checkScope(scope string, cl *client) (string, *oauthError) {
 	if scope == "" {
 		return "", nil
 	}
-	for _, sc := range strings.Fields(scope) {
+	for sc := range strings.FieldsSeq(scope) {
 		if !cl.scopes[sc] {
 			return "", fail(400, exchange.ErrInvalidScope, "the requested scope is not allowed for this client")
 		}
 	}
+	if normalScope(scope) {
+		return scope, nil
+	}
 	return strings.Join(strings.Fields(scope), " "), nil
+}
+
+// normalScope reports whether scope is printable ASCII words joined by
+// single spaces, which strings.Fields and Join would leave as it is.
+func normalScope(scope string) bool {
+	for i := 0; i < len(scope); i++ {
+		c := scope[i]
+		if c == ' ' && (i == 0 || i == len(scope)-1 || scope[i-1] == ' ') || c < ' ' || c > '~' {
+			return false
+		}
+	}
+	return true
 }
 
 // validateTokens verifies the subject token and the optional actor token,
