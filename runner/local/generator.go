@@ -43,12 +43,11 @@ type Agent struct {
 	work                              chan job
 }
 
-// job is one arrival handed to an agent's worker.
+// job is one arrival handed to an agent's worker, by value.
 type job struct {
-	at     time.Time
-	r      *stats.Request
-	tokens *pipeline
-	done   func()
+	at    time.Time
+	seq   int64
+	phase stats.Phase
 }
 
 // TokenSource mints a fresh subject token for an audience (*subject.Minter).
@@ -191,18 +190,44 @@ func offset(rate float64, k int) time.Duration {
 
 // Run executes one run starting at start. It returns when every arrival has
 // been sent and answered, or ctx ends (in-flight requests are cancelled and
-// recorded as aborted). rec receives every arrival, including dropped ones.
+// recorded as aborted). rec receives every arrival, including dropped ones;
+// it is called from the workers and from one goroutine recording drops,
+// never from the scheduler.
 func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time, rec func(*stats.Request)) {
-	nAgents := len(g.Agents)
 	g.details = &exchange.DetailSet{}
 	total := arrivalsIn(p.TargetRPS, p.Total())
+	mctx, mcancel := context.WithCancel(ctx)
+	defer mcancel()
+	pipes := g.pipelines(mctx, p, total)
+	var wg sync.WaitGroup
+	for _, a := range g.Agents {
+		g.prepare(a)
+		a.work = make(chan job, g.MaxInFlight)
+		for w := 0; w < g.MaxInFlight; w++ {
+			go g.worker(ctx, a, a.work, pipes[a.Index], rec, &wg)
+		}
+	}
+	drops := recordDrops(rec)
+	defer func() {
+		wg.Wait()
+		drops.close()
+		for _, a := range g.Agents {
+			close(a.work)
+		}
+	}()
+	sl := newSleeper()
+	defer sl.close()
+	g.pace(ctx, p, start, total, sl, drops.add, &wg)
+}
+
+// pipelines starts each agent's token pipeline for a run of total arrivals.
+func (g *Generator) pipelines(ctx context.Context, p event.PlannedRun, total int) []*pipeline {
+	nAgents := len(g.Agents)
 	perAgent := p.TargetRPS / float64(nAgents)
 	ahead := g.MintAhead
 	if ahead <= 0 {
 		ahead = 500 * time.Millisecond
 	}
-	mctx, mcancel := context.WithCancel(ctx)
-	defer mcancel()
 	pipes := make([]*pipeline, nAgents)
 	for _, a := range g.Agents {
 		a.sent.Store(0)
@@ -219,62 +244,98 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 		// It refills in batches below half, so it wakes once per buf/2 tokens.
 		pl := &pipeline{ch: make(chan string, buf), low: make(chan struct{}, 1)}
 		pipes[a.Index] = pl
-		go pl.fill(mctx, a, n)
+		go pl.fill(ctx, a, n)
 	}
+	return pipes
+}
 
-	var wg sync.WaitGroup
-	for _, a := range g.Agents {
-		g.prepare(a)
-		a.work = make(chan job, g.MaxInFlight)
-		for w := 0; w < g.MaxInFlight; w++ {
-			go g.worker(ctx, a, a.work)
-		}
-	}
-	defer func() {
-		wg.Wait()
-		for _, a := range g.Agents {
-			close(a.work)
-		}
-	}()
-	// One scheduler for all agents, with a precise sleep: Go's timers can
-	// wake a millisecond late, which would be send lag.
-	sl := newSleeper()
+// waiter waits until an arrival's time (sleeper; a fake clock in tests).
+type waiter interface {
+	until(ctx context.Context, at time.Time)
+}
+
+// pace is the scheduler: arrival k at start + k/rate to agent k mod N, to a
+// free worker, or dropped when the agent's in-flight cap is full. It never
+// allocates and never blocks but in w: a job goes by value into a queue
+// with room for the whole cap, a drop to drop (which queues it), and the
+// token, the request and its row are the worker's.
+func (g *Generator) pace(ctx context.Context, p event.PlannedRun, start time.Time, total int, w waiter,
+	drop func(*Agent, job), wg *sync.WaitGroup) {
+	nAgents := len(g.Agents)
 	cap64 := int64(g.MaxInFlight)
 	for k := 0; k < total; k++ {
 		if ctx.Err() != nil {
 			return
 		}
 		at := start.Add(offset(p.TargetRPS, k))
-		sl.until(ctx, at)
+		w.until(ctx, at)
 		a := g.Agents[k%nAgents]
-		phase := stats.Measured
+		j := job{at: at, seq: int64(k / nAgents), phase: stats.Measured}
 		if at.Sub(start) < p.Warmup {
-			phase = stats.Warmup
+			j.phase = stats.Warmup
 		}
-		r := &stats.Request{Agent: a.Index, Seq: int64(k / nAgents), Phase: phase, ScheduledUS: at.UnixMicro()}
 		if a.inFlight.Load() >= cap64 {
-			r.Outcome = exchange.OutcomeDropped
 			a.dropped.Add(1)
-			rec(r)
+			drop(a, j)
 			continue
 		}
 		// Below the cap a worker is free or about to be: the buffered queue
 		// never holds more than MaxInFlight jobs, so this never blocks.
 		a.inFlight.Add(1)
 		wg.Add(1)
-		a.work <- job{at: at, r: r, tokens: pipes[a.Index], done: func() { rec(r); a.inFlight.Add(-1); wg.Done() }}
+		a.work <- j
 	}
 }
 
 // worker serves one agent's arrivals. Workers are long-lived (like k6's
 // pre-allocated VUs), so their stacks and request buffers are grown once,
 // not per request.
-func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job) {
+func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job, tokens *pipeline, rec func(*stats.Request), wg *sync.WaitGroup) {
 	var buf []byte
 	for j := range work {
-		g.send(ctx, a, j.at, j.r, j.tokens, &buf)
-		j.done()
+		r := &stats.Request{Agent: a.Index, Seq: j.seq, Phase: j.phase, ScheduledUS: j.at.UnixMicro()}
+		g.send(ctx, a, j.at, r, tokens, &buf)
+		rec(r)
+		a.inFlight.Add(-1)
+		wg.Done()
 	}
+}
+
+// dropRecorder records dropped arrivals off the scheduler's path: the
+// evidence writer takes a lock and compresses, which the scheduler must
+// not wait for.
+type dropRecorder struct {
+	ch   chan droppedArrival
+	done chan struct{}
+}
+
+type droppedArrival struct {
+	agent int
+	j     job
+}
+
+// dropQueue is how many dropped arrivals may wait to be recorded before
+// the scheduler waits for the recorder (which then is as far behind).
+const dropQueue = 8192
+
+func recordDrops(rec func(*stats.Request)) *dropRecorder {
+	d := &dropRecorder{ch: make(chan droppedArrival, dropQueue), done: make(chan struct{})}
+	go func() {
+		defer close(d.done)
+		for x := range d.ch {
+			rec(&stats.Request{Agent: x.agent, Seq: x.j.seq, Phase: x.j.phase, ScheduledUS: x.j.at.UnixMicro(),
+				Outcome: exchange.OutcomeDropped})
+		}
+	}()
+	return d
+}
+
+func (d *dropRecorder) add(a *Agent, j job) { d.ch <- droppedArrival{agent: a.Index, j: j} }
+
+// close returns once every dropped arrival is recorded.
+func (d *dropRecorder) close() {
+	close(d.ch)
+	<-d.done
 }
 
 // prepare builds agent a's request bytes around Content-Length's value for
