@@ -84,6 +84,9 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	plan := Plan(&c.Cfg)
 	if c.Search {
 		plan = sanityOnly(plan)
+		if err := c.Evidence.SetSearch(SearchSpec(&c.Cfg)); err != nil {
+			return nil, err
+		}
 	}
 	if err := c.Evidence.SetPlan(plan); err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package runner
 import (
 	"fmt"
 	"path/filepath"
+	"regexp"
+	"strings"
 
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -18,6 +20,10 @@ type Resumed struct {
 	Doc  *confload.Doc
 	ID   string
 	Done map[string]*stats.Run
+	// Search: the campaign is a capacity search; Stages: it planned
+	// stages. Neither, for a folder from before tokex recorded the search
+	// whose plan holds only the sanity run: the command decides.
+	Search, Stages bool
 }
 
 // LoadResume reads the campaign in dir for `tokex run --resume`. A
@@ -37,7 +43,14 @@ func LoadResume(dir string) (*Resumed, error) {
 		return nil, err
 	}
 	r.Cfg.Agents.ClientSecret = "" // redacted in the folder
+	r.Search = f.Manifest.Search != nil
 	for _, run := range f.Manifest.Runs {
+		switch {
+		case probeID.MatchString(run.ID):
+			r.Search = true
+		case !strings.HasSuffix(run.ID, "-sanity"):
+			r.Stages = true
+		}
 		if run.Status == stats.StatusDone {
 			st, err := f.RunStats(run.ID)
 			if err != nil {
@@ -46,5 +59,11 @@ func LoadResume(dir string) (*Resumed, error) {
 			r.Done[run.ID] = st
 		}
 	}
+	if r.Search && r.Stages {
+		return nil, fmt.Errorf("%s: the plan mixes stages and capacity probes", dir)
+	}
 	return r, nil
 }
+
+// probeID is a capacity probe's run id (probeRun): "03-p2-r1-200rps".
+var probeID = regexp.MustCompile(`^[0-9]+-p[0-9]+-r[0-9]+-`)

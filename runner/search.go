@@ -133,6 +133,11 @@ func SearchPolicy(c *config.Campaign) curve.Policy {
 	return p.WithDefaults()
 }
 
+// SearchSpec is the search the campaign records in its manifest.
+func SearchSpec(c *config.Campaign) stats.SearchSpec {
+	return stats.SearchSpec{Policy: SearchPolicy(c), Objective: SearchObjective(c), Thresholds: c.Thresholds}
+}
+
 // SearchObjective is what a probe must meet: the thresholds, and p99.
 func SearchObjective(c *config.Campaign) curve.Objective {
 	t := c.Thresholds

@@ -2,8 +2,10 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -286,5 +288,93 @@ func TestCampaignSearchStopsOnHardFailure(t *testing.T) {
 	}
 	if ran := d.ranIDs(); len(ran) != 3 {
 		t.Errorf("ran %v: the search went on after the failure", ran)
+	}
+}
+
+// TestLoadResumeKnowsASearch: an unfinished capacity campaign resumes as a
+// search, not as stages (issue 13: `tokex run --resume` reran it as
+// stages): the manifest records the search, and a folder from before it
+// did is known by its probes' run ids.
+func TestLoadResumeKnowsASearch(t *testing.T) {
+	c := searchCampaign()
+	c.Idle = 0
+	r := runSearchCampaign(t, &queueDriver{mu: 400, baseMs: 5, costMs: 2.5, fixed: 0.2, dieAt: 200}, c, filepath.Join(t.TempDir(), "s"), nil)
+	if r.sum == nil || r.sum.Status != stats.CampaignFailed {
+		t.Fatalf("campaign %v", r.err)
+	}
+	f, err := evidence.Open(r.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := f.Manifest.Search
+	f.Close()
+	if spec == nil || spec.Policy != SearchPolicy(&c) || spec.Objective != SearchObjective(&c) {
+		t.Fatalf("manifest search %+v", spec)
+	}
+	res, err := LoadResume(r.dir)
+	if err != nil || !res.Search || res.Stages || len(res.Done) != 2 {
+		t.Fatalf("resume %+v, %v", res, err)
+	}
+	man := filepath.Join(r.dir, evidence.ManifestFile)
+	b, err := os.ReadFile(man)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "search")
+	b, _ = json.Marshal(m)
+	if err := os.WriteFile(man, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = LoadResume(r.dir); err != nil || !res.Search || res.Stages {
+		t.Fatalf("resume of a folder without the record %+v, %v", res, err)
+	}
+}
+
+// TestRecomputeReplaysTheSearch: a summary recomputed from the evidence
+// (a report of a folder without summary.json) has the capacity the
+// campaign found, replayed from its runs with the recorded search (issue
+// 13: it had none); a hostile record gives none rather than a wrong one.
+func TestRecomputeReplaysTheSearch(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a dozen simulated runs")
+	}
+	full := runSearchCampaign(t, &queueDriver{mu: 400, baseMs: 5, costMs: 2.5, fixed: 0.2}, searchCampaign(), filepath.Join(t.TempDir(), "a"), nil)
+	if full.err != nil {
+		t.Fatal(full.err)
+	}
+	if err := os.Remove(filepath.Join(full.dir, evidence.SummaryJSON)); err != nil {
+		t.Fatal(err)
+	}
+	f, err := evidence.Open(full.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s, err := f.Recompute(stats.Thresholds{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := full.sum.Capacity
+	if s.Capacity == nil || s.Capacity.Line() != want.Line() || len(s.Capacity.Probes) != len(want.Probes) || s.Capacity.Status != curve.StatusFound {
+		t.Fatalf("recomputed capacity %+v, the campaign's %s", s.Capacity, want.Line())
+	}
+	// The runs up to the third probe: the search as it stood then.
+	var runs []*stats.Run
+	for _, st := range full.sum.Stages {
+		runs = append(runs, st.Runs...)
+	}
+	slices.SortFunc(runs, func(a, b *stats.Run) int { return a.Index - b.Index })
+	part := stats.ReplaySearch(*f.Manifest.Search, runs[:3])
+	if then := full.searches[2].Result; part.Status != curve.StatusRunning || part.Line() != then.Line() || len(part.Probes) != 3 {
+		t.Errorf("replay of three runs: %s, %d probes; the search said %s", part.Line(), len(part.Probes), then.Line())
+	}
+	bad := *f.Manifest.Search
+	bad.Policy.Start = math.NaN()
+	if r := stats.ReplaySearch(bad, runs); r != nil {
+		t.Errorf("a NaN start replayed: %s", r.Line())
 	}
 }

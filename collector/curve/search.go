@@ -92,15 +92,27 @@ func (p *Probe) Valid() []Round {
 
 // Policy is how the search moves.
 type Policy struct {
-	Start      float64       // first probe, exchanges/s
-	Min, Max   float64       // the search never goes outside [Min, Max]
-	Factor     float64       // exponential step; default 2
-	Resolution float64       // stop when (upper − lower) ≤ Resolution × lower; default 0.05
-	Rounds     int           // rounds per probe; default 2 (noise needs two)
-	MaxRounds  int           // rounds when the verdict is within noise; default Rounds + 1
-	Retries    int           // invalid rounds re-run per probe before it is invalid; default 1
-	MaxProbes  int           // default 30
-	CoolDown   time.Duration // idle time after a broken or invalid probe
+	Start      float64       `json:"start"`      // first probe, exchanges/s
+	Min        float64       `json:"min"`        // the lowest rate the search may probe
+	Max        float64       `json:"max"`        // the highest
+	Factor     float64       `json:"factor"`     // exponential step; default 2
+	Resolution float64       `json:"resolution"` // stop when (upper − lower) ≤ Resolution × lower; default 0.05
+	Rounds     int           `json:"rounds"`     // rounds per probe; default 2 (noise needs two)
+	MaxRounds  int           `json:"max_rounds"` // rounds when the verdict is within noise; default Rounds + 1
+	Retries    int           `json:"retries"`    // invalid rounds re-run per probe before it is invalid; default 1
+	MaxProbes  int           `json:"max_probes"` // default 30
+	CoolDown   time.Duration `json:"cool_down"`  // idle time after a broken or invalid probe
+}
+
+// Finite reports a policy whose rates are all finite numbers (one read
+// from a file may not be).
+func (p Policy) Finite() bool {
+	for _, v := range []float64{p.Start, p.Min, p.Max, p.Factor, p.Resolution} {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // WithDefaults fills unset fields.

@@ -68,6 +68,8 @@ type Manifest struct {
 	// Idle is the engine at rest before the first run (its samples are in
 	// the campaign's resources.csv).
 	Idle *stats.Idle `json:"idle,omitempty"`
+	// Search is how a capacity campaign searches (nil: it runs its stages).
+	Search *stats.SearchSpec `json:"search,omitempty"`
 }
 
 // Run returns the manifest entry of id.
@@ -457,6 +459,14 @@ func (w *Writer) SetIdle(idle stats.Idle) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.man.Idle = &idle
+	return w.saveManifestLocked()
+}
+
+// SetSearch records that the campaign is a capacity search, and how.
+func (w *Writer) SetSearch(spec stats.SearchSpec) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.man.Search = &spec
 	return w.saveManifestLocked()
 }
 

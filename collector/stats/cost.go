@@ -265,3 +265,37 @@ func SearchRound(r *Run, th Thresholds) curve.Round {
 	}
 	return rd
 }
+
+// SearchSpec is how a capacity campaign searches, recorded in its manifest
+// when it starts: a resume continues the search, and a summary recomputed
+// from the evidence replays it over the runs.
+type SearchSpec struct {
+	Policy    curve.Policy    `json:"policy"`
+	Objective curve.Objective `json:"objective"`
+	// Thresholds say which warnings invalidate a round (SearchRound).
+	Thresholds Thresholds `json:"thresholds"`
+}
+
+// ReplaySearch is spec's search over runs, the campaign's runs in the
+// order they ran: the search is a function of its finished rounds, so the
+// probes replay until a run the search did not ask for, an interrupted
+// one, or one still under way. nil when spec cannot describe a search (a
+// manifest may be hostile).
+func ReplaySearch(spec SearchSpec, runs []*Run) *curve.Result {
+	if !spec.Policy.Finite() {
+		return nil
+	}
+	s := curve.NewSearch(spec.Policy, spec.Objective)
+	for _, r := range runs {
+		if r == nil || r.Sanity {
+			continue
+		}
+		step := s.Next()
+		if step.Done || r.TargetRPS != step.Rate || (r.Status != StatusDone && r.Status != StatusFailed) {
+			break
+		}
+		s.Observe(SearchRound(r, spec.Thresholds))
+	}
+	res := s.Result()
+	return &res
+}

@@ -156,6 +156,11 @@ func (o *runOptions) load() error {
 			return err
 		}
 		o.cfg, o.doc, o.id, o.done = r.Cfg, r.Doc, r.ID, r.Done
+		// The folder says what the campaign is, whichever command resumes it.
+		if r.Stages && o.cost.search {
+			return fmt.Errorf("%s ran stages, not a capacity search: continue it with tokex run --resume %s", o.resume, o.resume)
+		}
+		o.cost.search = o.cost.search || r.Search
 	case o.config != "":
 		o.cfg, o.doc, err = config.Load(o.config, o.profile)
 	default:
