@@ -53,9 +53,11 @@ func (d *queueDriver) Start(_ context.Context, out Output) error {
 		tick := time.NewTicker(20 * time.Millisecond)
 		defer tick.Stop()
 		last := time.Now()
-		// Only while the campaign measures it (Idle + Sampling): a sample
-		// from this clock inside a run would not be the run's counter.
-		quit := time.After(650 * time.Millisecond)
+		// Only while the campaign measures it, and done before its first
+		// run can begin (Idle + Sampling, 600 ms after Start at the
+		// earliest): a sample of this clock inside a run's synthetic past
+		// breaks the run's counter, and its CPU falls back to the rates.
+		quit := time.After(450 * time.Millisecond)
 		for {
 			select {
 			case <-d.stop:
