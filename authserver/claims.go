@@ -322,9 +322,9 @@ type inbound struct {
 	Issuer    string
 	Subject   string
 	Audience  jwt.ClaimStrings
-	Expiry    *jwt.NumericDate
-	NotBefore *jwt.NumericDate
-	IssuedAt  *jwt.NumericDate
+	Expiry    date
+	NotBefore date
+	IssuedAt  date
 	ID        string
 	Act       *actor
 }
@@ -353,10 +353,10 @@ func (c *inbound) decode(b []byte) error {
 		}
 		return jsonString(v)
 	}
-	date := func(name string) *jwt.NumericDate {
+	numeric := func(name string) date {
 		v, present := get(m, name)
 		if !present || err != nil {
-			return nil
+			return date{}
 		}
 		d, ok := numericDate(v)
 		if !ok {
@@ -366,7 +366,7 @@ func (c *inbound) decode(b []byte) error {
 	}
 	c.Issuer, c.Subject, c.ID = str("iss", true), str("sub", true), str("jti", true)
 	_, _ = str("client_id", false), str("scope", false) // checked, not kept
-	c.Expiry, c.NotBefore, c.IssuedAt = date("exp"), date("nbf"), date("iat")
+	c.Expiry, c.NotBefore, c.IssuedAt = numeric("exp"), numeric("nbf"), numeric("iat")
 	if err != nil {
 		return err
 	}
@@ -395,18 +395,25 @@ func (c *inbound) decodeObjects(m []member) error {
 // maxNumericDate is 9999-12-31T23:59:59Z.
 const maxNumericDate = 253402300799
 
+// date is a NumericDate claim; set is false when the claim is absent.
+type date struct {
+	time.Time
+	set bool
+}
+
 // numericDate reads a JSON number of seconds since the epoch (RFC 7519 §2);
-// a string, even a numeric one, is not a NumericDate.
-func numericDate(v json.RawMessage) (*jwt.NumericDate, bool) {
+// a string, even a numeric one, is not a NumericDate. The time is truncated
+// to jwt.TimePrecision, as jwt.NewNumericDate does.
+func numericDate(v json.RawMessage) (date, bool) {
 	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
-		return nil, false
+		return date{}, false
 	}
 	f, err := strconv.ParseFloat(string(v), 64)
 	if err != nil || math.IsNaN(f) || f < 0 || f > maxNumericDate {
-		return nil, false
+		return date{}, false
 	}
 	sec, frac := math.Modf(f)
-	return jwt.NewNumericDate(time.Unix(int64(sec), int64(frac*1e9))), true
+	return date{time.Unix(int64(sec), int64(frac*1e9)).Truncate(jwt.TimePrecision), true}, true
 }
 
 // audience reads aud: one string or an array of strings.

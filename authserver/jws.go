@@ -108,6 +108,7 @@ type compactJWS struct {
 	cached       bool   // header came from the cache
 	signingInput string // header.payload
 	sig          []byte
+	der          [72]byte // room for an ES256 signature in DER
 	claims       inbound
 }
 
@@ -174,9 +175,10 @@ func readHeader(b []byte) (jwsHeader, bool) {
 	return h, true
 }
 
-// verifySignature checks a JWS signature with the key jwks.Set.Select found
-// for alg; a key of another type fails.
-func verifySignature(alg string, key crypto.PublicKey, signingInput string, sig []byte) bool {
+// verifySignature checks the signature with the key jwks.Set.Select found
+// for the alg; a key of another type fails.
+func (t *compactJWS) verifySignature(key crypto.PublicKey) bool {
+	alg, signingInput, sig := t.header.alg, t.signingInput, t.sig
 	switch alg {
 	case subject.ES256:
 		pub, ok := key.(*ecdsa.PublicKey)
@@ -184,8 +186,7 @@ func verifySignature(alg string, key crypto.PublicKey, signingInput string, sig 
 			return false
 		}
 		d := sha256.Sum256([]byte(signingInput))
-		var der [72]byte
-		return ecdsa.VerifyASN1(pub, d[:], appendES256DER(der[:0], sig))
+		return ecdsa.VerifyASN1(pub, d[:], appendES256DER(t.der[:0], sig))
 	case subject.RS256:
 		pub, ok := key.(*rsa.PublicKey)
 		if !ok {

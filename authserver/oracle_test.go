@@ -20,12 +20,19 @@ import (
 // The verifier before the direct parser, on golang-jwt, kept as the oracle:
 // the direct parser must give every token the same verdict and phrase.
 
-func (c *inbound) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expiry, nil }
-func (c *inbound) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt, nil }
-func (c *inbound) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore, nil }
-func (c *inbound) GetIssuer() (string, error)                   { return c.Issuer, nil }
-func (c *inbound) GetSubject() (string, error)                  { return c.Subject, nil }
-func (c *inbound) GetAudience() (jwt.ClaimStrings, error)       { return c.Audience, nil }
+func (c *inbound) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expiry.numeric(), nil }
+func (c *inbound) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt.numeric(), nil }
+func (c *inbound) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore.numeric(), nil }
+
+func (d date) numeric() *jwt.NumericDate {
+	if !d.set {
+		return nil
+	}
+	return &jwt.NumericDate{Time: d.Time}
+}
+func (c *inbound) GetIssuer() (string, error)             { return c.Issuer, nil }
+func (c *inbound) GetSubject() (string, error)            { return c.Subject, nil }
+func (c *inbound) GetAudience() (jwt.ClaimStrings, error) { return c.Audience, nil }
 
 func oracleVerify(ctx context.Context, v *verifier, raw, what, clientID string) (*inbound, error) {
 	if err := checkHeader(raw); err != nil {

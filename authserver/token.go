@@ -107,7 +107,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, sc *scratch) (
 	if oe != nil {
 		return nil, oe
 	}
-	return s.issue(req, sub, prior, sc)
+	return s.issue(&req, sub, prior, sc)
 }
 
 // readForm reads the POSTed form body and refuses repeated parameters.
@@ -152,22 +152,19 @@ type tokenRequest struct {
 }
 
 // parseRequest checks grant, token types, targets and scope, in that order.
-func (s *Server) parseRequest(form url.Values, cl *client) (*tokenRequest, *oauthError) {
-	if oe := checkGrant(form.Get("grant_type"), cl); oe != nil {
-		return nil, oe
+func (s *Server) parseRequest(form url.Values, cl *client) (tokenRequest, *oauthError) {
+	req := tokenRequest{client: cl}
+	oe := checkGrant(form.Get("grant_type"), cl)
+	if oe == nil {
+		req.subjectToken, req.issuedType, oe = tokenTypes(form)
 	}
-	req := &tokenRequest{client: cl}
-	var oe *oauthError
-	if req.subjectToken, req.issuedType, oe = tokenTypes(form); oe != nil {
-		return nil, oe
+	if oe == nil {
+		req.targets, oe = s.checkTargets(form, cl)
 	}
-	if req.targets, oe = s.checkTargets(form, cl); oe != nil {
-		return nil, oe
+	if oe == nil {
+		req.scope, oe = checkScope(form.Get("scope"), cl)
 	}
-	if req.scope, oe = checkScope(form.Get("scope"), cl); oe != nil {
-		return nil, oe
-	}
-	return req, nil
+	return req, oe
 }
 
 func checkGrant(gt string, cl *client) *oauthError {

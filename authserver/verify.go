@@ -58,7 +58,7 @@ func (v *verifier) verified(ctx context.Context, raw string) (*inbound, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !verifySignature(t.header.alg, key, t.signingInput, t.sig) {
+	if !t.verifySignature(key) {
 		return nil, &tokenError{phraseBadSig}
 	}
 	if !t.cached {
@@ -74,13 +74,13 @@ func (v *verifier) verified(ctx context.Context, raw string) (*inbound, error) {
 // failure in golang-jwt's precedence.
 func (v *verifier) validTimes(c *inbound, now time.Time) string {
 	var expired, early, missing, badIssuer bool
-	if c.Expiry == nil {
+	if !c.Expiry.set {
 		missing = true
 	} else {
 		expired = !now.Before(c.Expiry.Add(v.leeway))
 	}
-	early = c.NotBefore != nil && now.Before(c.NotBefore.Add(-v.leeway)) ||
-		c.IssuedAt != nil && now.Before(c.IssuedAt.Add(-v.leeway))
+	early = c.NotBefore.set && now.Before(c.NotBefore.Add(-v.leeway)) ||
+		c.IssuedAt.set && now.Before(c.IssuedAt.Add(-v.leeway))
 	if c.Issuer == "" {
 		missing = true
 	} else {
@@ -107,7 +107,7 @@ func (v *verifier) policy(c *inbound, clientID string) string {
 	// exp is required; iat is optional (RFC 7519 §4.1.6), so the lifetime
 	// is bounded from now as well.
 	exp := c.Expiry.Time
-	if c.IssuedAt != nil && exp.Sub(c.IssuedAt.Time) > v.maxLifetime {
+	if c.IssuedAt.set && exp.Sub(c.IssuedAt.Time) > v.maxLifetime {
 		return "lifetime (exp − iat) exceeds the maximum"
 	}
 	if time.Until(exp) > v.maxLifetime+v.leeway {
