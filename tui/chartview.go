@@ -166,7 +166,11 @@ func (m *Model) chartPanel(p panel, r *runState, w, h int) []string {
 	var text string
 	switch {
 	case p == panelStages:
-		text = m.stageCurve(w, h)
+		if res, _ := m.curve.Search(); res != nil {
+			text = m.searchPanel(w, h)
+		} else {
+			text = m.stageCurve(w, h)
+		}
 	case r.data == nil:
 		text = m.title(p, chartTitles[p]) + "\n" + m.styles.Dim.Render(wrap(noCharts, w))
 	default:

@@ -93,6 +93,7 @@ type Model struct {
 	logs     []event.Log
 	lastWarn *event.Log
 	warnings []stats.Warning // coded warnings of finished runs, as raised
+	curve    stats.CurveModel // a capacity search's bracket and probes
 
 	// UI
 	showLogs, showAgents, confirm, stopping bool
@@ -249,6 +250,9 @@ func (m *Model) Apply(e event.Event) {
 		m.runFinished(v)
 	case event.CampaignFinished:
 		m.campaignFinished(v)
+	case event.Search:
+		m.curve.SetSearch(v.Result, v.Next)
+		m.sumVer++
 	}
 }
 
@@ -258,6 +262,7 @@ const maxAgents = 1000
 func (m *Model) started(v event.CampaignStarted) {
 	m.campaign = &v
 	m.runs, m.kept, m.selected, m.cursor = m.runs[:0], nil, nil, 0
+	m.curve = stats.CurveModel{}
 	m.byID = map[string]*runState{}
 	for _, p := range v.Runs {
 		rs := &runState{plan: p, state: rowPending}
@@ -359,6 +364,9 @@ func (m *Model) campaignFinished(v event.CampaignFinished) {
 	m.sumVer++
 	if v.Summary != nil {
 		m.summary = v.Summary
+		if c := v.Summary.Capacity; c != nil { // as the search ended, also without its events
+			m.curve.SetSearch(*c, 0)
+		}
 	}
 	if m.current != nil && m.current.state.live() {
 		m.current.state = rowAborted

@@ -327,7 +327,15 @@ func (m *Model) live(w, h int) string {
 	if d == nil {
 		return strings.Join(append(lines, s.Dim.Render(noCharts)), "\n")
 	}
-	return strings.Join(append(lines, m.sparks(d, w, h-len(lines))...), "\n")
+	search := m.searchLine(w)
+	if search != "" {
+		h--
+	}
+	lines = append(lines, m.sparks(d, w, h-len(lines))...)
+	if search != "" {
+		lines = append(lines, search)
+	}
+	return strings.Join(lines, "\n")
 }
 
 // noCharts stands where a run's charts were let go (maxHistory).

@@ -1,0 +1,150 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// searchScript is a capacity campaign as the runner emits it: each probe
+// round a run planned as it is decided, then a capacity_search event with
+// the search so far; the search is a real curve.Search against a server
+// whose p95 grows as 5 ms / (1 − rate/400), objective p95 < 50 ms.
+func searchScript() []event.Event {
+	obj := curve.Objective{P95Ms: 50, SuccessRatio: 0.99}
+	s := curve.NewSearch(curve.Policy{Start: 50, Min: 10, Max: 2000, Rounds: 1, Resolution: 0.05, CoolDown: time.Second}, obj)
+	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
+	evs := []event.Event{event.CampaignStarted{At: t0, ID: "20261130-120000-cap", Name: "cap", Driver: "local",
+		Target: "https://127.0.0.1:9031/as/token.oauth2", Thresholds: th}}
+	at, probe := t0, 0
+	var runs []*stats.Run
+	for i := 0; i < 30; i++ {
+		step := s.Next()
+		if step.Done {
+			break
+		}
+		if step.Round == 1 {
+			probe++
+		}
+		p := event.PlannedRun{ID: fmt.Sprintf("%02d-p%d-r%d-%grps", i, probe, step.Round, step.Rate), Index: i, Round: step.Round,
+			TargetRPS: step.Rate, Warmup: time.Second, Duration: 4 * time.Second, Agents: 4}
+		p95 := 500.0
+		if rho := step.Rate / 400; rho < 1 {
+			p95 = 5 / (1 - rho)
+		}
+		evs = append(evs, event.RunStarted{At: at, Run: p})
+		for sec := 1; sec <= 5; sec++ {
+			ph := stats.Measured
+			if sec == 1 {
+				ph = stats.Warmup
+			}
+			evs = append(evs, event.Window{At: at.Add(time.Duration(sec) * time.Second), RunID: p.ID, Phase: ph, TargetRPS: step.Rate,
+				Completed: int64(step.Rate), OK: int64(step.Rate), Latency: stats.Latency{Count: int64(step.Rate), P50: p95 / 2, P95: p95, P99: p95 * 1.5}})
+		}
+		at = at.Add(p.Total())
+		st := &stats.Run{ID: p.ID, Index: i, Round: step.Round, Status: stats.StatusDone, TargetRPS: step.Rate,
+			Requests: int64(step.Rate * 4), OK: int64(step.Rate * 4), SuccessRatio: 1, AchievedRatio: 1, AchievedRPS: step.Rate,
+			LatencyMs: stats.Latency{P50: p95 / 2, P95: p95, P99: p95 * 1.5}, ThresholdsPassed: p95 < 50}
+		runs = append(runs, st)
+		evs = append(evs, event.RunFinished{At: at, RunID: p.ID, Status: stats.StatusDone, Stats: st})
+		s.Observe(stats.SearchRound(st, th))
+		if next := s.Next(); next.Done || next.Round == 1 {
+			evs = append(evs, event.Search{At: at, Result: s.Result(), Next: next.Rate})
+		}
+	}
+	res := s.Result()
+	sum := &stats.Summary{CampaignID: "20261130-120000-cap", Name: "cap", Status: "done", Thresholds: th, Capacity: &res}
+	stats.BuildSummary(sum, runs, true)
+	return append(evs, event.CampaignFinished{At: at, Status: "done", Summary: sum})
+}
+
+// searchAfter cuts the script after its n-th capacity_search event.
+func searchAfter(evs []event.Event, n int) []event.Event {
+	for i, e := range evs {
+		if _, ok := e.(event.Search); ok {
+			if n--; n == 0 {
+				return evs[:i+1]
+			}
+		}
+	}
+	panic("too few searches")
+}
+
+// TestModelFollowsTheSearch: the model keeps the latest bracket and next
+// rate, and a finished campaign's summary gives the search as it ended
+// (a replay of evidence without the events too).
+func TestModelFollowsTheSearch(t *testing.T) {
+	all := searchScript()
+	m := New(Options{Live: true})
+	feed(m, searchAfter(all, 4)) // 50, 100, 200 passed; 400 broke
+	if res, next := m.curve.Search(); res == nil || res.Bracket() != "≥ 200/s, < 400/s" || next != 300 || len(res.Probes) != 4 {
+		t.Fatalf("after four probes: %+v next %v", res, next)
+	}
+	feed(m, all[len(searchAfter(all, 4)):])
+	res, next := m.curve.Search()
+	if res.Status != curve.StatusFound || next != 0 || res.Upper-res.Capacity > 0.05*res.Capacity {
+		t.Errorf("at the end: %s next %v", res.Line(), next)
+	}
+	// Without the capacity_search events, the summary's capacity.
+	var noSearch []event.Event
+	for _, e := range all {
+		if _, ok := e.(event.Search); !ok {
+			noSearch = append(noSearch, e)
+		}
+	}
+	r := New(Options{})
+	feed(r, noSearch)
+	if got, _ := r.curve.Search(); got == nil || got.Line() != res.Line() {
+		t.Errorf("from the summary: %+v", got)
+	}
+}
+
+// TestSearchPanel: the stage-curve panel of a capacity campaign shows the
+// bracket and the next rate, each probe with its verdict and what broke,
+// and the compact layout the bracket in one line.
+func TestSearchPanel(t *testing.T) {
+	m := New(Options{Live: true})
+	m.SetSize(120, 40)
+	feed(m, searchAfter(searchScript(), 4))
+	v := m.View()
+	for _, want := range []string{"capacity ≥ 200/s, < 400/s · next 300/s", "#1     50/s ✓ pass", "#4    400/s ✗ broken  p95 500 ms vs 50 ms", "▾"} {
+		if !strings.Contains(v, want) {
+			t.Errorf("no %q in\n%s", want, v)
+		}
+	}
+	m.SetSize(80, 24)
+	if v := m.View(); !strings.Contains(v, "✗ capacity ≥ 200/s, < 400/s · next 300/s") {
+		t.Errorf("compact view without the bracket:\n%s", v)
+	}
+}
+
+// TestSearchGoldenViews: a capacity campaign mid-search and at its end at
+// three sizes; the replayed screens equal the live ones.
+func TestSearchGoldenViews(t *testing.T) {
+	all := searchScript()
+	for _, c := range []struct {
+		name string
+		evs  []event.Event
+	}{{"search-running", searchAfter(all, 5)}, {"search-final", all}} {
+		for _, sz := range sizes {
+			live := New(Options{Live: true})
+			live.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			feed(live, c.evs)
+			rep := New(Options{Source: "replay of testdata"})
+			rep.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+			feed(rep, replayed(t, c.evs))
+			name := fmt.Sprintf("%s-%dx%d", c.name, sz[0], sz[1])
+			golden(t, name, live.View(), sz[0], sz[1])
+			if live.View() != rep.View() {
+				t.Errorf("%s: live and replayed screens differ:\n%s\n%s", name, live.View(), rep.View())
+			}
+		}
+	}
+}
