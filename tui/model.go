@@ -92,7 +92,7 @@ type Model struct {
 	capacity *event.Capacity
 	logs     []event.Log
 	lastWarn *event.Log
-	warnings []stats.Warning // coded warnings of finished runs, as raised
+	warnings []stats.Warning  // coded warnings of finished runs, as raised
 	curve    stats.CurveModel // a capacity search's bracket and probes
 
 	// UI
