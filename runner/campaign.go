@@ -65,13 +65,19 @@ func (o *output) Schedule(start time.Time) {
 }
 
 func (o *output) Record(r *stats.Request) {
-	o.ev.Record(r)
+	o.Keep(r)
 	if o.win != nil {
 		o.win.Add(r)
 	}
 	if o.reach != nil {
 		o.reach.record(r)
 	}
+}
+
+// Keep implements Keeper: the evidence and the run's error descriptions,
+// not the live windows nor the reachability watch.
+func (o *output) Keep(r *stats.Request) {
+	o.ev.Record(r)
 	if o.descs != nil {
 		o.descs.record(r)
 	}

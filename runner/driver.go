@@ -25,6 +25,15 @@ type Scheduler interface {
 	Schedule(start time.Time)
 }
 
+// Keeper is implemented by the Output a run gets: Keep records a row as
+// evidence only, not in the live view. A driver uses it for rows it learns
+// after they happened (the kube driver's copy of an agent's complete output,
+// for the lines its log stream lost); the live windows of those seconds are
+// already shown. Without it, a driver calls Record.
+type Keeper interface {
+	Keep(*stats.Request)
+}
+
 // RunResult is when a run's phases actually happened.
 type RunResult struct {
 	Started       time.Time

@@ -43,6 +43,8 @@ func TestConfigBounds(t *testing.T) {
 		{"pid", "target:\n  pid: -1\n", []string{"campaign.yaml:2: target.pid"}},
 		{"port", "kube:\n  engines:\n    port: 70000\n", []string{"campaign.yaml:3: kube.engines.port"}},
 		{"ttl", "kube:\n  ttl_after_finished: 1000h\n", []string{"campaign.yaml:2: kube.ttl_after_finished"}},
+		{"evidence file", "driver: kube\ntarget:\n  url: https://e:9031/t\nkube:\n  evidence_file: sometimes\n",
+			[]string{"campaign.yaml:5: kube.evidence_file: unknown mode \"sometimes\" (auto, always, never)"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) { wantErrors(t, tc.body, tc.want) })

@@ -90,6 +90,11 @@ type Kube struct {
 	// SummaryMode is k6's --summary-mode: compact (k6's default) or full
 	// (adds per-scenario and per-group sections to each agent's log).
 	SummaryMode string `yaml:"summary_mode"`
+	// EvidenceFile: each agent also writes its output gzipped in its Pod,
+	// copied out (pods/exec) once k6 ends, so that lines the kubelet's log
+	// rotation took are kept: auto (default: when a run's log would pass the
+	// rotation size), always or never.
+	EvidenceFile string `yaml:"evidence_file"`
 }
 
 // Target is the authorization server under test.
@@ -673,6 +678,9 @@ func (c *Campaign) validateKube(doc *confload.Doc) error {
 	}
 	if m := c.Kube.SummaryMode; m != "" && m != "compact" && m != "full" {
 		return doc.Errorf("kube.summary_mode", "unknown mode %q (compact, full: tokex reconciles every request with it)", m)
+	}
+	if m := c.Kube.EvidenceFile; m != "" && m != "auto" && m != "always" && m != "never" {
+		return doc.Errorf("kube.evidence_file", "unknown mode %q (auto, always, never)", m)
 	}
 	return nil
 }

@@ -128,4 +128,6 @@ kube:
   metrics_interval: 5s
   start_timeout: 30s               # an agent Pod not running by then fails the run
   # summary_mode: full             # k6's --summary-mode: compact (default) or full (per-scenario sections)
+  # evidence_file: auto            # each agent also keeps its output gzipped in its Pod, copied out (pods/exec)
+  #                                # when k6 ends: auto (when a run's log passes the kubelet's rotation size), always, never
 `

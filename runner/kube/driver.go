@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/tokex-dev/tokex/collector/event"
@@ -28,6 +29,9 @@ type Driver struct {
 	CampaignID string
 	Client     kubernetes.Interface
 	Metrics    metricsclient.Interface // nil: no metrics API client
+	// RESTConfig is the connection's, for exec (copying the agents'
+	// evidence files); nil: no exec.
+	RESTConfig *rest.Config
 	Namespace  string
 	Context    string
 	Secret     string
@@ -41,6 +45,7 @@ type Driver struct {
 	metWG    sync.WaitGroup
 	created  bool
 	logs     logOpener // nil: the API server's Pod logs
+	exec     podExec   // nil: the API server's exec
 	fast     *timings  // nil: the defaults (tests shorten them)
 	agentCPU agentCPU  // the agents' PodMetrics, for the starvation rule
 	// API counts the requests sent to the API server (nil: not counted).
@@ -106,6 +111,9 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	d.objs = &Objects{Cfg: d.Cfg, CampaignID: d.CampaignID, Namespace: d.Namespace, Secret: d.Secret, Key: d.Key}
 	if d.Poll == 0 {
 		d.Poll = time.Second
+	}
+	if err := d.checkExec(ctx, out); err != nil {
+		return err
 	}
 	sec, err := d.objs.SecretObject()
 	if err != nil {

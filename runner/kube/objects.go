@@ -42,6 +42,10 @@ type Objects struct {
 	Namespace  string
 	Secret     string       // client secret of the agents
 	Key        *subject.Key // subject-token signing key (RS256 or ES256)
+	// LogLimit is the smallest containerLogMaxSize known of the agents'
+	// nodes (0: the kubelet's default), for kube.evidence_file auto.
+	LogLimit int64
+	noExec   bool // the caller may not exec into Pods: auto keeps no file
 }
 
 // Name is the prefix of every object of the campaign (DNS-1123, ≤ 52 chars).
@@ -214,6 +218,10 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 			return nil, fmt.Errorf("kube.affinity: %w", err)
 		}
 	}
+	tmpl := corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: k.Annotations}, Spec: pod}
+	if o.keepsFile(p) {
+		withEvidenceFile(&tmpl)
+	}
 	return &batchv1.Job{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.JobName(p), Namespace: o.Namespace, Labels: labels},
@@ -223,10 +231,7 @@ func (o *Objects) JobObject(p event.PlannedRun) (*batchv1.Job, error) {
 			Parallelism:             &agents,
 			BackoffLimit:            &zero,
 			TTLSecondsAfterFinished: &ttl,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: k.Annotations},
-				Spec:       pod,
-			},
+			Template:                tmpl,
 		},
 	}, nil
 }

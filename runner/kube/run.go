@@ -70,15 +70,20 @@ type podState struct {
 	spans     []span // measured iterations, for the starvation rule
 	terminal  bool
 	exitCode  int32
+	// The evidence file (file mode): the copy was tried, succeeded, or why not.
+	copyTried, copied bool
+	copyErr           error
 }
 
 // phaseSlots records which arrival slots of one agent's phase k6 started.
 type phaseSlots struct {
-	startUS int64  // the scenario's start the lines imply (0: no line yet)
-	sent    []bool // by slot, up to the plan's arrivals + 1
-	dup     int    // slots claimed twice: k6 started an iteration a period late
-	beyond  int    // slots past the plan
+	startUS int64   // the scenario's start the lines imply (0: no line yet)
+	sent    []uint8 // lines by slot (saturating), up to the plan's arrivals + 1
+	dup     int     // slots claimed twice: k6 started an iteration a period late
+	beyond  int     // lines with slots past the plan
 }
+
+func newPhaseSlots(planned int) *phaseSlots { return &phaseSlots{sent: make([]uint8, planned+1)} }
 
 func (s *phaseSlots) mark(slot, startUS int64) {
 	if s.startUS == 0 {
@@ -87,18 +92,29 @@ func (s *phaseSlots) mark(slot, startUS int64) {
 	switch {
 	case slot < 0 || slot >= int64(len(s.sent)):
 		s.beyond++
-	case s.sent[slot]:
+	case s.sent[slot] > 0:
 		s.dup++
+		fallthrough
 	default:
-		s.sent[slot] = true
+		if s.sent[slot] < 255 {
+			s.sent[slot]++
+		}
 	}
+}
+
+// lines is how many lines claimed slot (those past the plan together).
+func (s *phaseSlots) lines(slot int64) int {
+	if slot < 0 || slot >= int64(len(s.sent)) {
+		return s.beyond
+	}
+	return int(s.sent[slot])
 }
 
 // missing lists the slots below fired that no line claimed.
 func (s *phaseSlots) missing(fired int) []int64 {
 	var out []int64
 	for k := 0; k < fired; k++ {
-		if k >= len(s.sent) || !s.sent[k] {
+		if k >= len(s.sent) || s.sent[k] == 0 {
 			out = append(out, int64(k))
 		}
 	}
@@ -127,6 +143,8 @@ type kubeRun struct {
 	failure error // why an agent Pod cannot run
 	// budgetSaid: the log budget was stated (once the first agent runs).
 	budgetSaid bool
+	file       bool          // the agents keep the evidence file (copied out at their end)
+	copies     chan struct{} // bounds the copies at once
 
 	followers sync.WaitGroup
 	lag       ingestLag
@@ -182,13 +200,15 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 }
 
 func (d *Driver) newRun(p event.PlannedRun, out runner.Output) (*kubeRun, error) {
+	d.objs.LogLimit, _ = d.logLimits.limit()
 	job, err := d.objs.JobObject(p)
 	if err != nil {
 		return nil, err
 	}
+	_, file := job.Spec.Template.Annotations[fileAnnotaton]
 	return &kubeRun{d: d, p: p, out: out, t: d.timings(), job: job, pods: map[string]*podState{},
 		period:   float64(d.Cfg.Agents.Count) / p.TargetRPS * 1e6,
-		mStartUS: math.MaxInt64, wStartUS: math.MaxInt64}, nil
+		mStartUS: math.MaxInt64, wStartUS: math.MaxInt64, file: file, copies: make(chan struct{}, copyParallel)}, nil
 }
 
 // logSizing says what each agent Pod requests, and why.
@@ -278,7 +298,7 @@ func (ps *podState) hasSummary() bool {
 // more without follow.
 func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 	fctx, cancel := context.WithCancel(ctx)
-	f := &follower{open: r.d.openLog(), namespace: r.d.Namespace, pod: ps.name, line: func(l string) { r.record(ps, l) },
+	f := &follower{open: r.d.openLog(), namespace: r.d.Namespace, pod: ps.name, line: func(l string) { r.line(ctx, ps, l) },
 		reconnect: func(err error) {
 			msg := "log stream of " + ps.name + " ended early; resuming"
 			if err != nil {
@@ -326,11 +346,23 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 	}()
 }
 
+// line handles one log line: the agent wrapper's own lines in file mode,
+// else record.
+func (r *kubeRun) line(ctx context.Context, ps *podState, l string) {
+	switch {
+	case !r.file || !strings.HasPrefix(l, "tokex-agent: "):
+		r.record(ps, l)
+	case strings.HasPrefix(l, fileMarker):
+		r.copyOut(ctx, ps)
+	default:
+		r.d.log(r.out, "warn", fmt.Sprintf("agent %d (%s): %s; its log's rows are the evidence", ps.index, ps.name, l))
+	}
+}
+
 // record files one log line: a request line becomes a row, anything else
 // is kept for the end-of-test summary.
 func (r *kubeRun) record(ps *podState, line string) {
 	l, ok, err := k6.ParseLine(line)
-	q := l.Request
 	if !ok {
 		r.other(ps, line)
 		return
@@ -341,6 +373,15 @@ func (r *kubeRun) record(ps *podState, line string) {
 		r.mu.Unlock()
 		return
 	}
+	r.row(ps, &l, true)
+}
+
+// row files one request: the run's window and send-lag parts, the agent's
+// counts, slots and spans, then the row itself: live (the log stream: the
+// live view and the evidence) or not (a row of the evidence file the
+// stream lost: the evidence only).
+func (r *kubeRun) row(ps *podState, l *k6.Line, live bool) {
+	q := &l.Request
 	start := q.ScheduledUS - int64(float64(q.Seq)*r.period)
 	r.mu.Lock()
 	first := false
@@ -357,21 +398,31 @@ func (r *kubeRun) record(ps *podState, line string) {
 	r.mu.Unlock()
 	ps.mu.Lock()
 	ps.counts[q.Phase]++
-	sl := ps.slots[q.Phase]
-	if sl == nil {
-		sl = &phaseSlots{sent: make([]bool, r.planned(q.Phase)+1)}
-		ps.slots[q.Phase] = sl
-	}
-	sl.mark(q.Seq, start)
+	r.phaseSlots(ps, q.Phase).mark(q.Seq, start)
 	if q.Phase == stats.Measured && len(ps.spans) < maxParts {
 		from := q.ScheduledUS + max(l.StartLagUS, 0)
 		ps.spans = append(ps.spans, span{from, q.ScheduledUS + q.SendLagUS + q.DurationUS})
 	}
 	ps.mu.Unlock()
-	if first {
+	if !live {
+		if k, ok := r.out.(runner.Keeper); ok {
+			k.Keep(q)
+			return
+		}
+	} else if first {
 		r.out.Emit(event.PhaseChanged{At: time.Now(), RunID: r.p.ID, Phase: stats.Measured})
 	}
-	r.out.Record(&q)
+	r.out.Record(q)
+}
+
+// phaseSlots is the agent's slot record of a phase (ps.mu held).
+func (r *kubeRun) phaseSlots(ps *podState, ph stats.Phase) *phaseSlots {
+	sl := ps.slots[ph]
+	if sl == nil {
+		sl = newPhaseSlots(r.planned(ph))
+		ps.slots[ph] = sl
+	}
+	return sl
 }
 
 // Bounds of what one agent's log may make tokex keep: k6's summary is a
@@ -472,6 +523,9 @@ func (r *kubeRun) reconcile(res runner.RunResult) []stats.Warning {
 	sort.Strings(names)
 	for _, n := range names {
 		ps := r.pods[n]
+		if r.file && !ps.copyTried {
+			r.d.log(r.out, "warn", fmt.Sprintf("agent %d (%s): its log never said k6's output was complete, so its evidence file was not copied; its log's rows are the evidence", ps.index, n))
+		}
 		sum, err := k6.ParseSummary(strings.NewReader(ps.summary.String()))
 		if err != nil {
 			warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err)),

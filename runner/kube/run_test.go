@@ -1,6 +1,7 @@
 package kube
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -12,8 +13,10 @@ import (
 	"testing"
 	"time"
 
+	authv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 
@@ -29,6 +32,15 @@ type recorder struct {
 	mu     sync.Mutex
 	events []event.Event
 	rows   []stats.Request
+	kept   int // rows recorded as evidence only (runner.Keeper)
+}
+
+// Keep implements runner.Keeper.
+func (r *recorder) Keep(q *stats.Request) {
+	r.mu.Lock()
+	r.rows = append(r.rows, *q)
+	r.kept++
+	r.mu.Unlock()
 }
 
 func (r *recorder) Emit(e event.Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() }
@@ -81,6 +93,11 @@ type agentSpec struct {
 	exit             int32 // container exit code
 	waiting          string
 	breakAfter       int // the first log stream fails after this many lines (0: never)
+	// The evidence file (kube.evidence_file): its log ends with the
+	// wrapper's marker; exec cat serves the whole output, gzipped.
+	file bool
+	lose [2]int                                 // log lines [lose[0], lose[1]) never reach the stream: a rotation took them
+	cat  func(w io.Writer, full []string) error // what exec cat gives (nil: the whole output)
 }
 
 // podLog renders what the agent script and k6 v2.2.0 print: one line per
@@ -173,8 +190,10 @@ type fakeCluster struct {
 	warmup time.Duration
 	t0     time.Time
 
-	mu    sync.Mutex
-	opens map[string]int
+	mu      sync.Mutex
+	opens   map[string]int
+	touched map[string]int // exec touch copied, by Pod
+	cats    map[string]int // exec cat, by Pod
 }
 
 func (f *fakeCluster) run(ctx context.Context, t *testing.T) {
@@ -250,7 +269,14 @@ func (f *fakeCluster) open(ctx context.Context, ns, pod string, opts *corev1.Pod
 		}
 	}
 	var b strings.Builder
-	for n, l := range podLog(i, a, f.period, f.warmup) {
+	lines := podLog(i, a, f.period, f.warmup)
+	if a.file {
+		lines = append(lines, fileMarker+" (k6 exit code 0)")
+	}
+	for n, l := range lines {
+		if n >= a.lose[0] && n < a.lose[1] {
+			continue
+		}
 		at := f.t0.Add(time.Duration(n) * time.Millisecond)
 		if opts.SinceTime != nil && at.Before(opts.SinceTime.Time) {
 			continue
@@ -287,8 +313,11 @@ func runFake(t *testing.T, ctx context.Context, agents []agentSpec, cfg ...func(
 	cs := fake.NewClientset()
 	p := event.PlannedRun{ID: "01-r1-20rps", Index: 1, Round: 1, TargetRPS: 20, Warmup: time.Second, Duration: 2 * time.Second, Agents: len(agents)}
 	fc := &fakeCluster{cs: cs, ns: "pf-perf", agents: agents, period: int64(len(agents)) * 1e6 / 20, warmup: p.Warmup,
-		t0: time.Now().Truncate(time.Second), opens: map[string]int{}}
-	d := &Driver{Cfg: o.Cfg, CampaignID: o.CampaignID, Client: cs, Namespace: "pf-perf", Secret: "x", Key: o.Key, logs: fc.open,
+		t0: time.Now().Truncate(time.Second), opens: map[string]int{}, touched: map[string]int{}, cats: map[string]int{}}
+	cs.PrependReactor("create", "selfsubjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, &authv1.SelfSubjectAccessReview{Status: authv1.SubjectAccessReviewStatus{Allowed: true}}, nil
+	})
+	d := &Driver{Cfg: o.Cfg, CampaignID: o.CampaignID, Client: cs, Namespace: "pf-perf", Secret: "x", Key: o.Key, logs: fc.open, exec: fc.exec,
 		fast: &timings{poll: 10 * time.Millisecond, quiet: 50 * time.Millisecond, noLog: 200 * time.Millisecond, drain: 5 * time.Second, quietPoll: 10 * time.Millisecond}}
 	out := &recorder{}
 	if err := d.Start(ctx, out); err != nil {
@@ -300,7 +329,40 @@ func runFake(t *testing.T, ctx context.Context, agents []agentSpec, cfg ...func(
 	go fc.run(kctx, t)
 	res, err := d.Run(ctx, p, out)
 	jobs, _ := cs.BatchV1().Jobs("pf-perf").List(context.Background(), metav1.ListOptions{})
-	return fakeRun{out: out, res: res, err: err, jobsLeft: len(jobs.Items), actions: cs.Actions()}
+	return fakeRun{out: out, res: res, err: err, jobsLeft: len(jobs.Items), actions: cs.Actions(), fc: fc}
+}
+
+// exec plays the agent container for the evidence file: cat gives the
+// agent's whole output gzipped (or what its spec says), touch is counted.
+func (f *fakeCluster) exec(ctx context.Context, ns, pod string, cmd []string, stdout io.Writer) error {
+	parts := strings.Split(pod, "-")
+	i, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil || i >= len(f.agents) || ns != f.ns {
+		return fmt.Errorf("no pod %s/%s", ns, pod)
+	}
+	a := f.agents[i]
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch strings.Join(cmd, " ") {
+	case "touch " + copiedFile:
+		f.touched[pod]++
+		return nil
+	case "cat " + evidenceFile:
+		f.cats[pod]++
+	default:
+		return fmt.Errorf("unexpected command %q", cmd)
+	}
+	full := podLog(i, a, f.period, f.warmup)
+	if a.cat != nil {
+		return a.cat(stdout, full)
+	}
+	zw := gzip.NewWriter(stdout)
+	for _, l := range full {
+		if _, err := io.WriteString(zw, l+"\n"); err != nil {
+			return err
+		}
+	}
+	return zw.Close()
 }
 
 type fakeRun struct {
@@ -309,6 +371,7 @@ type fakeRun struct {
 	err      error
 	jobsLeft int // Jobs still there after Run returned
 	actions  []k8stesting.Action
+	fc       *fakeCluster
 }
 
 func codes(ws []stats.Warning) string {

@@ -41,7 +41,7 @@ func Verify(ctx context.Context, c kubernetes.Interface, namespace, contextName 
 	}
 	out = append(out, engineChecks(ctx, c, engNS, k.Engines.Selector)...)
 	out = append(out, serviceCheck(ctx, c, engNS, k.Engines.Service), metricsCheck(c))
-	return append(out, permissionChecks(ctx, c, namespace, engNS)...)
+	return append(out, permissionChecks(ctx, c, namespace, engNS, k.EvidenceFile != fileNever)...)
 }
 
 // engineChecks: the engine Pods exist, are Ready and share no node.
@@ -115,10 +115,12 @@ func metricsCheck(c kubernetes.Interface) Check {
 }
 
 // permissionChecks asks the API server (SelfSubjectAccessReview) whether
-// the caller may do each thing a campaign does.
-func permissionChecks(ctx context.Context, c kubernetes.Interface, ns, engNS string) []Check {
+// the caller may do each thing a campaign does; exec copies the agents'
+// evidence files (kube.evidence_file).
+func permissionChecks(ctx context.Context, c kubernetes.Interface, ns, engNS string, exec bool) []Check {
 	var out []Check
-	for _, a := range []struct{ verb, group, resource, sub, ns string }{
+	type access struct{ verb, group, resource, sub, ns string }
+	all := []access{
 		{"create", "batch", "jobs", "", ns},
 		{"delete", "batch", "jobs", "", ns},
 		{"create", "", "secrets", "", ns},
@@ -127,7 +129,11 @@ func permissionChecks(ctx context.Context, c kubernetes.Interface, ns, engNS str
 		{"watch", "", "pods", "", ns},
 		{"get", "", "pods", "log", ns},
 		{"list", "metrics.k8s.io", "pods", "", engNS},
-	} {
+	}
+	if exec {
+		all = append(all, access{"create", "", "pods", "exec", ns})
+	}
+	for _, a := range all {
 		r := &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authv1.ResourceAttributes{
 			Namespace: a.ns, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.sub}}}
 		name := fmt.Sprintf("may %s %s", a.verb, a.resource)

@@ -62,14 +62,22 @@ func TestVerify(t *testing.T) {
 		{"may watch pods in load", true, ""},
 		{"may get pods/log in load", true, ""},
 		{"may list pods.metrics.k8s.io in eng", true, ""},
+		{"may create pods/exec in load", true, ""},
 	} {
 		ch, ok := got[want.Name]
 		if !ok || ch.OK != want.OK || !strings.Contains(ch.Note, want.Note) {
 			t.Errorf("%s: got %+v (found %v), want ok=%v note ~%q", want.Name, ch, ok, want.OK, want.Note)
 		}
 	}
-	if len(got) != 13 {
-		t.Errorf("%d checks, want 13: %v", len(got), got)
+	if len(got) != 14 {
+		t.Errorf("%d checks, want 14: %v", len(got), got)
+	}
+	// kube.evidence_file never: no exec, so it is not asked.
+	k.EvidenceFile = "never"
+	for _, ch := range Verify(context.Background(), c, "load", "ctx-a", k) {
+		if strings.Contains(ch.Name, "exec") {
+			t.Errorf("exec checked with evidence_file never: %+v", ch)
+		}
 	}
 	// Unset selector and Service say which setting is missing.
 	for _, ch := range Verify(context.Background(), c, "load", "ctx-a", config.Kube{}) {

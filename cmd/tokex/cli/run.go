@@ -240,8 +240,8 @@ func (o *runOptions) newDriver() (runner.Driver, error) {
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
 		return nil, err
 	}
-	return &kube.Driver{Cfg: c, CampaignID: o.id, Client: o.kube.Client, Metrics: o.kube.Metrics, Namespace: o.kube.Namespace,
-		Context: o.kube.Context, Secret: o.secret, Key: o.key, API: o.kube.API}, nil
+	return &kube.Driver{Cfg: c, CampaignID: o.id, Client: o.kube.Client, Metrics: o.kube.Metrics, RESTConfig: o.kube.Config,
+		Namespace: o.kube.Namespace, Context: o.kube.Context, Secret: o.secret, Key: o.key, API: o.kube.API}, nil
 }
 
 // interrupt is Ctrl-C handling: the first SIGINT or SIGTERM (or stop)
