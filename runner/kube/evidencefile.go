@@ -21,13 +21,13 @@ import (
 // (exec cat) and touch "copied". The log stream still carries every line
 // live; the file gives tokex the lines the stream lost.
 const (
-	evidenceDir   = "/tokex"
-	evidenceFile  = "k6.log.gz"
-	copiedFile    = "copied"
-	fileMarker    = "tokex-agent: k6 output complete in " + evidenceFile
-	noFileMarker  = "tokex-agent: no evidence file"
-	copyWaitS     = 300
-	fileAnnotaton = "tokex.dev/evidence-file"
+	evidenceDir    = "/tokex"
+	evidenceFile   = "k6.log.gz"
+	copiedFile     = "copied"
+	fileMarker     = "tokex-agent: k6 output complete in " + evidenceFile
+	noFileMarker   = "tokex-agent: no evidence file"
+	copyWaitS      = 300
+	fileAnnotation = "tokex.dev/evidence-file"
 )
 
 // agentWrapper is the agent container's command in file mode: sh -c
@@ -99,7 +99,7 @@ func withEvidenceFile(tmpl *corev1.PodTemplateSpec) {
 	if ann == nil {
 		ann = map[string]string{}
 	}
-	ann[fileAnnotaton] = evidenceDir + "/" + evidenceFile
+	ann[fileAnnotation] = evidenceDir + "/" + evidenceFile
 	tmpl.Annotations = ann
 }
 

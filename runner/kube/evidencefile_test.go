@@ -200,7 +200,7 @@ func TestKeepsFile(t *testing.T) {
 			t.Fatal(err)
 		}
 		ct := j.Spec.Template.Spec.Containers[0]
-		_, ann := j.Spec.Template.Annotations[fileAnnotaton]
+		_, ann := j.Spec.Template.Annotations[fileAnnotation]
 		wrapped := len(ct.Command) == 4 && ct.Command[0] == "sh" && ct.Command[2] == agentWrapper && ct.WorkingDir == evidenceDir
 		if o.keepsFile(c.run) != c.want || wrapped != c.want || ann != c.annotate {
 			t.Errorf("%+v: keeps %v, wrapped %v, annotated %v", c, o.keepsFile(c.run), wrapped, ann)

@@ -205,7 +205,7 @@ func (d *Driver) newRun(p event.PlannedRun, out runner.Output) (*kubeRun, error)
 	if err != nil {
 		return nil, err
 	}
-	_, file := job.Spec.Template.Annotations[fileAnnotaton]
+	_, file := job.Spec.Template.Annotations[fileAnnotation]
 	return &kubeRun{d: d, p: p, out: out, t: d.timings(), job: job, pods: map[string]*podState{},
 		period:   float64(d.Cfg.Agents.Count) / p.TargetRPS * 1e6,
 		mStartUS: math.MaxInt64, wStartUS: math.MaxInt64, file: file, copies: make(chan struct{}, copyParallel)}, nil

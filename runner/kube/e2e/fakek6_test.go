@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"compress/gzip"
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,6 +40,11 @@ type fakeK6 struct {
 	c *Cluster
 	// latency is the simulated server's response time (default 3 ms).
 	latency time.Duration
+	// lose is the part of each agent's measured phase (from, to: fractions
+	// of it) whose lines never reach its log, as when the kubelet rotated
+	// the log file before the follow read them. An agent Pod that keeps
+	// the evidence file (kube.evidence_file) still has them there.
+	lose [2]float64
 
 	mu      sync.Mutex
 	seen    map[string]bool
@@ -49,6 +57,8 @@ type agentResult struct {
 	sent, dropped map[string]int
 	sentSlots     map[string][]int64 // the slots of the requests sent
 	scenarioStart map[string]time.Time
+	lost          int  // lines its log never got (fakeK6.lose)
+	copied        bool // tokex touched "copied" after copying its evidence file
 }
 
 // k6 v2.2.0 starts an iteration 1–3 ms after its slot and the script mints
@@ -154,7 +164,24 @@ func (f *fakeK6) agent(ctx context.Context, t *testing.T, pod *corev1.Pod) {
 		scs = append(scs, newScenario("warmup", start, period, warmup, vus, agent))
 	}
 	scs = append(scs, newScenario("measured", start.Add(warmup), period, duration, vus, agent))
+	res := &agentResult{sent: map[string]int{}, dropped: map[string]int{}, sentSlots: map[string][]int64{}, scenarioStart: map[string]time.Time{}}
+	var ev *evidenceFile
+	if pod.Annotations["tokex.dev/evidence-file"] != "" {
+		if ev, err = f.evidenceFile(ctx, pod.Name); err != nil {
+			t.Error(err)
+			return
+		}
+	}
+	loseFrom := start.Add(warmup + time.Duration(f.lose[0]*float64(duration)))
+	loseTo := start.Add(warmup + time.Duration(f.lose[1]*float64(duration)))
 	write := func(l string) {
+		if ev != nil {
+			ev.line(l)
+		}
+		if now := time.Now(); !now.Before(loseFrom) && now.Before(loseTo) {
+			res.lost++
+			return
+		}
 		fmt.Fprintf(out, "%s stdout F %s\n", time.Now().UTC().Format(time.RFC3339Nano), l)
 	}
 	if !f.play(ctx, agent, scs, write) {
@@ -163,13 +190,58 @@ func (f *fakeK6) agent(ctx context.Context, t *testing.T, pod *corev1.Pod) {
 	for _, l := range fakeSummary(scs, env, pod.Spec.Containers[0].Args) {
 		write(l)
 	}
-	res := &agentResult{sent: map[string]int{}, dropped: map[string]int{}, sentSlots: map[string][]int64{}, scenarioStart: map[string]time.Time{}}
+	if ev != nil {
+		res.copied = ev.finish(ctx, t, func(l string) { fmt.Fprintf(out, "%s stdout F %s\n", time.Now().UTC().Format(time.RFC3339Nano), l) })
+	}
 	for _, s := range scs {
 		res.sent[s.name], res.dropped[s.name], res.sentSlots[s.name], res.scenarioStart[s.name] = s.started, s.dropped, s.slots, s.start
 	}
 	f.mu.Lock()
 	f.results[agent] = res
 	f.mu.Unlock()
+}
+
+// evidenceFile is what the agent wrapper of kube.evidence_file keeps in
+// the Pod: k6's output, line for line, gzipped, in the Pod's own folder,
+// which a per-Pod kwok Exec makes the working directory of exec.
+type evidenceFile struct {
+	dir string
+	f   *os.File
+	zw  *gzip.Writer
+}
+
+func (f *fakeK6) evidenceFile(ctx context.Context, pod string) (*evidenceFile, error) {
+	dir := filepath.Join(f.c.Dir, "pod-fs", pod)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	exec := fmt.Sprintf("apiVersion: kwok.x-k8s.io/v1alpha1\nkind: Exec\nmetadata: {name: %s, namespace: default}\n"+
+		"spec:\n  execs:\n  - containers: [k6]\n    local:\n      workDir: %s\n", pod, dir)
+	if err := f.c.Apply(ctx, []byte(exec), nil); err != nil {
+		return nil, err
+	}
+	file, err := os.Create(filepath.Join(dir, "k6.log.gz.part"))
+	if err != nil {
+		return nil, err
+	}
+	return &evidenceFile{dir: dir, f: file, zw: gzip.NewWriter(file)}, nil
+}
+
+func (e *evidenceFile) line(l string) { _, _ = io.WriteString(e.zw, l+"\n") }
+
+// finish completes the file as the wrapper does once k6 has exited, prints
+// the wrapper's marker and waits (bounded) for tokex to touch "copied".
+func (e *evidenceFile) finish(ctx context.Context, t *testing.T, log func(string)) bool {
+	if err := errors.Join(e.zw.Close(), e.f.Close(), os.Rename(e.f.Name(), filepath.Join(e.dir, "k6.log.gz"))); err != nil {
+		t.Error(err)
+		log("tokex-agent: no evidence file: gzip failed")
+		return false
+	}
+	log("tokex-agent: k6 output complete in k6.log.gz (k6 exit code 0)")
+	return poll(ctx, 60*time.Second, func() (bool, error) {
+		_, err := os.Stat(filepath.Join(e.dir, "copied"))
+		return err == nil, nil
+	}) == nil
 }
 
 // newScenario plans a scenario's arrivals: slots k with k × period < d, and
