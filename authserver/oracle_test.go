@@ -13,7 +13,6 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/tokex-dev/tokex/internal/jwks"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -55,27 +54,19 @@ func oracleVerify(ctx context.Context, v *verifier, raw, what, clientID string) 
 	return &c, nil
 }
 
+// oracleKeyfunc reads alg and kid from golang-jwt's header map; the key
+// selection itself is the server's.
 func oracleKeyfunc(ctx context.Context, s *keySet) jwt.Keyfunc {
 	return func(t *jwt.Token) (any, error) {
-		alg, _ := t.Header["alg"].(string)
-		kv, hasKid := t.Header["kid"]
-		kid, ok := kv.(string)
-		if hasKid && !ok {
-			return nil, errKidNotString
+		var h jwsHeader
+		h.alg, h.algOK = t.Header["alg"].(string)
+		if kv, has := t.Header["kid"]; has {
+			h.kidKind = kidOther
+			if kid, ok := kv.(string); ok {
+				h.kid, h.kidKind = kid, kidString
+			}
 		}
-		if hasKid && !s.keys.Load().Has(kid) {
-			s.refreshUnknown(ctx)
-		}
-		k, err := s.keys.Load().Select(alg, kid, hasKid)
-		switch {
-		case errors.Is(err, jwks.ErrAmbiguous):
-			return nil, errKidAmbiguous
-		case errors.Is(err, jwks.ErrMismatch):
-			return nil, errKeyMismatch
-		case err != nil:
-			return nil, errUnknownKey
-		}
-		return k.Public, nil
+		return s.selectKey(ctx, h)
 	}
 }
 
