@@ -1,7 +1,6 @@
 package authserver
 
 import (
-	"bytes"
 	"encoding/base64"
 	"encoding/json"
 	"math"
@@ -51,6 +50,8 @@ var (
 	errBadJSON       = &claimError{"is malformed (invalid JSON)"}
 	errCritMalformed = &claimError{"is malformed (crit header)"}
 	errCritPresent   = &claimError{"uses a critical header extension tokex does not understand (crit)"}
+	errAudType       = &claimError{"claim aud is not a string or an array of strings"}
+	errActType       = &claimError{"claim act is not an object with a sub"}
 )
 
 // nameSet holds registered names, exactly and by fold key.
@@ -96,10 +97,12 @@ func checkName(name string, registered nameSet) error {
 	return nil
 }
 
-// member is one member of a JSON object: its name and its raw value.
+// member is one member of a JSON object: its name and its raw value, as
+// bytes and as text (a substring of the object's one string copy).
 type member struct {
 	name string
 	raw  json.RawMessage
+	text string
 }
 
 // members checks data, which must be one JSON object, and returns its
@@ -117,7 +120,7 @@ func members(data []byte, registered nameSet, nestedClaims map[string]bool) ([]m
 
 // validMembers is members of data already known to be valid JSON.
 func validMembers(data []byte, registered nameSet, nestedClaims map[string]bool) ([]member, error) {
-	w := walker{data: data, registered: registered, nested: nestedClaims}
+	w := walker{data: data, text: string(data), registered: registered, nested: nestedClaims}
 	i := w.space(0)
 	if data[i] != '{' {
 		return nil, errNotObject
@@ -131,6 +134,7 @@ func validMembers(data []byte, registered nameSet, nestedClaims map[string]bool)
 
 type walker struct {
 	data       []byte
+	text       string // data, copied once: names and values are its substrings
 	registered nameSet
 	nested     map[string]bool
 }
@@ -157,7 +161,7 @@ func (w *walker) object(i, depth int, claims bool, out *[]member) (int, error) {
 	}
 	for {
 		end := stringEnd(w.data, i)
-		name := jsonString(w.data[i : end+1])
+		name := jsonText(w.text[i : end+1])
 		if many == nil && len(names) == 16 {
 			many = make(map[string]bool, 64)
 			for _, n := range names {
@@ -187,7 +191,7 @@ func (w *walker) object(i, depth int, claims bool, out *[]member) (int, error) {
 			return 0, err
 		}
 		if out != nil {
-			*out = append(*out, member{name, w.data[start:next]})
+			*out = append(*out, member{name, w.data[start:next], w.text[start:next]})
 		}
 		i = w.space(next)
 		if w.data[i] == '}' {
@@ -243,25 +247,25 @@ func stringEnd(b []byte, i int) int {
 	return len(b) - 1 // unreachable for valid JSON
 }
 
-// jsonString decodes a JSON string literal; without escapes, and valid
-// UTF-8, it is the bytes between the quotes, as encoding/json reads it.
-func jsonString(raw []byte) string {
-	if bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
-		return string(raw[1 : len(raw)-1])
+// jsonText decodes a JSON string literal; without escapes, and valid UTF-8,
+// it is the text between the quotes (no copy), as encoding/json reads it.
+func jsonText(lit string) string {
+	if strings.IndexByte(lit, '\\') < 0 && utf8.ValidString(lit) {
+		return lit[1 : len(lit)-1]
 	}
 	var s string
-	_ = json.Unmarshal(raw, &s)
+	_ = json.Unmarshal([]byte(lit), &s)
 	return s
 }
 
-// get is the raw value of the member named exactly name.
-func get(ms []member, name string) (json.RawMessage, bool) {
+// get is the member named exactly name.
+func get(ms []member, name string) (member, bool) {
 	for _, m := range ms {
 		if m.name == name {
-			return m.raw, true
+			return m, true
 		}
 	}
-	return nil, false
+	return member{}, false
 }
 
 // actChain are the members whose objects hold claims of a prior actor.
@@ -289,7 +293,7 @@ func checkHeader(raw string) error {
 		return nil
 	}
 	var names []string
-	if json.Unmarshal(crit, &names) != nil || len(names) == 0 {
+	if json.Unmarshal(crit.raw, &names) != nil || len(names) == 0 {
 		return errCritMalformed
 	}
 	for i, n := range names {
@@ -344,21 +348,21 @@ func (c *inbound) decode(b []byte) error {
 		if !present || err != nil {
 			return ""
 		}
-		if v[0] != '"' {
+		if v.text[0] != '"' {
 			err = &claimError{"claim " + name + " is not a string"}
 			return ""
 		}
 		if !keep {
 			return ""
 		}
-		return jsonString(v)
+		return jsonText(v.text)
 	}
 	numeric := func(name string) date {
 		v, present := get(m, name)
 		if !present || err != nil {
 			return date{}
 		}
-		d, ok := numericDate(v)
+		d, ok := numericDate(v.text)
 		if !ok {
 			err = &claimError{"claim " + name + " is not a NumericDate (a JSON number of seconds)"}
 		}
@@ -382,11 +386,11 @@ func (c *inbound) decodeObjects(m []member) error {
 		}
 	}
 	if v, ok := get(m, "act"); ok {
-		if c.Act, err = parseActor(v); err != nil {
+		if c.Act, err = parseActor(v.raw); err != nil {
 			return err
 		}
 	}
-	if v, ok := get(m, "may_act"); ok && v[0] != '{' {
+	if v, ok := get(m, "may_act"); ok && v.text[0] != '{' {
 		return &claimError{"claim may_act is not an object"}
 	}
 	return nil
@@ -404,11 +408,11 @@ type date struct {
 // numericDate reads a JSON number of seconds since the epoch (RFC 7519 §2);
 // a string, even a numeric one, is not a NumericDate. The time is truncated
 // to jwt.TimePrecision, as jwt.NewNumericDate does.
-func numericDate(v json.RawMessage) (date, bool) {
+func numericDate(v string) (date, bool) {
 	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
 		return date{}, false
 	}
-	f, err := strconv.ParseFloat(string(v), 64)
+	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || f < 0 || f > maxNumericDate {
 		return date{}, false
 	}
@@ -417,13 +421,13 @@ func numericDate(v json.RawMessage) (date, bool) {
 }
 
 // audience reads aud: one string or an array of strings.
-func audience(v json.RawMessage) (jwt.ClaimStrings, error) {
-	bad := &claimError{"claim aud is not a string or an array of strings"}
-	if len(v) > 0 && v[0] == '"' {
-		return jwt.ClaimStrings{jsonString(v)}, nil // a string of valid JSON
+func audience(m member) (jwt.ClaimStrings, error) {
+	bad := errAudType
+	if m.text[0] == '"' {
+		return jwt.ClaimStrings{jsonText(m.text)}, nil // a string of valid JSON
 	}
 	var raw []json.RawMessage
-	if len(v) == 0 || v[0] != '[' || json.Unmarshal(v, &raw) != nil {
+	if m.text[0] != '[' || json.Unmarshal(m.raw, &raw) != nil {
 		return nil, bad
 	}
 	out := make(jwt.ClaimStrings, 0, len(raw))
@@ -440,7 +444,7 @@ func audience(v json.RawMessage) (jwt.ClaimStrings, error) {
 // parseActor reads an act object by exact names: sub (required) and the
 // prior actor in act. Depth is bounded by checkMembers.
 func parseActor(v json.RawMessage) (*actor, error) {
-	bad := &claimError{"claim act is not an object with a sub"}
+	bad := errActType
 	if len(v) == 0 || v[0] != '{' {
 		return nil, bad
 	}

@@ -291,6 +291,9 @@ func FuzzMembers(f *testing.F) {
 			t.Fatalf("%d members, encoding/json finds %d", len(ms), len(m))
 		}
 		for _, x := range ms {
+			if x.text != string(x.raw) {
+				t.Fatalf("member %q: text %q, raw %q", x.name, x.text, x.raw)
+			}
 			var a, b any
 			if json.Unmarshal(x.raw, &a) != nil || json.Unmarshal(m[x.name], &b) != nil || fmt.Sprint(a) != fmt.Sprint(b) {
 				t.Fatalf("member %q: %s, encoding/json %s", x.name, x.raw, m[x.name])
