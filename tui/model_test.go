@@ -247,20 +247,27 @@ func TestGoldenViews(t *testing.T) {
 		evs  []event.Event
 	}{{"running", midRun(all)}, {"final", all}} {
 		for _, sz := range sizes {
-			live := New(Options{Live: true})
-			live.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-			feed(live, c.evs)
-			rep := New(Options{Source: "replay of testdata"})
-			rep.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-			feed(rep, replayed(t, c.evs))
+			live, rep := liveAndReplayed(t, c.evs, sz)
 			name := fmt.Sprintf("%s-%dx%d", c.name, sz[0], sz[1])
-			golden(t, name, live.View(), sz[0], sz[1])
-			golden(t, "replay-"+name, rep.View(), sz[0], sz[1])
-			if live.View() != rep.View() {
+			golden(t, name, live, sz[0], sz[1])
+			golden(t, "replay-"+name, rep, sz[0], sz[1])
+			if live != rep {
 				t.Errorf("%s: live and replayed screens differ", name)
 			}
 		}
 	}
+}
+
+// liveAndReplayed are the screens of size sz after evs, live and replayed.
+func liveAndReplayed(t *testing.T, evs []event.Event, sz [2]int) (live, rep string) {
+	t.Helper()
+	l := New(Options{Live: true})
+	l.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+	feed(l, evs)
+	r := New(Options{Source: "replay of testdata"})
+	r.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
+	feed(r, replayed(t, evs))
+	return l.View(), r.View()
 }
 
 // golden checks a view's size and compares it with testdata/NAME.golden

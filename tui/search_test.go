@@ -6,8 +6,6 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
-
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -134,16 +132,11 @@ func TestSearchGoldenViews(t *testing.T) {
 		evs  []event.Event
 	}{{"search-running", searchAfter(all, 5)}, {"search-final", all}} {
 		for _, sz := range sizes {
-			live := New(Options{Live: true})
-			live.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-			feed(live, c.evs)
-			rep := New(Options{Source: "replay of testdata"})
-			rep.Update(tea.WindowSizeMsg{Width: sz[0], Height: sz[1]})
-			feed(rep, replayed(t, c.evs))
+			live, rep := liveAndReplayed(t, c.evs, sz)
 			name := fmt.Sprintf("%s-%dx%d", c.name, sz[0], sz[1])
-			golden(t, name, live.View(), sz[0], sz[1])
-			if live.View() != rep.View() {
-				t.Errorf("%s: live and replayed screens differ:\n%s\n%s", name, live.View(), rep.View())
+			golden(t, name, live, sz[0], sz[1])
+			if live != rep {
+				t.Errorf("%s: live and replayed screens differ:\n%s\n%s", name, live, rep)
 			}
 		}
 	}
