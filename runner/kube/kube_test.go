@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -388,9 +389,16 @@ func TestAgentThrottled(t *testing.T) {
 	if n, _ := throttled(in, 1000); n != 0 {
 		t.Error("far below the limit, yet throttled")
 	}
-	spans := []span{{0, 10}, {5, 15}, {10, 20}, {12, 13}, {30, 40}}
-	if p := peakInFlight(spans); p != 3 { // at 12: [5,15), [10,20), [12,13)
-		t.Errorf("peak %d", p)
+	// The same peak whether a span is kept in 8 bytes or whole: one began
+	// before the first, one 71 minutes after it, one lasted longer.
+	for _, base := range []int64{1796064356036000, 1796064356036000 + math.MaxUint32 - 12} {
+		var l spanLog
+		for _, s := range []span{{0, 10}, {5, 15}, {10, 20}, {12, 13}, {30, 40}, {-5, -1}, {1 << 33, 1<<33 + 1}, {50, 50 + 1<<33}} {
+			l.add(span{base + s.from, base + s.to})
+		}
+		if p := l.peakInFlight(); p != 3 || l.len() != 8 { // at 12: [5,15), [10,20), [12,13)
+			t.Errorf("peak %d of %d spans (%d whole)", p, l.len(), len(l.wide))
+		}
 	}
 }
 

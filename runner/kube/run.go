@@ -67,7 +67,7 @@ type podState struct {
 	counts    map[stats.Phase]int64
 	slots     map[stats.Phase]*phaseSlots
 	logEvents int    // k6 log lines seen
-	spans     []span // measured iterations, for the starvation rule
+	spans     spanLog // measured iterations, for the starvation rule
 	terminal  bool
 	exitCode  int32
 	// The evidence file (file mode): the copy was tried, succeeded, or why not.
@@ -155,7 +155,7 @@ type kubeRun struct {
 	wStartUS int64 // earliest warmup scenario start
 	badLines int
 	// How the measured send lags split: k6's start lag and minting (µs).
-	startLag, mint []int64
+	startLag, mint []int32
 }
 
 // maxParts bounds the send-lag parts kept per run (an article-sized run has
@@ -390,7 +390,7 @@ func (r *kubeRun) row(ps *podState, l *k6.Line, live bool) {
 		r.measured = true
 		r.mStartUS = min(r.mStartUS, start)
 		if l.StartLagUS >= 0 && l.MintUS >= 0 && len(r.startLag) < maxParts {
-			r.startLag, r.mint = append(r.startLag, l.StartLagUS), append(r.mint, l.MintUS)
+			r.startLag, r.mint = append(r.startLag, clamp32(l.StartLagUS)), append(r.mint, clamp32(l.MintUS))
 		}
 	} else {
 		r.wStartUS = min(r.wStartUS, start)
@@ -399,9 +399,9 @@ func (r *kubeRun) row(ps *podState, l *k6.Line, live bool) {
 	ps.mu.Lock()
 	ps.counts[q.Phase]++
 	r.phaseSlots(ps, q.Phase).mark(q.Seq, start)
-	if q.Phase == stats.Measured && len(ps.spans) < maxParts {
+	if q.Phase == stats.Measured && ps.spans.len() < maxParts {
 		from := q.ScheduledUS + max(l.StartLagUS, 0)
-		ps.spans = append(ps.spans, span{from, q.ScheduledUS + q.SendLagUS + q.DurationUS})
+		ps.spans.add(span{from, q.ScheduledUS + q.SendLagUS + q.DurationUS})
 	}
 	ps.mu.Unlock()
 	if !live {
@@ -414,6 +414,9 @@ func (r *kubeRun) row(ps *podState, l *k6.Line, live bool) {
 	}
 	r.out.Record(q)
 }
+
+// clamp32 keeps a µs figure of a line in 4 bytes (35 minutes at most).
+func clamp32(us int64) int32 { return int32(min(us, math.MaxInt32)) }
 
 // phaseSlots is the agent's slot record of a phase (ps.mu held).
 func (r *kubeRun) phaseSlots(ps *podState, ph stats.Phase) *phaseSlots {

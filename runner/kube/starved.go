@@ -1,7 +1,9 @@
 package kube
 
 import (
+	"cmp"
 	"fmt"
+	"math"
 	"slices"
 	"sync"
 	"time"
@@ -72,19 +74,47 @@ func throttled(samples []cpuSample, limitMilli int64) (n int, peak int64) {
 // beginning it to the response's end (µs).
 type span struct{ from, to int64 }
 
+// spanLog keeps an agent's measured iterations for the starvation rule in 8
+// bytes each, exactly: the µs after the first one's start and the duration,
+// both uint32; one that does not fit (it began before the first, 71 minutes
+// after it, or lasted longer) is kept whole.
+type spanLog struct {
+	base      int64
+	from, dur []uint32
+	wide      []span
+}
+
+func (l *spanLog) add(s span) {
+	if len(l.from) == 0 && len(l.wide) == 0 {
+		l.base = s.from
+	}
+	off, d := s.from-l.base, s.to-s.from
+	if off < 0 || off > math.MaxUint32 || d < 0 || d > math.MaxUint32 {
+		l.wide = append(l.wide, s)
+		return
+	}
+	l.from, l.dur = append(l.from, uint32(off)), append(l.dur, uint32(d))
+}
+
+func (l *spanLog) len() int { return len(l.from) + len(l.wide) }
+
 // peakInFlight is the most iterations in flight at once.
-func peakInFlight(spans []span) int {
+func (l *spanLog) peakInFlight() int {
 	type edge struct {
 		at    int64
 		delta int
 	}
-	edges := make([]edge, 0, 2*len(spans))
-	for _, s := range spans {
+	edges := make([]edge, 0, 2*l.len())
+	for i, f := range l.from {
+		from := l.base + int64(f)
+		edges = append(edges, edge{from, 1}, edge{from + int64(l.dur[i]), -1})
+	}
+	for _, s := range l.wide {
 		edges = append(edges, edge{s.from, 1}, edge{s.to, -1})
 	}
 	slices.SortFunc(edges, func(a, b edge) int {
 		if a.at != b.at {
-			return int(a.at - b.at)
+			return cmp.Compare(a.at, b.at)
 		}
 		return a.delta - b.delta // an end before a start at the same µs
 	})
@@ -111,7 +141,7 @@ func (r *kubeRun) starved(ps *podState, from, to time.Time, dropped float64) []s
 	}
 	vus := r.d.Cfg.Agents.MaxInFlight
 	ps.mu.Lock()
-	peak := peakInFlight(ps.spans)
+	peak := ps.spans.peakInFlight()
 	ps.mu.Unlock()
 	if dropped > 0 && peak <= vus*4/5 {
 		out = append(out, stats.Warn(stats.WarnGeneratorStarved, "", fmt.Sprintf("k6 agent %d (%s) dropped %.0f measured arrivals while at most %d of its %d VUs were in an iteration: "+
