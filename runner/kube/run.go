@@ -66,7 +66,7 @@ type podState struct {
 	summary   strings.Builder
 	counts    map[stats.Phase]int64
 	slots     map[stats.Phase]*phaseSlots
-	logEvents int    // k6 log lines seen
+	logEvents int     // k6 log lines seen
 	spans     spanLog // measured iterations, for the starvation rule
 	terminal  bool
 	exitCode  int32
