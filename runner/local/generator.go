@@ -74,6 +74,9 @@ type Generator struct {
 	VerifyEvery int64
 
 	details *exchange.DetailSet // this run's distinct details, bounded
+	// started gets a value (if it has room) when a worker takes a job: the
+	// scheduler's clock lets the worker start before it sleeps.
+	started chan struct{}
 }
 
 // TransportOptions configure each agent's own connection pool.
@@ -195,6 +198,7 @@ func offset(rate float64, k int) time.Duration {
 // never from the scheduler.
 func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time, rec func(*stats.Request)) {
 	g.details = &exchange.DetailSet{}
+	g.started = make(chan struct{}, 1)
 	total := arrivalsIn(p.TargetRPS, p.Total())
 	mctx, mcancel := context.WithCancel(ctx)
 	defer mcancel()
@@ -215,7 +219,7 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 			close(a.work)
 		}
 	}()
-	sl := newSleeper()
+	sl := newSleeper(g.started)
 	defer sl.close()
 	g.pace(ctx, p, start, total, sl, drops.add, &wg)
 }
@@ -254,6 +258,9 @@ type waiter interface {
 	until(ctx context.Context, at time.Time)
 }
 
+// handoff is told when a job was handed to a worker (preciseSleeper).
+type handoff interface{ dispatched() }
+
 // pace is the scheduler: arrival k at start + k/rate to agent k mod N, to a
 // free worker, or dropped when the agent's in-flight cap is full. It never
 // allocates and never blocks but in w: a job goes by value into a queue
@@ -263,6 +270,7 @@ func (g *Generator) pace(ctx context.Context, p event.PlannedRun, start time.Tim
 	drop func(*Agent, job), wg *sync.WaitGroup) {
 	nAgents := len(g.Agents)
 	cap64 := int64(g.MaxInFlight)
+	h, _ := w.(handoff)
 	for k := 0; k < total; k++ {
 		if ctx.Err() != nil {
 			return
@@ -284,6 +292,9 @@ func (g *Generator) pace(ctx context.Context, p event.PlannedRun, start time.Tim
 		a.inFlight.Add(1)
 		wg.Add(1)
 		a.work <- j
+		if h != nil {
+			h.dispatched()
+		}
 	}
 }
 
@@ -293,6 +304,10 @@ func (g *Generator) pace(ctx context.Context, p event.PlannedRun, start time.Tim
 func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job, tokens *pipeline, rec func(*stats.Request), wg *sync.WaitGroup) {
 	var buf []byte
 	for j := range work {
+		select {
+		case g.started <- struct{}{}:
+		default:
+		}
 		r := &stats.Request{Agent: a.Index, Seq: j.seq, Phase: j.phase, ScheduledUS: j.at.UnixMicro()}
 		g.send(ctx, a, j.at, r, tokens, &buf)
 		rec(r)

@@ -1,0 +1,71 @@
+package local
+
+import (
+	"context"
+	"syscall"
+	"time"
+)
+
+// preciseSleeper is the scheduler's clock on Linux: nanosleep(2) for the
+// last stretch to an arrival, so it is sent within the kernel's timer
+// slack (50 µs) of its time rather than up to a millisecond late; a Go
+// timer for all but the last millisecond of longer waits.
+//
+// A system call keeps its processor (P) while it sleeps, so a worker the
+// scheduler has just readied there would wait for another core to steal
+// it, which on a busy host is late. So after a hand-off the scheduler
+// first waits, in Go, for that worker to start (it signals started): the
+// worker runs on the scheduler's own processor, then the scheduler sleeps.
+type preciseSleeper struct {
+	t       *time.Timer
+	started <-chan struct{}
+	pending bool // a job was handed to a worker since the last wait
+}
+
+// coarse: waits longer than this sleep on the Go timer until a millisecond
+// is left.
+const coarse = 2 * time.Millisecond
+
+func newSleeper(started <-chan struct{}) sleeper {
+	t := time.NewTimer(time.Hour)
+	t.Stop()
+	return &preciseSleeper{t: t, started: started}
+}
+
+// dispatched tells the sleeper a job was just handed to a worker; a start
+// signalled before is stale and dropped.
+func (s *preciseSleeper) dispatched() {
+	s.pending = true
+	select {
+	case <-s.started:
+	default:
+	}
+}
+
+func (s *preciseSleeper) until(ctx context.Context, at time.Time) {
+	if d := time.Until(at); d > coarse {
+		s.wait(ctx, at.Add(-time.Millisecond), nil)
+	} else if d > 0 && s.pending {
+		s.wait(ctx, at, s.started)
+	}
+	s.pending = false
+	for d := time.Until(at); d > 0 && ctx.Err() == nil; d = time.Until(at) {
+		ts := syscall.NsecToTimespec(d.Nanoseconds())
+		_ = syscall.Nanosleep(&ts, nil) // EINTR: the loop sleeps what is left
+	}
+}
+
+// wait blocks in Go until the deadline, a signal on started (nil: none)
+// or the end of ctx.
+func (s *preciseSleeper) wait(ctx context.Context, deadline time.Time, started <-chan struct{}) {
+	s.t.Reset(time.Until(deadline))
+	select {
+	case <-s.t.C:
+		return
+	case <-started:
+	case <-ctx.Done():
+	}
+	s.t.Stop()
+}
+
+func (s *preciseSleeper) close() { s.t.Stop() }
