@@ -109,14 +109,20 @@ func SafeDetail(d string) string {
 	return ErrorCode(d)
 }
 
-// Scrub refuses a detail equal to the client secret or containing the
-// subject token the request carried: neither can ever be stored.
-func Scrub(detail, secret, subjectToken string) string {
+// Scrub refuses a detail equal to the client secret or containing a token
+// the request carried (the subject token, the client assertion): none can
+// ever be stored.
+func Scrub(detail, secret string, tokens ...string) string {
 	if detail == "" {
 		return ""
 	}
-	if detail == secret || (subjectToken != "" && strings.Contains(detail, subjectToken)) {
+	if detail == secret {
 		return DetailOther
+	}
+	for _, t := range tokens {
+		if t != "" && strings.Contains(detail, t) {
+			return DetailOther
+		}
 	}
 	return detail
 }

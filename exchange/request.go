@@ -3,7 +3,6 @@ package exchange
 import (
 	"net/http"
 	"net/url"
-	"strings"
 )
 
 // AuthMethod is how a client authenticates at the token endpoint.
@@ -12,7 +11,19 @@ type AuthMethod string
 const (
 	AuthBasic AuthMethod = "client_secret_basic"
 	AuthPost  AuthMethod = "client_secret_post"
+	// AuthPrivateKeyJWT is RFC 7523 §2.2: a JWT signed with the client's
+	// key, fresh for every request.
+	AuthPrivateKeyJWT AuthMethod = "private_key_jwt"
+	// AuthTLSClient is RFC 8705 §2.1: the client's certificate, bound to
+	// its registered subject DN or SAN; the form names the client.
+	AuthTLSClient AuthMethod = "tls_client_auth"
 )
+
+// AuthMethods are the methods tokex authenticates with, on both ends.
+var AuthMethods = []AuthMethod{AuthBasic, AuthPost, AuthPrivateKeyJWT, AuthTLSClient}
+
+// ClientAssertionType is RFC 7523 §2.2's client_assertion_type.
+const ClientAssertionType = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
 
 // TokenTypeNames are the short names a config may give a token type by.
 var TokenTypeNames = []string{"access_token", "jwt", "id_token", "refresh_token"}
@@ -95,33 +106,33 @@ func (b Body) Fixed() string { return b.prefix }
 // Auth is the client authentication method the body was compiled for.
 func (b Body) Auth() AuthMethod { return b.auth }
 
-// Form returns the full body for one subject token. For client_secret_post
-// the credentials go in the body; for basic the caller sets the header.
-func (b Body) Form(subjectToken, clientID, secret string) string {
-	var sb strings.Builder
-	sb.Grow(len(b.prefix) + len(subjectToken) + 64)
-	sb.WriteString(b.prefix)
-	sb.WriteString("&subject_token=")
-	sb.WriteString(url.QueryEscape(subjectToken))
-	if b.auth == AuthPost {
-		sb.WriteString("&client_id=")
-		sb.WriteString(url.QueryEscape(clientID))
-		sb.WriteString("&client_secret=")
-		sb.WriteString(url.QueryEscape(secret))
-	}
-	return sb.String()
+// Form returns the full body for one subject token. cred is the client
+// secret (client_secret_post) or the client assertion (private_key_jwt),
+// which go in the body with the client id, as does the client id alone for
+// tls_client_auth; for basic the caller sets the header.
+func (b Body) Form(subjectToken, clientID, cred string) string {
+	return string(b.AppendForm(make([]byte, 0, len(b.prefix)+len(subjectToken)+len(cred)+160), subjectToken, clientID, cred))
 }
 
 // AppendForm appends Form's bytes to dst without building a string.
-func (b Body) AppendForm(dst []byte, subjectToken, clientID, secret string) []byte {
+func (b Body) AppendForm(dst []byte, subjectToken, clientID, cred string) []byte {
 	dst = append(dst, b.prefix...)
 	dst = append(dst, "&subject_token="...)
 	dst = append(dst, url.QueryEscape(subjectToken)...)
-	if b.auth == AuthPost {
-		dst = append(dst, "&client_id="...)
-		dst = append(dst, url.QueryEscape(clientID)...)
+	if b.auth == AuthBasic {
+		return dst
+	}
+	dst = append(dst, "&client_id="...)
+	dst = append(dst, url.QueryEscape(clientID)...)
+	switch b.auth {
+	case AuthPost:
 		dst = append(dst, "&client_secret="...)
-		dst = append(dst, url.QueryEscape(secret)...)
+		dst = append(dst, url.QueryEscape(cred)...)
+	case AuthPrivateKeyJWT:
+		dst = append(dst, "&client_assertion_type="...)
+		dst = append(dst, url.QueryEscape(ClientAssertionType)...)
+		dst = append(dst, "&client_assertion="...)
+		dst = append(dst, url.QueryEscape(cred)...)
 	}
 	return dst
 }

@@ -358,13 +358,31 @@ func (c *Campaign) clientAuth() string {
 	if c.SecretSource == "" {
 		return ""
 	}
-	return fmt.Sprintf("%s %s0..%d, secret from %s", c.Cfg.Request.AuthMethod, c.Cfg.Agents.ClientIDPrefix, c.Cfg.Agents.Count-1, c.SecretSource)
+	return fmt.Sprintf("%s %s0..%d, %s from %s", c.Cfg.Request.AuthMethod, c.Cfg.Agents.ClientIDPrefix, c.Cfg.Agents.Count-1, c.credential(), c.SecretSource)
+}
+
+// credential names what the agents authenticate with.
+func (c *Campaign) credential() string {
+	switch exchange.AuthMethod(c.Cfg.Request.AuthMethod) {
+	case exchange.AuthPrivateKeyJWT:
+		return "keys"
+	case exchange.AuthTLSClient:
+		return "certificates"
+	}
+	return "secret"
 }
 
 // invalidClientHint says what to check when the server refuses the
 // clients' credentials.
 func (c *Campaign) invalidClientHint() string {
 	a := c.Cfg.Agents
-	return fmt.Sprintf("the server refused the clients' credentials: check that it has the clients %s0..%d, that they may use %s, and that their secret is the one tokex sent (%s)",
-		a.ClientIDPrefix, a.Count-1, c.Cfg.Request.AuthMethod, c.SecretSource)
+	what := "secret is the one"
+	switch c.credential() {
+	case "keys":
+		what = "registered public keys are those of the keys"
+	case "certificates":
+		what = "registered subject DNs are those of the certificates"
+	}
+	return fmt.Sprintf("the server refused the clients' credentials: check that it has the clients %s0..%d, that they may use %s, and that their %s tokex sent (%s)",
+		a.ClientIDPrefix, a.Count-1, c.Cfg.Request.AuthMethod, what, c.SecretSource)
 }

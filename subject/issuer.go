@@ -34,7 +34,14 @@ type IssuerOptions struct {
 	// URL is the issuer as the authorization server reaches it (a host
 	// name in a cluster, a proxy); default scheme://Addr as listened on.
 	URL string
+	// Clients are JWK Sets served at /clients/<client id>/jwks.json: the
+	// agents' private_key_jwt keys, for a server that registers a
+	// jwks_uri per client.
+	Clients map[string][]byte
 }
+
+// ClientJWKSPath is where the issuer serves a client's JWKS (%s: its id).
+const ClientJWKSPath = "/clients/%s/jwks.json"
 
 // IssuerServer serves /.well-known/openid-configuration (and the same
 // document at RFC 8414's /.well-known/oauth-authorization-server) and the
@@ -121,6 +128,16 @@ func ServeIssuer(o IssuerOptions) (*IssuerServer, error) {
 	mux.HandleFunc("GET "+prefix+JWKSPath, static(jwks, "application/jwk-set+json"))
 	mux.HandleFunc("GET "+prefix+DiscoveryPath, static(meta, "application/json"))
 	mux.HandleFunc("GET "+OAuthMetaPath+prefix, static(meta, "application/json"))
+	if len(o.Clients) > 0 {
+		mux.HandleFunc("GET "+prefix+fmt.Sprintf(ClientJWKSPath, "{id}"), func(w http.ResponseWriter, r *http.Request) {
+			b, ok := o.Clients[r.PathValue("id")]
+			if !ok {
+				http.NotFound(w, r)
+				return
+			}
+			static(b, "application/jwk-set+json")(w, r)
+		})
+	}
 	mux.HandleFunc(prefix+AuthorizePath, func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusBadRequest)

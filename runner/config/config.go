@@ -201,7 +201,16 @@ type Request struct {
 	Scope              string            `yaml:"scope"`
 	Extra              map[string]string `yaml:"extra"`
 	AuthMethod         string            `yaml:"auth_method"`
-	Timeout            time.Duration     `yaml:"timeout"`
+	// ClientAssertion shapes private_key_jwt's assertions.
+	ClientAssertion ClientAssertion `yaml:"client_assertion"`
+	Timeout         time.Duration   `yaml:"timeout"`
+}
+
+// ClientAssertion is what private_key_jwt's assertions (RFC 7523) carry
+// besides iss = sub = the client id and a unique jti.
+type ClientAssertion struct {
+	Audience string        `yaml:"audience"` // default: the token endpoint URL
+	Lifetime time.Duration `yaml:"lifetime"` // exp − iat, 60s
 }
 
 // Template is the exchange request's fixed part, as every driver and
@@ -282,6 +291,16 @@ type Agents struct {
 	ClientIDPrefix string `yaml:"client_id_prefix"`
 	ClientSecret   string `yaml:"client_secret"` // or TOKEX_CLIENT_SECRET; never written out
 	MaxInFlight    int    `yaml:"max_in_flight"` // per agent; a full cap drops the arrival
+	// ClientKey signs the agents' client assertions (private_key_jwt).
+	ClientKey ClientKey `yaml:"client_key"`
+}
+
+// ClientKey is the agents' private_key_jwt key: one stored key per agent
+// (tokex jwks --clients prints their public keys), or one file for all.
+type ClientKey struct {
+	Alg  string `yaml:"alg"`  // of the stored keys: ES256 (default), RS256, EdDSA
+	File string `yaml:"file"` // one key (PEM) every agent signs with
+	Kid  string `yaml:"kid,omitempty"`
 }
 
 // Users is the synthetic user pool.
@@ -319,11 +338,12 @@ func Article() Campaign {
 			Resources:          []string{"https://mcp.example.internal/mcp"},
 			Scope:              "mcp:tools:invoke",
 			AuthMethod:         string(exchange.AuthBasic),
+			ClientAssertion:    ClientAssertion{Lifetime: time.Minute},
 			Timeout:            10 * time.Second,
 		},
 		Target:     Target{Embedded: Embedded{SigningAlg: subject.RS256}, UnreachableAfter: 10 * time.Second},
 		Subject:    Subject{Issuer: "https://pf-perf-subject", Alg: subject.RS256, Lifetime: 5 * time.Minute},
-		Agents:     Agents{Count: 10, ClientIDPrefix: "perf-agent-", MaxInFlight: 100},
+		Agents:     Agents{Count: 10, ClientIDPrefix: "perf-agent-", MaxInFlight: 100, ClientKey: ClientKey{Alg: subject.ES256}},
 		Users:      Users{Count: 100, Prefix: "perf-user-"},
 		Stages:     []float64{100, 250, 500},
 		Rounds:     3,
@@ -622,12 +642,10 @@ func (c *Campaign) validateRequest(doc *confload.Doc) error {
 	if err := c.validateHTTP(doc); err != nil {
 		return err
 	}
-	r := c.Request
-	switch exchange.AuthMethod(r.AuthMethod) {
-	case exchange.AuthBasic, exchange.AuthPost:
-	default:
-		return doc.Errorf("request.auth_method", "unknown method %q (client_secret_basic, client_secret_post)", r.AuthMethod)
+	if err := c.validateClientAuth(doc); err != nil {
+		return err
 	}
+	r := c.Request
 	if r.Timeout <= 0 || r.Timeout > MaxTimeout {
 		return doc.Errorf("request.timeout", "must be positive and at most 5m")
 	}
@@ -651,6 +669,31 @@ func (c *Campaign) validateRequest(doc *confload.Doc) error {
 		}
 	}
 	return c.validateCheck(doc)
+}
+
+// validateClientAuth checks request.auth_method and what it needs.
+func (c *Campaign) validateClientAuth(doc *confload.Doc) error {
+	m := exchange.AuthMethod(c.Request.AuthMethod)
+	if !slices.Contains(exchange.AuthMethods, m) {
+		return doc.Errorf("request.auth_method", "unknown method %q (client_secret_basic, client_secret_post, private_key_jwt, tls_client_auth)", m)
+	}
+	if c.Driver == "kube" && m != exchange.AuthBasic && m != exchange.AuthPost {
+		return doc.Errorf("request.auth_method", "the k6 agents authenticate with a client secret (client_secret_basic or client_secret_post); use the local driver for %s", m)
+	}
+	a, k := c.Request.ClientAssertion, c.Agents.ClientKey
+	if len(a.Audience) > 512 || strings.ContainsFunc(a.Audience+k.Kid, func(r rune) bool { return r < 0x20 || r == 0x7f }) || len(k.Kid) > 512 {
+		return doc.Errorf("request.client_assertion.audience", "audience and agents.client_key.kid: at most 512 characters without control characters")
+	}
+	if a.Lifetime < time.Second || a.Lifetime > time.Hour {
+		return doc.Errorf("request.client_assertion.lifetime", "must be between 1s and 1h")
+	}
+	if !slices.Contains(subject.Algorithms, k.Alg) {
+		return doc.Errorf("agents.client_key.alg", "unsupported algorithm %q (ES256, RS256, EdDSA)", k.Alg)
+	}
+	if m == exchange.AuthPrivateKeyJWT && c.Subject.Premint {
+		return doc.Errorf("subject.premint", "client assertions are short-lived and signed as the run goes; pre-signed ones would outlive what servers accept: use private_key_jwt without pre-minting (ES256 subject tokens are cheap)")
+	}
+	return nil
 }
 
 // validateKube checks what only the kube driver needs or refuses.

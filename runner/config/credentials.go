@@ -66,3 +66,50 @@ func (c *Campaign) SubjectKey() (*subject.Key, error) {
 	}
 	return k.WithKid(c.Subject.Kid), nil
 }
+
+// ClientKeys are the agents' private_key_jwt keys, one per agent (a shared
+// key repeats), and where they came from: for a server tokex starts itself,
+// fresh keys of agents.client_key.alg (the server trusts them for this
+// campaign only) unless agents.client_key.file; else RegisteredClientKeys.
+func (c *Campaign) ClientKeys() ([]*subject.Key, string, error) {
+	k := c.Agents.ClientKey
+	if !c.LocalEmbedded() || k.File != "" {
+		return c.RegisteredClientKeys()
+	}
+	keys := make([]*subject.Key, c.Agents.Count)
+	for i := range keys {
+		g, err := subject.GenerateKey(k.Alg)
+		if err != nil {
+			return nil, "", fmt.Errorf("client key: %w", err)
+		}
+		keys[i] = g.WithKid(k.Kid)
+	}
+	return keys, "a fresh " + k.Alg + " key per agent for this campaign's embedded server", nil
+}
+
+// RegisteredClientKeys are the keys a server registers the agents with:
+// agents.client_key.file for every agent, else each agent's stored key of
+// agents.client_key.alg (tokex jwks --clients prints their public keys).
+func (c *Campaign) RegisteredClientKeys() ([]*subject.Key, string, error) {
+	k := c.Agents.ClientKey
+	keys := make([]*subject.Key, c.Agents.Count)
+	if k.File != "" {
+		key, err := subject.LoadPEM(k.File)
+		if err != nil {
+			return nil, "", fmt.Errorf("agents.client_key.file: %w", err)
+		}
+		for i := range keys {
+			keys[i] = key.WithKid(k.Kid)
+		}
+		return keys, "agents.client_key.file " + k.File + ", shared by every agent", nil
+	}
+	dir := ""
+	for i := range keys {
+		key, p, err := subject.StoredClientKey(c.ClientID(i), k.Alg)
+		if err != nil {
+			return nil, "", fmt.Errorf("client key: %w", err)
+		}
+		keys[i], dir = key.WithKid(k.Kid), filepath.Dir(p)
+	}
+	return keys, "tokex's stored " + k.Alg + " key per agent (" + dir + "; tokex jwks --clients prints their public keys)", nil
+}

@@ -41,7 +41,12 @@ request:
   # audiences: [billing]
   scope: mcp:tools:invoke
   # extra: {connector_id: tokex}   # extra form fields (Dex's connector_id, …); --form NAME=VALUE
-  auth_method: client_secret_basic  # or client_secret_post
+  # client_secret_basic or client_secret_post; private_key_jwt (RFC 7523: a client assertion
+  # signed per request with agents.client_key) or tls_client_auth (RFC 8705: agents.client_cert)
+  auth_method: client_secret_basic
+  # client_assertion:              # private_key_jwt's assertions: iss = sub = the client id, unique jti
+  #   audience: https://as.example # default: the token endpoint URL
+  #   lifetime: 60s
   timeout: 10s
 
 # Fresh subject token per request, signed by the generator.
@@ -67,6 +72,9 @@ agents:
   client_id_prefix: perf-agent-
   # client_secret: …               # better: TOKEX_CLIENT_SECRET; never written to evidence
   max_in_flight: 100               # per agent; an arrival finding it full is dropped
+  # client_key:                    # private_key_jwt: one stored key per agent; 'tokex jwks --clients'
+  #   alg: ES256                   # prints their public keys for the server to register
+  #   file: client-key.pem         # or one key for every agent
 
 users:
   count: 100                       # perf-user-001 … perf-user-100, round-robin

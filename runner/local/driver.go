@@ -30,6 +30,8 @@ type Driver struct {
 	CampaignID string
 	Secret     string
 	SubjectKey *subject.Key
+	// ClientKeys are the agents' private_key_jwt keys (Campaign.ClientKeys).
+	ClientKeys []*subject.Key
 	// Engine is the embedded server's program; empty: FindEngine's choice
 	// with EngineSearch (its Explicit defaults to target.embedded.engine).
 	Engine       Engine
@@ -340,6 +342,18 @@ func isSignalExit(err error) bool {
 	return strings.Contains(err.Error(), "signal:")
 }
 
+// asserter signs agent i's client assertions: aud the token endpoint unless
+// request.client_assertion.audience says otherwise.
+func (d *Driver) asserter(i int, key *subject.Key) *subject.Asserter {
+	c := d.Cfg
+	aud := c.Request.ClientAssertion.Audience
+	if aud == "" {
+		aud = d.target
+	}
+	return &subject.Asserter{Key: key, ClientID: c.ClientID(i), Audience: aud, Lifetime: c.Request.ClientAssertion.Lifetime,
+		Prefix: fmt.Sprintf("%s-c%d-", d.CampaignID, i)}
+}
+
 // newGenerator builds the agents, their connections and the success check;
 // with check.verify it reads the target's keys first.
 func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runner.Output) error {
@@ -348,11 +362,18 @@ func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runne
 	d.gen = &Generator{URL: d.target, Body: c.Request.Template().Compile(), MaxInFlight: c.Agents.MaxInFlight,
 		Timeout: c.Request.Timeout, Check: c.Check.Exchange()}
 	for i := 0; i < c.Agents.Count; i++ {
-		d.gen.Agents = append(d.gen.Agents, &Agent{
+		a := &Agent{
 			Index: i, ClientID: c.ClientID(i), Secret: d.Secret,
 			Minter: &subject.Minter{Key: d.SubjectKey, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime,
 				Users: users, Shape: c.Subject.Shape(), Prefix: fmt.Sprintf("%s-a%d-", d.CampaignID, i)},
-		})
+		}
+		if exchange.AuthMethod(c.Request.AuthMethod) == exchange.AuthPrivateKeyJWT {
+			if i >= len(d.ClientKeys) {
+				return fmt.Errorf("private_key_jwt: no client key for agent %d", i)
+			}
+			a.Assertions = d.asserter(i, d.ClientKeys[i])
+		}
+		d.gen.Agents = append(d.gen.Agents, a)
 	}
 	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
 	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Protocol: c.Target.Protocol(), NewConnPerRequest: c.Target.NewConnectionPerRequest(),

@@ -39,6 +39,10 @@ type Agent struct {
 	// nil: minted as the run goes.
 	pre []string
 
+	// Assertions signs each request's client assertion (private_key_jwt);
+	// nil for the other methods.
+	Assertions AssertionSource
+
 	sent, ok, errs, dropped, inFlight atomic.Int64
 	work                              chan job
 }
@@ -53,6 +57,34 @@ type job struct {
 // TokenSource mints a fresh subject token for an audience (*subject.Minter).
 type TokenSource interface {
 	Mint(audience string) (string, error)
+}
+
+// AssertionSource signs a fresh client assertion (*subject.Asserter).
+type AssertionSource interface {
+	Assert() (string, error)
+}
+
+// credential mints the next request's subject token and, for
+// private_key_jwt, its client assertion after a space (a compact JWS has
+// none): both are signed ahead of the request's schedule, in the mint
+// pipeline, so neither costs the send path.
+func (a *Agent) credential() (string, error) {
+	tok, err := a.Minter.Mint(a.ClientID)
+	if err != nil || a.Assertions == nil {
+		return tok, err
+	}
+	asr, err := a.Assertions.Assert()
+	return tok + " " + asr, err
+}
+
+// splitCredential is credential's subject token and the client credential
+// sent with it: the assertion, else the agent's secret.
+func (a *Agent) splitCredential(item string) (tok, cred string) {
+	tok, asr, ok := strings.Cut(item, " ")
+	if ok {
+		return tok, asr
+	}
+	return tok, a.Secret
 }
 
 // Generator drives constant-arrival-rate load (an open model): arrival i of
@@ -376,26 +408,27 @@ func (g *Generator) headers(a *Agent) [][2]string {
 
 // send performs one exchange and fills r; buf is the caller's scratch.
 func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.Request, tokens *pipeline, buf *[]byte) {
-	tok, ok := tokens.take(ctx)
+	item, ok := tokens.take(ctx)
 	if !ok {
 		r.Outcome = exchange.OutcomeAborted
 		r.SendLagUS = time.Since(at).Microseconds()
 		return
 	}
+	tok, cred := a.splitCredential(item)
 	var outcome exchange.Outcome
 	var detail, desc string
 	answered := func(status int, b []byte) {
 		outcome, detail, desc = g.classify(a, r.Seq, status, b)
-		detail = g.details.Admit(exchange.Scrub(detail, a.Secret, tok))
+		detail = g.details.Admit(exchange.Scrub(detail, a.Secret, tok, cred))
 	}
 	sent := time.Now()
 	a.sent.Add(1)
 	var err error
 	if a.h1 != nil {
-		*buf = g.request((*buf)[:0], a, tok)
+		*buf = g.request((*buf)[:0], a, tok, cred)
 		r.Status, err = a.h1.do(ctx, *buf, answered)
 	} else {
-		r.Status, err = g.doHTTP(ctx, a, tok, answered)
+		r.Status, err = g.doHTTP(ctx, a, tok, cred, answered)
 	}
 	if err != nil {
 		outcome, desc = exchange.ClassifyErr(ctx, err), exchange.TransportDescription(err)
@@ -406,7 +439,7 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 	r.Outcome, r.Detail = outcome, detail
 	if desc != "" && outcome != exchange.OutcomeOK && outcome != exchange.OutcomeAborted {
 		r.Description = exchange.SanitizeDescription(desc, a.Secret, url.QueryEscape(a.Secret),
-			strings.TrimPrefix(exchange.BasicAuth(a.ClientID, a.Secret), "Basic "), tok)
+			strings.TrimPrefix(exchange.BasicAuth(a.ClientID, a.Secret), "Basic "), tok, cred)
 	}
 	if outcome == exchange.OutcomeOK {
 		a.ok.Add(1)
@@ -430,11 +463,12 @@ func (g *Generator) classify(a *Agent, seq int64, status int, b []byte) (exchang
 	return outcome, detail, why
 }
 
-// request appends the whole HTTP/1.1 request for one subject token.
-func (g *Generator) request(dst []byte, a *Agent, tok string) []byte {
+// request appends the whole HTTP/1.1 request for one subject token and
+// client credential.
+func (g *Generator) request(dst []byte, a *Agent, tok, cred string) []byte {
 	dst = append(dst, a.headPre...)
 	n := len(dst)
-	dst = g.Body.AppendForm(dst, tok, a.ClientID, a.Secret)
+	dst = g.Body.AppendForm(dst, tok, a.ClientID, cred)
 	// The body is built where it ends up; its length goes before it.
 	var num [20]byte
 	cl := strconv.AppendInt(num[:0], int64(len(dst)-n), 10)
@@ -448,8 +482,8 @@ func (g *Generator) request(dst []byte, a *Agent, tok string) []byte {
 
 // doHTTP sends one exchange with net/http. The status is set when a
 // response arrived, also when reading its body failed.
-func (g *Generator) doHTTP(ctx context.Context, a *Agent, tok string, answered func(int, []byte)) (int, error) {
-	body := g.Body.Form(tok, a.ClientID, a.Secret)
+func (g *Generator) doHTTP(ctx context.Context, a *Agent, tok, cred string, answered func(int, []byte)) (int, error) {
+	body := g.Body.Form(tok, a.ClientID, cred)
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
 	for _, h := range g.headers(a) {
 		req.Header.Set(h[0], h[1])
@@ -502,7 +536,7 @@ func (p *pipeline) take(ctx context.Context) (string, bool) {
 func (p *pipeline) fill(ctx context.Context, a *Agent, n int) {
 	for i := 0; i < n; {
 		for ; i < n && len(p.ch) < cap(p.ch); i++ {
-			tok, err := a.Minter.Mint(a.ClientID)
+			tok, err := a.credential()
 			if err != nil {
 				tok = "" // cannot happen with a valid key; sent as-is it fails visibly
 			}

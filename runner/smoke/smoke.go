@@ -8,6 +8,7 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -24,12 +25,14 @@ import (
 
 // Options are what one smoke exchange needs.
 type Options struct {
-	Cfg      config.Campaign
-	Key      *subject.Key
-	Secret   string
-	URL      string      // the token endpoint the request goes to
-	TLS      *tls.Config // see TLSConfig
-	Lifetime time.Duration
+	Cfg    config.Campaign
+	Key    *subject.Key
+	Secret string
+	// ClientKey signs the client assertion (private_key_jwt).
+	ClientKey *subject.Key
+	URL       string      // the token endpoint the request goes to
+	TLS       *tls.Config // see TLSConfig
+	Lifetime  time.Duration
 }
 
 // TLSConfig trusts what the campaign trusts for target: target.ca_file,
@@ -65,7 +68,11 @@ func Run(ctx context.Context, out io.Writer, o Options) (passed bool, err error)
 		return false, err
 	}
 	body := c.Request.Template().Compile()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.URL, strings.NewReader(body.Form(tok, client, o.Secret)))
+	cred, err := credential(o, body.Auth())
+	if err != nil {
+		return false, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.URL, strings.NewReader(body.Form(tok, client, cred)))
 	if err != nil {
 		return false, err
 	}
@@ -83,8 +90,8 @@ func Run(ctx context.Context, out io.Writer, o Options) (passed bool, err error)
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	fmt.Fprintf(out, "POST %s as %s (client_secret_%s, secret not shown): HTTP %d in %s over %s\n", o.URL, client,
-		strings.TrimPrefix(string(body.Auth()), "client_secret_"), resp.StatusCode, time.Since(start).Round(time.Microsecond), resp.Proto)
+	fmt.Fprintf(out, "POST %s as %s (%s, credentials not shown): HTTP %d in %s over %s\n", o.URL, client,
+		body.Auth(), resp.StatusCode, time.Since(start).Round(time.Microsecond), resp.Proto)
 	// The campaign's own check (check.required, check.token_type).
 	outcome, detail, why := c.Check.Exchange().Classify(resp.StatusCode, raw)
 	if outcome != exchange.OutcomeOK {
@@ -100,6 +107,29 @@ func Run(ctx context.Context, out io.Writer, o Options) (passed bool, err error)
 		expect.Lifetime = o.Lifetime
 	}
 	return verify(ctx, out, c.Check.Verify, expect, o, raw, client), nil
+}
+
+// credential is what authenticates agent 0 besides its id: its secret, or
+// for private_key_jwt a fresh client assertion for the target's token
+// endpoint (request.client_assertion.audience when set).
+func credential(o Options, m exchange.AuthMethod) (string, error) {
+	if m != exchange.AuthPrivateKeyJWT {
+		return o.Secret, nil
+	}
+	if o.ClientKey == nil {
+		return "", errors.New("private_key_jwt: no client key")
+	}
+	c := o.Cfg
+	aud := c.Request.ClientAssertion.Audience
+	if aud == "" {
+		aud = c.Target.URL
+	}
+	if aud == "" {
+		aud = o.URL
+	}
+	a := &subject.Asserter{Key: o.ClientKey, ClientID: c.ClientID(0), Audience: aud, Lifetime: c.Request.ClientAssertion.Lifetime,
+		Prefix: fmt.Sprintf("smoke-%d-", time.Now().UnixNano())}
+	return a.Assert()
 }
 
 // claims are the issued token's claims shown beside the subject's.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tokex-dev/tokex/internal/safefs"
 	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -23,6 +25,9 @@ type jwksOptions struct {
 	tls                       bool
 	certFile, keyPEM, certOut string
 	hostnames                 []string
+	clients                   bool
+	agents                    int
+	out                       string
 }
 
 func newJWKSCmd() *cobra.Command {
@@ -42,7 +47,16 @@ signing algorithms, and the JWKS — what Dex's OIDC connector, Keycloak's
 identity provider or zitadel need to trust tokex's subject tokens. Plain HTTP
 on a loopback address; HTTPS with --tls (a generated certificate, written to
 --cert-out for the server to trust) or --tls-cert/--tls-key. It prints the
-exact subject.issuer to configure.`,
+exact subject.issuer to configure.
+
+--clients prints instead the agents' private_key_jwt public keys: a JSON
+object of one JWK Set per client id (perf-agent-0 …), the form tokex serve's
+default_clients.jwks_file reads. tokex stores one key per agent
+(agents.client_key.alg, ES256 by default), created once and reused, unless
+agents.client_key.file gives one for all. --out DIR also writes
+DIR/<client id>.jwks.json for each; with --serve the issuer also serves
+each at /clients/<client id>/jwks.json, for a server that registers a
+jwks_uri per client.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -58,6 +72,9 @@ exact subject.issuer to configure.`,
 	f.StringSliceVar(&o.hostnames, "hostname", nil, "extra DNS name or IP of the generated certificate (repeatable)")
 	f.StringVar(&o.certFile, "tls-cert", "", "serve HTTPS with this certificate (PEM)")
 	f.StringVar(&o.keyPEM, "tls-key", "", "private key (PEM) of --tls-cert")
+	f.BoolVar(&o.clients, "clients", false, "the agents' private_key_jwt public keys: one JWKS per client id")
+	f.IntVar(&o.agents, "agents", 0, "with --clients: how many agents (default agents.count of --config, else 10)")
+	f.StringVarP(&o.out, "out", "o", "", "with --clients: also write <client id>.jwks.json for each into this folder")
 	return cmd
 }
 
@@ -73,6 +90,12 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 	if err != nil {
 		return &exitError{code: ExitCannotRun, err: fmt.Errorf("subject key: %w", err)}
 	}
+	var clients map[string][]byte
+	if o.clients {
+		if clients, err = o.clientJWKS(cmd); err != nil || o.serve == "" {
+			return err
+		}
+	}
 	if o.serve == "" {
 		b, err := subject.JWKS(keys...)
 		if err != nil {
@@ -81,7 +104,7 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 		fmt.Fprintln(cmd.OutOrStdout(), string(b))
 		return nil
 	}
-	opt := subject.IssuerOptions{Addr: o.serve, Keys: keys, URL: o.issuerURL}
+	opt := subject.IssuerOptions{Addr: o.serve, Keys: keys, URL: o.issuerURL, Clients: clients}
 	certNote := ""
 	switch {
 	case o.certFile != "" || o.keyPEM != "":
@@ -126,6 +149,9 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 		ks = append(ks, k.Alg+" kid "+k.Kid)
 	}
 	fmt.Fprintf(out, "  keys            %s\n", strings.Join(ks, ", "))
+	if len(clients) > 0 {
+		fmt.Fprintf(out, "  client JWKS     %s%s (%d clients)\n", s.URL, fmt.Sprintf(subject.ClientJWKSPath, "<client id>"), len(clients))
+	}
 	if certNote != "" {
 		fmt.Fprintf(out, "  certificate     %s\n", certNote)
 	}
@@ -134,6 +160,57 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// clientJWKS prints the agents' private_key_jwt public keys, one JWKS per
+// client id, writes each to --out, and returns them.
+func (o *jwksOptions) clientJWKS(cmd *cobra.Command) (map[string][]byte, error) {
+	c := config.Article()
+	if o.config != "" {
+		var err error
+		if c, _, err = config.Load(o.config, ""); err != nil {
+			return nil, &exitError{code: ExitCannotRun, err: err}
+		}
+	}
+	if o.agents != 0 {
+		c.Agents.Count = o.agents
+	}
+	if c.Agents.Count < 1 || c.Agents.Count > config.MaxAgents {
+		return nil, &exitError{code: ExitCannotRun, err: fmt.Errorf("--agents: must be between 1 and %d", config.MaxAgents)}
+	}
+	keys, source, err := c.RegisteredClientKeys()
+	if err != nil {
+		return nil, &exitError{code: ExitCannotRun, err: err}
+	}
+	var dir *safefs.Dir
+	if o.out != "" {
+		if err := os.MkdirAll(o.out, 0o755); err != nil {
+			return nil, &exitError{code: ExitCannotRun, err: fmt.Errorf("--out: %w", err)}
+		}
+		if dir, err = safefs.Open(o.out); err != nil {
+			return nil, &exitError{code: ExitCannotRun, err: fmt.Errorf("--out: %w", err)}
+		}
+		defer dir.Close()
+	}
+	all := map[string]json.RawMessage{}
+	byID := map[string][]byte{}
+	for i, k := range keys {
+		b, err := subject.JWKS(k)
+		if err != nil {
+			return nil, err
+		}
+		id := c.ClientID(i)
+		all[id], byID[id] = b, b
+		if dir != nil {
+			if err := dir.WriteFile(id+".jwks.json", b, nil); err != nil {
+				return nil, &exitError{code: ExitCannotRun, err: fmt.Errorf("--out: %w", err)}
+			}
+		}
+	}
+	b, _ := json.MarshalIndent(all, "", "  ")
+	fmt.Fprintln(cmd.OutOrStdout(), string(b))
+	fmt.Fprintf(cmd.ErrOrStderr(), "%d clients' public keys from %s\n", len(keys), source)
+	return byID, nil
 }
 
 // certHosts are the names a generated certificate is valid for: loopback,

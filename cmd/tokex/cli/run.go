@@ -22,6 +22,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/report"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -70,7 +71,9 @@ type runOptions struct {
 	secret string
 	// secretSource says where the client secret came from (never the secret).
 	secretSource string
-	key          *subject.Key
+	// clientKeys are the agents' private_key_jwt keys.
+	clientKeys []*subject.Key
+	key        *subject.Key
 }
 
 func newRunCmd() *cobra.Command {
@@ -134,6 +137,11 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	var err error
 	if o.secret, o.secretSource, err = c.AgentSecret(o.clientSecret); err != nil {
 		return err
+	}
+	if exchange.AuthMethod(c.Request.AuthMethod) == exchange.AuthPrivateKeyJWT {
+		if o.clientKeys, o.secretSource, err = c.ClientKeys(); err != nil {
+			return err
+		}
 	}
 	if o.key, err = c.SubjectKey(); err != nil {
 		return err
@@ -235,7 +243,7 @@ func (o *runOptions) openEvidence() (*evidence.Writer, error) {
 func (o *runOptions) newDriver() (runner.Driver, error) {
 	c := o.cfg
 	if c.Driver != "kube" {
-		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, EngineSearch: o.engineSearch()}, nil
+		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, EngineSearch: o.engineSearch()}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
 		return nil, err

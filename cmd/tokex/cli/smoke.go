@@ -83,7 +83,11 @@ func (o *runOptions) smoke(cmd *cobra.Command, target string, forward bool, life
 		tu.Host = fmt.Sprintf("127.0.0.1:%d", local)
 		target = tu.String()
 	}
-	passed, err := smoke.Run(ctx, out, smoke.Options{Cfg: o.cfg, Key: o.key, Secret: o.secret, URL: target, TLS: tlsCfg, Lifetime: lifetime})
+	so := smoke.Options{Cfg: o.cfg, Key: o.key, Secret: o.secret, URL: target, TLS: tlsCfg, Lifetime: lifetime}
+	if len(o.clientKeys) > 0 {
+		so.ClientKey = o.clientKeys[0]
+	}
+	passed, err := smoke.Run(ctx, out, so)
 	switch {
 	case err != nil:
 		return &exitError{code: ExitCannotRun, err: err}
