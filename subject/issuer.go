@@ -117,6 +117,19 @@ func ServeIssuer(o IssuerOptions) (*IssuerServer, error) {
 	if u, err := url.Parse(issuer); err == nil {
 		prefix = strings.TrimSuffix(u.Path, "/") // an issuer with a path serves below it
 	}
+	mux := issuerMux(prefix, jwks, meta, o.Clients)
+	s := &IssuerServer{
+		URL: issuer, JWKSURL: issuer + JWKSPath, ln: ln,
+		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
+			WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10},
+	}
+	go func() { _ = s.srv.Serve(ln) }() // ends with Close
+	return s, nil
+}
+
+// issuerMux serves the JWKS, the discovery document, the clients' JWK Sets
+// and a refusing authorization endpoint below prefix.
+func issuerMux(prefix string, jwks, meta []byte, clients map[string][]byte) *http.ServeMux {
 	mux := http.NewServeMux()
 	static := func(body []byte, ctype string) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
@@ -128,9 +141,9 @@ func ServeIssuer(o IssuerOptions) (*IssuerServer, error) {
 	mux.HandleFunc("GET "+prefix+JWKSPath, static(jwks, "application/jwk-set+json"))
 	mux.HandleFunc("GET "+prefix+DiscoveryPath, static(meta, "application/json"))
 	mux.HandleFunc("GET "+OAuthMetaPath+prefix, static(meta, "application/json"))
-	if len(o.Clients) > 0 {
+	if len(clients) > 0 {
 		mux.HandleFunc("GET "+prefix+fmt.Sprintf(ClientJWKSPath, "{id}"), func(w http.ResponseWriter, r *http.Request) {
-			b, ok := o.Clients[r.PathValue("id")]
+			b, ok := clients[r.PathValue("id")]
 			if !ok {
 				http.NotFound(w, r)
 				return
@@ -143,13 +156,7 @@ func ServeIssuer(o IssuerOptions) (*IssuerServer, error) {
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(`{"error":"unsupported_response_type","error_description":"tokex's subject issuer has no login: tokex signs the subject tokens itself"}`))
 	})
-	s := &IssuerServer{
-		URL: issuer, JWKSURL: issuer + JWKSPath, ln: ln,
-		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
-			WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10},
-	}
-	go func() { _ = s.srv.Serve(ln) }() // ends with Close
-	return s, nil
+	return mux
 }
 
 // Addr is the address the issuer listens on.

@@ -105,34 +105,9 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 		return nil
 	}
 	opt := subject.IssuerOptions{Addr: o.serve, Keys: keys, URL: o.issuerURL, Clients: clients}
-	certNote := ""
-	switch {
-	case o.certFile != "" || o.keyPEM != "":
-		pair, err := tlscert.LoadPair(o.certFile, o.keyPEM)
-		if err != nil {
-			return &exitError{code: ExitCannotRun, err: fmt.Errorf("--tls-cert: %w", err)}
-		}
-		opt.Cert, certNote = &pair, o.certFile
-	case o.tls || o.certOut != "":
-		certPath, keyPath, err := statedir.IssuerCertPaths()
-		if err != nil {
-			return &exitError{code: ExitCannotRun, err: err}
-		}
-		p, created, err := tlscert.Stored(certPath, keyPath, certHosts(o.serve, o.issuerURL, o.hostnames))
-		if err != nil {
-			return &exitError{code: ExitCannotRun, err: fmt.Errorf("issuer certificate: %w", err)}
-		}
-		how := "stored"
-		if created {
-			how = "created"
-		}
-		opt.Cert, certNote = &p.Cert, fmt.Sprintf("%s (%s, self-signed, reused at every start; --cert-out FILE copies it)", certPath, how)
-		if o.certOut != "" {
-			if err := os.WriteFile(o.certOut, p.CertPEM, 0o644); err != nil {
-				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--cert-out: %w", err)}
-			}
-			certNote = o.certOut + " (written; the server must trust it; the same certificate at every start)"
-		}
+	certNote, err := o.issuerCert(&opt)
+	if err != nil {
+		return err
 	}
 	s, err := subject.ServeIssuer(opt)
 	if err != nil {
@@ -160,6 +135,40 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 	defer stop()
 	<-ctx.Done()
 	return nil
+}
+
+// issuerCert sets the issuer's certificate from --tls-cert, or the stored
+// generated one with --tls or --cert-out, and says where it is.
+func (o *jwksOptions) issuerCert(opt *subject.IssuerOptions) (certNote string, err error) {
+	switch {
+	case o.certFile != "" || o.keyPEM != "":
+		pair, err := tlscert.LoadPair(o.certFile, o.keyPEM)
+		if err != nil {
+			return "", &exitError{code: ExitCannotRun, err: fmt.Errorf("--tls-cert: %w", err)}
+		}
+		opt.Cert, certNote = &pair, o.certFile
+	case o.tls || o.certOut != "":
+		certPath, keyPath, err := statedir.IssuerCertPaths()
+		if err != nil {
+			return "", &exitError{code: ExitCannotRun, err: err}
+		}
+		p, created, err := tlscert.Stored(certPath, keyPath, certHosts(o.serve, o.issuerURL, o.hostnames))
+		if err != nil {
+			return "", &exitError{code: ExitCannotRun, err: fmt.Errorf("issuer certificate: %w", err)}
+		}
+		how := "stored"
+		if created {
+			how = "created"
+		}
+		opt.Cert, certNote = &p.Cert, fmt.Sprintf("%s (%s, self-signed, reused at every start; --cert-out FILE copies it)", certPath, how)
+		if o.certOut != "" {
+			if err := os.WriteFile(o.certOut, p.CertPEM, 0o644); err != nil {
+				return "", &exitError{code: ExitCannotRun, err: fmt.Errorf("--cert-out: %w", err)}
+			}
+			certNote = o.certOut + " (written; the server must trust it; the same certificate at every start)"
+		}
+	}
+	return certNote, nil
 }
 
 // clientJWKS prints the agents' private_key_jwt public keys, one JWKS per
