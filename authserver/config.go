@@ -30,6 +30,8 @@ type Config struct {
 	Clients        []ClientConfig `yaml:"clients"`
 	DefaultClients DefaultClients `yaml:"default_clients"`
 	Faults         FaultConfig    `yaml:"faults"`
+	// ClientAuth is how client assertions (private_key_jwt) are checked.
+	ClientAuth ClientAuthConfig `yaml:"client_auth"`
 }
 
 // TLSConfig selects HTTPS: a given pair, or a generated self-signed one.
@@ -38,6 +40,9 @@ type TLSConfig struct {
 	CertFile   string `yaml:"cert_file"`
 	KeyFile    string `yaml:"key_file"`
 	SelfSigned bool   `yaml:"self_signed"`
+	// ClientCAFile asks for client certificates and verifies them against
+	// these CAs (PEM): tls_client_auth.
+	ClientCAFile string `yaml:"client_ca_file"`
 }
 
 // SigningConfig is the issued tokens' signing key.
@@ -76,6 +81,12 @@ type ClientConfig struct {
 	AuthMethods []string `yaml:"auth_methods"`
 	Resources   []string `yaml:"resources"` // allowed resource/audience values
 	Scopes      []string `yaml:"scopes"`
+	// JWKS (inline JSON) or JWKSFile: the client's public keys, for
+	// private_key_jwt.
+	JWKS     string `yaml:"jwks"`
+	JWKSFile string `yaml:"jwks_file"`
+	// The RFC 8705 §2.1.2 binding of tls_client_auth: exactly one.
+	TLSBinding `yaml:",inline"`
 }
 
 // DefaultClients describes the article's perf-agent-N clients.
@@ -85,6 +96,12 @@ type DefaultClients struct {
 	SecretEnv string   `yaml:"secret_env"`
 	Resources []string `yaml:"resources"`
 	Scopes    []string `yaml:"scopes"`
+	// JWKSFile holds one JWK Set per client id (what `tokex jwks --clients`
+	// prints): those clients may use private_key_jwt.
+	JWKSFile string `yaml:"jwks_file"`
+	// TLSClientAuthSubjectDN binds every default client to a certificate
+	// subject DN (RFC 4514); {{client_id}} is replaced by the client's id.
+	TLSClientAuthSubjectDN string `yaml:"tls_client_auth_subject_dn"`
 }
 
 // FaultConfig injects trouble for testing the measuring side. Off by default.
@@ -145,6 +162,7 @@ func Default() Config {
 			Refresh:            5 * time.Minute,
 			UnknownKidInterval: 10 * time.Second,
 		},
+		ClientAuth: defaultClientAuth(),
 		DefaultClients: DefaultClients{
 			Count:     10,
 			Prefix:    "perf-agent-",
@@ -172,6 +190,7 @@ func Load(path string) (Config, *confload.Doc, error) {
 func (c *Config) Validate(doc *confload.Doc) error {
 	for _, check := range []func(*confload.Doc) error{
 		c.validateEndpoint, c.Signing.validate, c.Subject.validate, c.validateTLS, c.validateClients, c.Faults.validate,
+		c.ClientAuth.validate,
 	} {
 		if err := check(doc); err != nil {
 			return err
@@ -251,6 +270,9 @@ func (c *Config) validateTLS(doc *confload.Doc) error {
 	if c.TLS.Enabled && !c.TLS.SelfSigned && (c.TLS.CertFile == "" || c.TLS.KeyFile == "") {
 		return doc.Errorf("tls", "enabled needs cert_file and key_file, or self_signed: true")
 	}
+	if c.TLS.ClientCAFile != "" && !c.TLS.Enabled {
+		return doc.Errorf("tls.client_ca_file", "client certificates need TLS: set tls.enabled")
+	}
 	return nil
 }
 
@@ -269,17 +291,49 @@ func (c *Config) validateClients(doc *confload.Doc) error {
 	return nil
 }
 
+// methodNeeds names the credential each authentication method needs.
+var methodNeeds = map[exchange.AuthMethod]string{
+	exchange.AuthBasic: "secret or secret_env", exchange.AuthPost: "secret or secret_env",
+	exchange.AuthPrivateKeyJWT: "jwks or jwks_file", exchange.AuthTLSClient: "a tls_client_auth_* binding",
+}
+
+// credentials are the methods the client's credentials allow.
+func (cl ClientConfig) credentials() []exchange.AuthMethod {
+	var out []exchange.AuthMethod
+	if cl.Secret != "" || cl.SecretEnv != "" {
+		out = append(out, exchange.AuthBasic, exchange.AuthPost)
+	}
+	if cl.JWKS != "" || cl.JWKSFile != "" {
+		out = append(out, exchange.AuthPrivateKeyJWT)
+	}
+	if cl.TLSBinding.kind() != "" {
+		out = append(out, exchange.AuthTLSClient)
+	}
+	return out
+}
+
 // validate checks one listed client; p is its path, clients[i].
 func (cl ClientConfig) validate(doc *confload.Doc, p string) error {
 	if cl.ID == "" {
 		return doc.Errorf(p+".id", "is required")
 	}
-	if cl.Secret == "" && cl.SecretEnv == "" {
-		return doc.Errorf(p+".secret", "secret or secret_env is required")
+	if err := cl.TLSBinding.validate(doc, p); err != nil {
+		return err
+	}
+	if cl.JWKS != "" && cl.JWKSFile != "" {
+		return doc.Errorf(p+".jwks", "give jwks or jwks_file, not both")
+	}
+	has := cl.credentials()
+	if len(has) == 0 {
+		return doc.Errorf(p+".secret", "a credential is required: secret or secret_env, jwks or jwks_file, or a tls_client_auth_* binding")
 	}
 	for j, m := range cl.AuthMethods {
-		if m != string(exchange.AuthBasic) && m != string(exchange.AuthPost) {
-			return doc.Errorf(fmt.Sprintf("%s.auth_methods[%d]", p, j), "unknown method %q", m)
+		need, known := methodNeeds[exchange.AuthMethod(m)]
+		if !known {
+			return doc.Errorf(fmt.Sprintf("%s.auth_methods[%d]", p, j), "unknown method %q (client_secret_basic, client_secret_post, private_key_jwt, tls_client_auth)", m)
+		}
+		if !slices.Contains(has, exchange.AuthMethod(m)) {
+			return doc.Errorf(fmt.Sprintf("%s.auth_methods[%d]", p, j), "%s needs %s", m, need)
 		}
 	}
 	return nil

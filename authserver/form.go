@@ -30,7 +30,7 @@ func newFormCache(clients map[string]*client) *formCache {
 			fc.unescaped[e] = v
 		}
 	}
-	for _, v := range []string{exchange.GrantTypeTokenExchange, exchange.TokenTypeAccessToken, exchange.TokenTypeJWT} {
+	for _, v := range []string{exchange.GrantTypeTokenExchange, exchange.TokenTypeAccessToken, exchange.TokenTypeJWT, exchange.ClientAssertionType} {
 		add(v)
 	}
 	for _, cl := range clients {

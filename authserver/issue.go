@@ -82,7 +82,7 @@ func (s *Server) issue(req *tokenRequest, sub *inbound, prior *actor, sc *scratc
 	}
 	claims := appendIssued(sc.claims[:0], accessClaims{
 		issuer: s.cfg.Issuer, subject: sub.Subject, audience: req.targets, clientID: req.client.id,
-		scope: req.scope, issuedAt: now, expiry: now + lifetime, act: &actor{Sub: req.client.id, Act: prior},
+		scope: req.scope, issuedAt: now, expiry: now + lifetime, act: &actor{Sub: req.client.id, Act: prior}, cnf: req.cnf,
 	})
 	b := append(sc.body[:0], `{"access_token":"`...)
 	start := len(b)
@@ -119,6 +119,9 @@ type accessClaims struct {
 	clientID, scope  string
 	issuedAt, expiry int64
 	act              *actor
+	// cnf is the x5t#S256 of the client certificate the token is bound to
+	// (RFC 8705 §3.1), "" for none.
+	cnf string
 }
 
 // appendIssued appends the claims as encoding/json writes them (member
@@ -152,6 +155,11 @@ func appendIssued(b []byte, c accessClaims) []byte {
 	if c.act != nil {
 		b = append(b, `,"act":`...)
 		b = appendActor(b, c.act)
+	}
+	if c.cnf != "" {
+		b = append(b, `,"cnf":{"x5t#S256":`...)
+		b = appendJSONString(b, c.cnf)
+		b = append(b, '}')
 	}
 	return append(b, '}')
 }

@@ -3,12 +3,14 @@ package authserver
 import (
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -44,6 +46,9 @@ type Server struct {
 	// headerAT and headerJWT are the issued tokens' encoded headers.
 	headerAT, headerJWT string
 	form                *formCache
+	assert              *assertionVerifier
+	// clientCAs verify client certificates (tls_client_auth); nil: none asked.
+	clientCAs *x509.CertPool
 }
 
 // New builds a server from a validated config. ctx bounds JWKS refreshes.
@@ -57,10 +62,20 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, log: log}
 	var err error
-	if s.clients, err = buildClients(cfg, opt.ClientSecret); err != nil {
+	if s.clients, err = buildClients(cfg, opt.ClientSecret, log); err != nil {
 		return nil, err
 	}
 	s.form = newFormCache(s.clients)
+	s.assert = newAssertionVerifier(cfg.ClientAuth)
+	if cfg.TLS.ClientCAFile != "" {
+		pem, err := tlscert.ReadPEM(cfg.TLS.ClientCAFile)
+		if err != nil {
+			return nil, fmt.Errorf("tls.client_ca_file: %w", err)
+		}
+		if s.clientCAs = x509.NewCertPool(); !s.clientCAs.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("tls.client_ca_file: no certificate in %s", cfg.TLS.ClientCAFile)
+		}
+	}
 	if s.verify, err = newVerifier(ctx, cfg.Subject, opt.SubjectJWKS, log); err != nil {
 		return nil, err
 	}
@@ -148,11 +163,28 @@ func (s *Server) SetBaseURL(u string) {
 		"jwks_uri":                              s.baseURL + "/jwks.json",
 		"grant_types_supported":                 []string{exchange.GrantTypeTokenExchange},
 		"response_types_supported":              []string{},
-		"token_endpoint_auth_methods_supported": []string{string(exchange.AuthBasic), string(exchange.AuthPost)},
-		"scopes_supported":                      s.allScopes(),
-		"token_types_supported":                 []string{exchange.TokenTypeAccessToken, exchange.TokenTypeJWT},
+		"token_endpoint_auth_methods_supported": s.authMethods(),
+		"token_endpoint_auth_signing_alg_values_supported": s.cfg.ClientAuth.Algorithms,
+		"tls_client_certificate_bound_access_tokens":       s.clientCAs != nil,
+		"scopes_supported":      s.allScopes(),
+		"token_types_supported": []string{exchange.TokenTypeAccessToken, exchange.TokenTypeJWT},
 	}
 	s.meta, _ = json.Marshal(meta)
+	s.assert.audiences = append(slices.Clone(s.cfg.ClientAuth.Audiences), s.baseURL+s.cfg.TokenPath, s.cfg.Issuer)
+}
+
+// authMethods are the client authentication methods some client may use.
+func (s *Server) authMethods() []string {
+	var out []string
+	for _, m := range exchange.AuthMethods {
+		for _, c := range s.clients {
+			if c.methods[m] && (m != exchange.AuthTLSClient || s.clientCAs != nil) {
+				out = append(out, string(m))
+				break
+			}
+		}
+	}
+	return out
 }
 
 // Issuer is the iss of issued tokens.
@@ -200,6 +232,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			protos = []string{"h2", "http/1.1"}
 		}
 		srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{*s.tlsPair}, MinVersion: tls.VersionTLS12, NextProtos: protos}
+		if s.clientCAs != nil { // a certificate is asked for, and verified when given: tls_client_auth
+			srv.TLSConfig.ClientCAs, srv.TLSConfig.ClientAuth = s.clientCAs, tls.VerifyClientCertIfGiven
+		}
 	} else {
 		p.SetUnencryptedHTTP2(h2)
 	}

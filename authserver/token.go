@@ -85,7 +85,7 @@ const formType = "application/x-www-form-urlencoded"
 
 // singleValued are the parameters RFC 6749 §3.2 forbids repeating.
 var singleValued = []string{"grant_type", "subject_token", "subject_token_type", "requested_token_type",
-	"scope", "actor_token", "actor_token_type", "client_id", "client_secret"}
+	"scope", "actor_token", "actor_token_type", "client_id", "client_secret", "client_assertion", "client_assertion_type"}
 
 // exchange answers one token request: read the form, authenticate the
 // client, check the request against the client's policy, validate the
@@ -103,6 +103,7 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, sc *scratch) (
 	if oe != nil {
 		return nil, oe
 	}
+	req.cnf = certThumbprint(r)
 	sub, prior, oe := s.validateTokens(r.Context(), form, req.subjectToken, cl)
 	if oe != nil {
 		return nil, oe
@@ -149,6 +150,7 @@ type tokenRequest struct {
 	issuedType   string
 	targets      []string // resources, then audiences; at least one
 	scope        string   // normalised: single spaces
+	cnf          string   // x5t#S256 of the client certificate, "" without one
 }
 
 // parseRequest checks grant, token types, targets and scope, in that order.
@@ -272,8 +274,26 @@ func (s *Server) validateTokens(ctx context.Context, form url.Values, subjectTok
 	return sub, &actor{Sub: act.Subject, Act: act.Act}, nil
 }
 
-// authenticate applies client_secret_basic or client_secret_post (one only).
+// authenticate applies one client authentication method: a client
+// assertion (private_key_jwt), else a client id alone with a certificate
+// (tls_client_auth), else a secret.
 func (s *Server) authenticate(r *http.Request, form url.Values) (*client, *oauthError) {
+	_, hasAssertion := form["client_assertion"]
+	_, hasSecret := form["client_secret"]
+	hasAuthz := r.Header.Get("Authorization") != ""
+	switch {
+	case hasAssertion && (hasAuthz || hasSecret):
+		return nil, fail(400, exchange.ErrInvalidRequest, "use one client authentication method")
+	case hasAssertion:
+		return s.assertionClient(form)
+	case !hasAuthz && !hasSecret && form.Has("client_id"):
+		return s.certificateClient(r, form.Get("client_id"))
+	}
+	return s.secretClient(r, form)
+}
+
+// secretClient applies client_secret_basic or client_secret_post (one only).
+func (s *Server) secretClient(r *http.Request, form url.Values) (*client, *oauthError) {
 	authz := r.Header.Get("Authorization")
 	id, secret, isBasic, err := exchange.ParseBasicAuth(authz)
 	_, hasPostID := form["client_id"]

@@ -1,0 +1,268 @@
+package authserver
+
+import (
+	"crypto"
+	"crypto/sha256"
+	"crypto/x509"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/jwks"
+	"github.com/tokex-dev/tokex/subject"
+)
+
+// ClientAuthConfig is how client assertions (private_key_jwt, RFC 7523)
+// are checked.
+type ClientAuthConfig struct {
+	// Algorithms a client may sign with (never none, never an HMAC: a
+	// public key is not a shared secret).
+	Algorithms []string `yaml:"algorithms"`
+	// MaxLifetime bounds exp − iat and exp − now; the replay cache keeps
+	// each jti that long at most.
+	MaxLifetime time.Duration `yaml:"max_lifetime"`
+	Leeway      time.Duration `yaml:"leeway"` // clock skew allowed on exp, nbf and iat
+	// ReplayCache is how many jtis may be remembered at once; a full
+	// cache refuses new assertions (503) rather than forget one.
+	ReplayCache int `yaml:"replay_cache"`
+	// Audiences are accepted besides the token endpoint URL and the issuer.
+	Audiences []string `yaml:"audiences"`
+}
+
+// Client assertion limits.
+const (
+	DefaultAssertionLifetime = 10 * time.Minute
+	DefaultReplayCache       = 1_000_000 // about 40 MB when full
+	MaxReplayCache           = 10_000_000
+	maxAssertionBytes        = 16 << 10
+	maxJTIBytes              = 256
+)
+
+func defaultClientAuth() ClientAuthConfig {
+	return ClientAuthConfig{Algorithms: slices.Clone(subject.Algorithms), MaxLifetime: DefaultAssertionLifetime,
+		Leeway: 10 * time.Second, ReplayCache: DefaultReplayCache}
+}
+
+func (a ClientAuthConfig) validate(doc *confload.Doc) error {
+	if len(a.Algorithms) == 0 {
+		return doc.Errorf("client_auth.algorithms", "must list at least one algorithm")
+	}
+	for i, alg := range a.Algorithms {
+		if !slices.Contains(subject.Algorithms, alg) {
+			return doc.Errorf(fmt.Sprintf("client_auth.algorithms[%d]", i), "unsupported algorithm %q (RS256, ES256, EdDSA: no none, no HMAC)", alg)
+		}
+	}
+	if a.MaxLifetime < time.Second || a.MaxLifetime > 24*time.Hour {
+		return doc.Errorf("client_auth.max_lifetime", "must be between 1s and 24h")
+	}
+	if a.Leeway < 0 || a.Leeway > 5*time.Minute {
+		return doc.Errorf("client_auth.leeway", "must be between 0 and 5m")
+	}
+	if a.ReplayCache < 1000 || a.ReplayCache > MaxReplayCache {
+		return doc.Errorf("client_auth.replay_cache", "must be between 1000 and %d", MaxReplayCache)
+	}
+	if len(a.Audiences) > 16 {
+		return doc.Errorf("client_auth.audiences", "at most 16")
+	}
+	return nil
+}
+
+// TLSBinding is how a tls_client_auth client's certificate is recognised
+// (RFC 8705 §2.1.2): its subject DN, as Go renders it in RFC 4514 form
+// (most specific first: CN=perf-agent-0,O=tokex), or one of its SANs of
+// the given type, compared exactly (DNS names without regard to case).
+type TLSBinding struct {
+	SubjectDN string `yaml:"tls_client_auth_subject_dn"`
+	SANDNS    string `yaml:"tls_client_auth_san_dns"`
+	SANURI    string `yaml:"tls_client_auth_san_uri"`
+	SANIP     string `yaml:"tls_client_auth_san_ip"`
+	SANEmail  string `yaml:"tls_client_auth_san_email"`
+}
+
+// kind is the one binding set ("" none, "many" more than one).
+func (b TLSBinding) kind() string {
+	k := ""
+	for _, f := range []struct{ name, v string }{{"subject_dn", b.SubjectDN}, {"san_dns", b.SANDNS}, {"san_uri", b.SANURI},
+		{"san_ip", b.SANIP}, {"san_email", b.SANEmail}} {
+		switch {
+		case f.v == "":
+		case k != "":
+			return "many"
+		default:
+			k = f.name
+		}
+	}
+	return k
+}
+
+func (b TLSBinding) validate(doc *confload.Doc, p string) error {
+	if b.kind() == "many" {
+		return doc.Errorf(p+".tls_client_auth_subject_dn", "give exactly one tls_client_auth_* binding (RFC 8705 §2.1.2)")
+	}
+	if b.SANIP != "" && net.ParseIP(b.SANIP) == nil {
+		return doc.Errorf(p+".tls_client_auth_san_ip", "is not an IP address")
+	}
+	return nil
+}
+
+// matches reports whether the certificate is the one bound.
+func (b TLSBinding) matches(c *x509.Certificate) bool {
+	switch b.kind() {
+	case "subject_dn":
+		return c.Subject.String() == b.SubjectDN
+	case "san_dns":
+		return slices.ContainsFunc(c.DNSNames, func(n string) bool { return strings.EqualFold(n, b.SANDNS) })
+	case "san_uri":
+		return slices.ContainsFunc(c.URIs, func(u *url.URL) bool { return u.String() == b.SANURI })
+	case "san_ip":
+		ip := net.ParseIP(b.SANIP)
+		return slices.ContainsFunc(c.IPAddresses, func(a net.IP) bool { return a.Equal(ip) })
+	case "san_email":
+		return slices.Contains(c.EmailAddresses, b.SANEmail)
+	}
+	return false
+}
+
+// certificateClient authenticates tls_client_auth: the client named in the
+// form, with a certificate the TLS handshake verified against
+// tls.client_ca_file and that matches the client's binding.
+func (s *Server) certificateClient(r *http.Request, id string) (*client, *oauthError) {
+	cl := s.clients[id]
+	if cl == nil || !cl.methods[exchange.AuthTLSClient] {
+		return nil, fail(401, exchange.ErrInvalidClient, "client authentication failed")
+	}
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+		return nil, fail(401, exchange.ErrInvalidClient, "no verified client certificate (tls_client_auth)")
+	}
+	if !cl.tls.matches(r.TLS.VerifiedChains[0][0]) {
+		return nil, fail(401, exchange.ErrInvalidClient, "the client certificate is not the one registered for the client")
+	}
+	return cl, nil
+}
+
+// certThumbprint is RFC 8705 §3.1's x5t#S256 of the request's verified
+// client certificate, "" without one.
+func certThumbprint(r *http.Request) string {
+	if r.TLS == nil || len(r.TLS.VerifiedChains) == 0 {
+		return ""
+	}
+	h := sha256.Sum256(r.TLS.VerifiedChains[0][0].Raw)
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// assertionVerifier checks client assertions with the subject tokens'
+// reader (jws.go): the same strict header and claims, the same signature
+// check, its own header cache.
+type assertionVerifier struct {
+	jws         verifier // parseJWS and its header cache
+	algorithms  []string
+	audiences   []string // the token endpoint URL, the issuer, the configured ones
+	maxLifetime time.Duration
+	leeway      time.Duration
+	replay      *replayCache
+}
+
+func newAssertionVerifier(a ClientAuthConfig) *assertionVerifier {
+	width := int64((a.MaxLifetime+a.Leeway)/time.Second) / 16
+	return &assertionVerifier{algorithms: a.Algorithms, audiences: slices.Clone(a.Audiences), maxLifetime: a.MaxLifetime,
+		leeway: a.Leeway, replay: newReplayCache(a.ReplayCache, width, int64(a.Leeway/time.Second))}
+}
+
+// assertionClient authenticates private_key_jwt: the assertion's signature
+// against the client's registered JWKS, iss = sub = the client (and
+// client_id when sent), aud this server, exp, nbf, iat with the leeway, a
+// bounded lifetime, and a jti not seen before.
+func (s *Server) assertionClient(form url.Values) (*client, *oauthError) {
+	bad := func(desc string) (*client, *oauthError) { return nil, fail(401, exchange.ErrInvalidClient, desc) }
+	if form.Get("client_assertion_type") != exchange.ClientAssertionType {
+		return bad("client_assertion_type must be " + exchange.ClientAssertionType)
+	}
+	raw := form.Get("client_assertion")
+	if len(raw) > maxAssertionBytes {
+		return bad("client assertion is longer than 16 KiB")
+	}
+	v := s.assert
+	t, err := v.jws.parseJWS(raw)
+	if err != nil {
+		return bad("client assertion " + err.Error())
+	}
+	if !slices.Contains(v.algorithms, t.header.alg) {
+		return bad("client assertion " + phraseBadSig)
+	}
+	c := &t.claims
+	cl := s.clients[c.Subject]
+	if cl == nil || cl.keys == nil || !cl.methods[exchange.AuthPrivateKeyJWT] {
+		return bad("client authentication failed")
+	}
+	key, err := clientKey(cl.keys, t.header)
+	if err != nil {
+		return bad("client assertion " + err.Error())
+	}
+	if !verifySignature(t.header.alg, key, t.signingInput, t.sig) {
+		return bad("client assertion " + phraseBadSig)
+	}
+	if !t.cached {
+		v.jws.headers.add(t.headerSeg, t.header)
+	}
+	times := verifier{issuer: c.Subject, leeway: v.leeway} // iss must be the client
+	if desc := times.validTimes(c, time.Now()); desc == phraseIssuer {
+		return bad("client assertion iss and sub must both be the client_id")
+	} else if desc != "" {
+		return bad("client assertion " + desc)
+	}
+	if desc := v.check(c, form); desc != "" {
+		return bad(desc)
+	}
+	switch v.replay.add(c.Subject, c.ID, c.Expiry.Unix(), time.Now().Unix()) {
+	case replaySeen:
+		return bad("client assertion was already used (its jti is replayed)")
+	case replayFull:
+		return nil, fail(503, exchange.ErrTemporarilyUnavail, "too many client assertions within their lifetime (client_auth.replay_cache)")
+	}
+	return cl, nil
+}
+
+// clientKey is the one key of the client's set that may verify a token
+// with header h.
+func clientKey(keys *jwks.Set, h jwsHeader) (crypto.PublicKey, error) {
+	if h.kidKind == kidOther {
+		return nil, errKidNotString
+	}
+	k, err := keys.Select(h.alg, h.kid, h.kidKind == kidString)
+	switch {
+	case errors.Is(err, jwks.ErrAmbiguous):
+		return nil, errKidAmbiguous
+	case errors.Is(err, jwks.ErrMismatch):
+		return nil, errKeyMismatch
+	case err != nil:
+		return nil, errUnknownKey
+	}
+	return k.Public, nil
+}
+
+// check applies the rest: who it names, for whom it is, its jti and its
+// lifetime. It returns why the assertion is refused, "" if not.
+func (v *assertionVerifier) check(c *inbound, form url.Values) string {
+	if id, sent := form["client_id"]; c.Issuer != c.Subject || sent && id[0] != c.Subject {
+		return "client assertion iss and sub must both be the client_id"
+	}
+	if !slices.ContainsFunc(c.Audience, func(a string) bool { return slices.Contains(v.audiences, a) }) {
+		return "client assertion audience is not this server's token endpoint or issuer"
+	}
+	if c.ID == "" || len(c.ID) > maxJTIBytes {
+		return "client assertion needs a jti of at most 256 bytes"
+	}
+	exp := c.Expiry.Time
+	if c.IssuedAt != nil && exp.Sub(c.IssuedAt.Time) > v.maxLifetime || time.Until(exp) > v.maxLifetime+v.leeway {
+		return "client assertion lives longer than the maximum (client_auth.max_lifetime)"
+	}
+	return ""
+}
