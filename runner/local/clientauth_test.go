@@ -45,7 +45,7 @@ func TestGeneratorSignsAClientAssertionPerRequest(t *testing.T) {
 			jtis[c.ID] = true
 		})
 		target = ts.URL + "/token"
-		g := newGen(t, target, 2, 4)
+		g := newGen(t, target, 2, 20)
 		g.Body = exchange.Template{Resources: []string{"https://r"}, Auth: exchange.AuthPrivateKeyJWT}.Compile()
 		for _, a := range g.Agents {
 			k, err := subject.GenerateKey(subject.ES256)
@@ -55,7 +55,7 @@ func TestGeneratorSignsAClientAssertionPerRequest(t *testing.T) {
 			keys[a.ClientID] = k
 			a.Assertions = &subject.Asserter{Key: k, ClientID: a.ClientID, Audience: target, Lifetime: time.Minute, Prefix: a.ClientID + "-"}
 		}
-		g.Connect(TransportOptions{Conns: 4, NewConnPerRequest: perRequest})
+		g.Connect(TransportOptions{Conns: 20, NewConnPerRequest: perRequest})
 		rec := &recorder{}
 		g.Run(context.Background(), event.PlannedRun{ID: "r", TargetRPS: 40, Duration: 500 * time.Millisecond, Agents: 2}, time.Now(), rec.rec)
 		ok := 0
