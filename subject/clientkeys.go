@@ -11,6 +11,9 @@ import (
 // fileSafeID is a client id that can name a file as it is.
 var fileSafeID = regexp.MustCompile(`^[A-Za-z0-9_-][A-Za-z0-9._-]{0,199}$`)
 
+// FileSafeID reports whether a client id can name a file as it is.
+func FileSafeID(id string) bool { return fileSafeID.MatchString(id) }
+
 // StoredClientKey returns the stored private_key_jwt key of a client for
 // alg, creating it on first use (clients/<client id>.<alg>.pem in tokex's
 // state folder): stable across runs, so a server that registered its
@@ -19,7 +22,7 @@ func StoredClientKey(clientID, alg string) (*Key, string, error) {
 	if err := checkAlg(alg); err != nil {
 		return nil, "", err
 	}
-	if !fileSafeID.MatchString(clientID) {
+	if !FileSafeID(clientID) {
 		return nil, "", fmt.Errorf("client id %q cannot name a key file (letters, digits, '.', '_', '-'; give agents.client_key.file)", clientID)
 	}
 	dir, err := statedir.ClientKeyDir()

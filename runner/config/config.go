@@ -293,6 +293,16 @@ type Agents struct {
 	MaxInFlight    int    `yaml:"max_in_flight"` // per agent; a full cap drops the arrival
 	// ClientKey signs the agents' client assertions (private_key_jwt).
 	ClientKey ClientKey `yaml:"client_key"`
+	// ClientCert is the agents' TLS client certificate (tls_client_auth).
+	ClientCert ClientCert `yaml:"client_cert"`
+}
+
+// ClientCert is one certificate every agent presents (tls_client_auth);
+// unset, each agent has its own, subject CN=<client id>, issued by tokex's
+// stored client CA (a fresh CA for the embedded server).
+type ClientCert struct {
+	CertFile string `yaml:"cert_file"`
+	KeyFile  string `yaml:"key_file"`
 }
 
 // ClientKey is the agents' private_key_jwt key: one stored key per agent
@@ -689,6 +699,13 @@ func (c *Campaign) validateClientAuth(doc *confload.Doc) error {
 	}
 	if !slices.Contains(subject.Algorithms, k.Alg) {
 		return doc.Errorf("agents.client_key.alg", "unsupported algorithm %q (ES256, RS256, EdDSA)", k.Alg)
+	}
+	if cc := c.Agents.ClientCert; (cc.CertFile == "") != (cc.KeyFile == "") {
+		return doc.Errorf("agents.client_cert", "give cert_file and key_file together")
+	}
+	tls := strings.HasPrefix(c.Target.URL, "https://") || c.Embedded() && (c.Target.Embedded.TLS == nil || *c.Target.Embedded.TLS)
+	if m == exchange.AuthTLSClient && !tls {
+		return doc.Errorf("request.auth_method", "tls_client_auth needs TLS: an https target (embedded: target.embedded.tls: true)")
 	}
 	if m == exchange.AuthPrivateKeyJWT && c.Subject.Premint {
 		return doc.Errorf("subject.premint", "client assertions are short-lived and signed as the run goes; pre-signed ones would outlive what servers accept: use private_key_jwt without pre-minting (ES256 subject tokens are cheap)")

@@ -2,12 +2,15 @@ package config
 
 import (
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/tokex-dev/tokex/internal/statedir"
+	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -112,4 +115,84 @@ func (c *Campaign) RegisteredClientKeys() ([]*subject.Key, string, error) {
 		keys[i], dir = key.WithKid(k.Kid), filepath.Dir(p)
 	}
 	return keys, "tokex's stored " + k.Alg + " key per agent (" + dir + "; tokex jwks --clients prints their public keys)", nil
+}
+
+// ClientCerts are the agents' TLS client certificates (tls_client_auth)
+// and what a server needs to recognise them.
+type ClientCerts struct {
+	Certs []tls.Certificate // one per agent (a shared one repeats)
+	// CAPEM is what the server trusts: the CA that issued them, or the
+	// shared certificate itself.
+	CAPEM []byte
+	// SubjectDN is each client's registered subject DN (RFC 4514);
+	// {{client_id}} stands for the client's id.
+	SubjectDN string
+	Source    string // where they came from
+}
+
+// ClientCerts are the agents' certificates: agents.client_cert for every
+// agent; for a server tokex starts itself, one per agent from a fresh CA
+// (the server trusts it for this campaign only); else one per agent from
+// tokex's stored client CA (tokex jwks --client-ca-out writes it, for the
+// server to trust).
+func (c *Campaign) ClientCerts() (*ClientCerts, error) {
+	out := &ClientCerts{Certs: make([]tls.Certificate, c.Agents.Count), SubjectDN: "CN={{client_id}}"}
+	if f := c.Agents.ClientCert; f.CertFile != "" {
+		pair, err := tlscert.LoadPair(f.CertFile, f.KeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("agents.client_cert: %w", err)
+		}
+		for i := range out.Certs {
+			out.Certs[i] = pair
+		}
+		out.CAPEM, _ = tlscert.ReadPEM(f.CertFile)
+		out.SubjectDN, out.Source = pair.Leaf.Subject.String(), "agents.client_cert "+f.CertFile+", shared by every agent"
+		return out, nil
+	}
+	var issue func(i int) (*tlscert.Pair, error)
+	if c.LocalEmbedded() {
+		ca, err := tlscert.NewClientCA(48 * time.Hour)
+		if err != nil {
+			return nil, err
+		}
+		issue = func(i int) (*tlscert.Pair, error) { return ca.Issue(c.ClientID(i), 48*time.Hour) }
+		out.CAPEM, out.Source = ca.CertPEM, "a fresh client CA and a certificate per agent (CN=<client id>) for this campaign's embedded server"
+	} else {
+		ca, caPath, err := StoredClientCA()
+		if err != nil {
+			return nil, err
+		}
+		issue = func(i int) (*tlscert.Pair, error) {
+			id := c.ClientID(i)
+			if !subject.FileSafeID(id) {
+				return nil, fmt.Errorf("client id %q cannot name a certificate file (letters, digits, '.', '_', '-'; give agents.client_cert)", id)
+			}
+			dir := filepath.Dir(caPath)
+			return ca.StoredClientCert(id, filepath.Join(dir, id+".crt.pem"), filepath.Join(dir, id+".key.pem"))
+		}
+		out.CAPEM, out.Source = ca.CertPEM, "tokex's stored client CA ("+caPath+"; the server must trust it) and a certificate per agent, subject CN=<client id>"
+	}
+	for i := range out.Certs {
+		p, err := issue(i)
+		if err != nil {
+			return nil, fmt.Errorf("client certificate: %w", err)
+		}
+		out.Certs[i] = p.Cert
+	}
+	return out, nil
+}
+
+// StoredClientCA is tokex's client CA, created on first use, and where its
+// certificate is.
+func StoredClientCA() (*tlscert.ClientCA, string, error) {
+	dir, err := statedir.ClientKeyDir()
+	if err != nil {
+		return nil, "", err
+	}
+	certPath := filepath.Join(dir, "ca.pem")
+	ca, _, err := tlscert.StoredClientCA(certPath, filepath.Join(dir, "ca-key.pem"))
+	if err != nil {
+		return nil, "", fmt.Errorf("client CA: %w", err)
+	}
+	return ca, certPath, nil
 }

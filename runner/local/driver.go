@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -32,6 +33,8 @@ type Driver struct {
 	SubjectKey *subject.Key
 	// ClientKeys are the agents' private_key_jwt keys (Campaign.ClientKeys).
 	ClientKeys []*subject.Key
+	// ClientCerts are the agents' tls_client_auth certificates.
+	ClientCerts *config.ClientCerts
 	// Engine is the embedded server's program; empty: FindEngine's choice
 	// with EngineSearch (its Explicit defaults to target.embedded.engine).
 	Engine       Engine
@@ -139,11 +142,17 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 		}
 	}
 	useTLS := c.Target.Embedded.TLS == nil || *c.Target.Embedded.TLS
+	var ca []byte
+	var dn string
+	if d.ClientCerts != nil {
+		ca, dn = d.ClientCerts.CAPEM, d.ClientCerts.SubjectDN
+	}
 	emb, err := StartEmbedded(ctx, EmbeddedOptions{
 		Engine: d.Engine, Clients: c.Agents.Count, ClientPrefix: c.Agents.ClientIDPrefix, Secret: d.Secret,
 		SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SubjectLifetime: d.subjectLifetime(), SigningAlg: c.Target.Embedded.SigningAlg,
 		TLS: useTLS, Resources: append(append([]string{}, c.Request.Resources...), c.Request.Audiences...),
 		Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
+		ClientJWKS: d.clientJWKS(), ClientCA: ca, ClientSubjectDN: dn,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded server: %w", err)
@@ -342,6 +351,20 @@ func isSignalExit(err error) bool {
 	return strings.Contains(err.Error(), "signal:")
 }
 
+// clientJWKS is the agents' public keys by client id, for the embedded
+// server (private_key_jwt); nil for the other methods.
+func (d *Driver) clientJWKS() []byte {
+	if exchange.AuthMethod(d.Cfg.Request.AuthMethod) != exchange.AuthPrivateKeyJWT {
+		return nil
+	}
+	sets := map[string]json.RawMessage{}
+	for i, k := range d.ClientKeys {
+		sets[d.Cfg.ClientID(i)], _ = subject.JWKS(k)
+	}
+	b, _ := json.Marshal(sets)
+	return b
+}
+
 // asserter signs agent i's client assertions: aud the token endpoint unless
 // request.client_assertion.audience says otherwise.
 func (d *Driver) asserter(i int, key *subject.Key) *subject.Asserter {
@@ -376,8 +399,12 @@ func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runne
 		d.gen.Agents = append(d.gen.Agents, a)
 	}
 	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
-	d.gen.Connect(TransportOptions{TLS: tlsCfg, HTTP2: h2, Protocol: c.Target.Protocol(), NewConnPerRequest: c.Target.NewConnectionPerRequest(),
-		Conns: c.Agents.MaxInFlight})
+	o := TransportOptions{TLS: tlsCfg, HTTP2: h2, Protocol: c.Target.Protocol(), NewConnPerRequest: c.Target.NewConnectionPerRequest(),
+		Conns: c.Agents.MaxInFlight}
+	if d.ClientCerts != nil {
+		o.ClientCerts = d.ClientCerts.Certs
+	}
+	d.gen.Connect(o)
 	if err := d.startPremint(out); err != nil {
 		return err
 	}

@@ -35,6 +35,13 @@ type EmbeddedOptions struct {
 	Resources       []string
 	Scopes          []string
 	BaseConfig      string // a tokex serve YAML to start from
+	// ClientJWKS are the default clients' public keys, one JWK Set by
+	// client id (private_key_jwt).
+	ClientJWKS []byte
+	// ClientCA is what verifies the clients' certificates, and
+	// ClientSubjectDN each one's subject DN (tls_client_auth).
+	ClientCA        []byte
+	ClientSubjectDN string
 	Log             func(level, msg string)
 }
 
@@ -165,10 +172,31 @@ func (e *Embedded) serverConfig(o EmbeddedOptions, caFile string) (authserver.Co
 			return cfg, err
 		}
 	}
+	if err := e.clientAuth(&cfg, o); err != nil {
+		return cfg, err
+	}
 	if err := cfg.Validate(nil); err != nil {
 		return cfg, fmt.Errorf("embedded server config: %w", err)
 	}
 	return cfg, nil
+}
+
+// clientAuth registers the agents' keys and certificates with the engine.
+func (e *Embedded) clientAuth(cfg *authserver.Config, o EmbeddedOptions) error {
+	if len(o.ClientJWKS) > 0 {
+		cfg.DefaultClients.JWKSFile = filepath.Join(e.dir, "client-jwks.json")
+		if err := os.WriteFile(cfg.DefaultClients.JWKSFile, o.ClientJWKS, 0o600); err != nil {
+			return err
+		}
+	}
+	if len(o.ClientCA) > 0 {
+		cfg.TLS.ClientCAFile = filepath.Join(e.dir, "client-ca.pem")
+		cfg.DefaultClients.TLSClientAuthSubjectDN = o.ClientSubjectDN
+		if err := os.WriteFile(cfg.TLS.ClientCAFile, o.ClientCA, 0o600); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // serverTLS gives the engine a loopback certificate that e.TLS trusts.

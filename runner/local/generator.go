@@ -120,6 +120,19 @@ type TransportOptions struct {
 	// NewConnPerRequest closes every connection after its one request.
 	NewConnPerRequest bool
 	Conns             int
+	// ClientCerts are the agents' TLS client certificates, by index
+	// (tls_client_auth); nil: none.
+	ClientCerts []tls.Certificate
+}
+
+// agentTLS is agent i's TLS configuration: o.TLS with its certificate.
+func (o TransportOptions) agentTLS(i int) *tls.Config {
+	if o.TLS == nil || i >= len(o.ClientCerts) {
+		return o.TLS
+	}
+	c := o.TLS.Clone()
+	c.Certificates = []tls.Certificate{o.ClientCerts[i]}
+	return c
 }
 
 // protocols is the transport's protocol set for o.
@@ -149,15 +162,15 @@ func (g *Generator) Connect(o TransportOptions) {
 	for _, a := range g.Agents {
 		a.h1 = nil
 		if lean {
-			a.h1 = newH1Client(u, o.TLS, o.HTTP2 && o.Protocol == "", g.Timeout, o.Conns)
+			a.h1 = newH1Client(u, o.agentTLS(a.Index), o.HTTP2 && o.Protocol == "", g.Timeout, o.Conns)
 		}
 		if a.h1 != nil {
 			g.prepare(a)
 			continue
 		}
 		var tlsCfg *tls.Config
-		if o.TLS != nil {
-			tlsCfg = o.TLS.Clone() // net/http edits NextProtos of its transport's config
+		if t := o.agentTLS(a.Index); t != nil {
+			tlsCfg = t.Clone() // net/http edits NextProtos of its transport's config
 		}
 		tr := &http.Transport{
 			Proxy:               nil,

@@ -73,6 +73,8 @@ type runOptions struct {
 	secretSource string
 	// clientKeys are the agents' private_key_jwt keys.
 	clientKeys []*subject.Key
+	// clientCerts are the agents' tls_client_auth certificates.
+	clientCerts *config.ClientCerts
 	key        *subject.Key
 }
 
@@ -138,10 +140,16 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if o.secret, o.secretSource, err = c.AgentSecret(o.clientSecret); err != nil {
 		return err
 	}
-	if exchange.AuthMethod(c.Request.AuthMethod) == exchange.AuthPrivateKeyJWT {
+	switch exchange.AuthMethod(c.Request.AuthMethod) {
+	case exchange.AuthPrivateKeyJWT:
 		if o.clientKeys, o.secretSource, err = c.ClientKeys(); err != nil {
 			return err
 		}
+	case exchange.AuthTLSClient:
+		if o.clientCerts, err = c.ClientCerts(); err != nil {
+			return err
+		}
+		o.secretSource = o.clientCerts.Source
 	}
 	if o.key, err = c.SubjectKey(); err != nil {
 		return err
@@ -243,7 +251,7 @@ func (o *runOptions) openEvidence() (*evidence.Writer, error) {
 func (o *runOptions) newDriver() (runner.Driver, error) {
 	c := o.cfg
 	if c.Driver != "kube" {
-		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, EngineSearch: o.engineSearch()}, nil
+		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, EngineSearch: o.engineSearch()}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
 		return nil, err

@@ -87,6 +87,9 @@ func (o *runOptions) smoke(cmd *cobra.Command, target string, forward bool, life
 	if len(o.clientKeys) > 0 {
 		so.ClientKey = o.clientKeys[0]
 	}
+	if o.clientCerts != nil { // agent 0's certificate
+		so.TLS.Certificates = o.clientCerts.Certs[:1]
+	}
 	passed, err := smoke.Run(ctx, out, so)
 	switch {
 	case err != nil:

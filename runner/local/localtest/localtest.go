@@ -18,6 +18,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/local"
@@ -110,10 +111,22 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 		}
 	})
 	drv := &local.Driver{Cfg: c, CampaignID: id, Secret: Secret, SubjectKey: key, Engine: Engine()}
+	source := "" // the secret methods: no log line, as before
+	switch exchange.AuthMethod(c.Request.AuthMethod) { // as tokex run does
+	case exchange.AuthPrivateKeyJWT:
+		drv.ClientKeys, source, err = c.ClientKeys()
+	case exchange.AuthTLSClient:
+		if drv.ClientCerts, err = c.ClientCerts(); err == nil {
+			source = drv.ClientCerts.Source
+		}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
 	if o.Engine.Path != "" {
 		drv.Engine = o.Engine
 	}
-	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume}
+	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume, SecretSource: source}
 	res.Summary, res.Err = camp.Run(ctx)
 	if err := drv.Close(); err != nil {
 		t.Errorf("driver close: %v", err)
