@@ -75,7 +75,7 @@ type runOptions struct {
 	clientKeys []*subject.Key
 	// clientCerts are the agents' tls_client_auth certificates.
 	clientCerts *config.ClientCerts
-	key        *subject.Key
+	key         *subject.Key
 }
 
 func newRunCmd() *cobra.Command {

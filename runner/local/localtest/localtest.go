@@ -111,7 +111,7 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 		}
 	})
 	drv := &local.Driver{Cfg: c, CampaignID: id, Secret: Secret, SubjectKey: key, Engine: Engine()}
-	source := "" // the secret methods: no log line, as before
+	source := ""                                       // the secret methods: no log line, as before
 	switch exchange.AuthMethod(c.Request.AuthMethod) { // as tokex run does
 	case exchange.AuthPrivateKeyJWT:
 		drv.ClientKeys, source, err = c.ClientKeys()
