@@ -2,10 +2,14 @@ package cli
 
 import (
 	"bytes"
+	"crypto/x509"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/tokex-dev/tokex/runner/config"
 )
 
 // TestJWKSClientsPrintsAStableKeyPerAgent: `tokex jwks --clients` prints one
@@ -39,5 +43,36 @@ func TestJWKSClientsPrintsAStableKeyPerAgent(t *testing.T) {
 	}
 	if len(kids) != 3 {
 		t.Errorf("the agents share keys: %v", kids)
+	}
+}
+
+// TestJWKSClientCAOut: --client-ca-out writes the stored client CA, the
+// same at every call, and the agents' stored certificates are its own.
+func TestJWKSClientCAOut(t *testing.T) {
+	t.Setenv("TOKEX_HOME", t.TempDir())
+	dir := t.TempDir()
+	var out, errb bytes.Buffer
+	a, b := filepath.Join(dir, "a.pem"), filepath.Join(dir, "b.pem")
+	if Main([]string{"jwks", "--client-ca-out", a}, &out, &errb) != 0 || Main([]string{"jwks", "--client-ca-out", b}, &out, &errb) != 0 {
+		t.Fatal(errb.String())
+	}
+	pa, _ := os.ReadFile(a)
+	pb, _ := os.ReadFile(b)
+	if len(pa) == 0 || !bytes.Equal(pa, pb) || !strings.Contains(out.String(), "CN=<client id>") {
+		t.Errorf("%s\n%s", out.String(), pa)
+	}
+	c := config.Article()
+	c.Target.URL, c.Request.AuthMethod, c.Agents.Count = "https://as.example/token", "tls_client_auth", 2
+	certs, err := c.ClientCerts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool := x509.NewCertPool()
+	pool.AppendCertsFromPEM(pa)
+	for i, cert := range certs.Certs {
+		if _, err := cert.Leaf.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}); err != nil ||
+			cert.Leaf.Subject.String() != "CN=perf-agent-"+string(rune('0'+i)) {
+			t.Errorf("agent %d: %v %s", i, err, cert.Leaf.Subject)
+		}
 	}
 }

@@ -27,7 +27,7 @@ type jwksOptions struct {
 	hostnames                 []string
 	clients                   bool
 	agents                    int
-	out                       string
+	out, clientCAOut          string
 }
 
 func newJWKSCmd() *cobra.Command {
@@ -56,7 +56,12 @@ default_clients.jwks_file reads. tokex stores one key per agent
 agents.client_key.file gives one for all. --out DIR also writes
 DIR/<client id>.jwks.json for each; with --serve the issuer also serves
 each at /clients/<client id>/jwks.json, for a server that registers a
-jwks_uri per client.`,
+jwks_uri per client.
+
+--client-ca-out FILE writes the certificate of tokex's stored client CA,
+which issues each agent's tls_client_auth certificate (subject
+CN=<client id>): the server trusts it and registers each client with
+tls_client_auth_subject_dn CN=<client id>.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -75,10 +80,14 @@ jwks_uri per client.`,
 	f.BoolVar(&o.clients, "clients", false, "the agents' private_key_jwt public keys: one JWKS per client id")
 	f.IntVar(&o.agents, "agents", 0, "with --clients: how many agents (default agents.count of --config, else 10)")
 	f.StringVarP(&o.out, "out", "o", "", "with --clients: also write <client id>.jwks.json for each into this folder")
+	f.StringVar(&o.clientCAOut, "client-ca-out", "", "write the certificate of the CA of the agents' tls_client_auth certificates here")
 	return cmd
 }
 
 func (o *jwksOptions) run(cmd *cobra.Command) error {
+	if o.clientCAOut != "" {
+		return o.writeClientCA(cmd)
+	}
 	if o.config != "" {
 		c, _, err := config.Load(o.config, "")
 		if err != nil {
@@ -169,6 +178,22 @@ func (o *jwksOptions) issuerCert(opt *subject.IssuerOptions) (certNote string, e
 		}
 	}
 	return certNote, nil
+}
+
+// writeClientCA writes the stored client CA's certificate and says how
+// the server registers the agents.
+func (o *jwksOptions) writeClientCA(cmd *cobra.Command) error {
+	ca, path, err := config.StoredClientCA()
+	if err != nil {
+		return &exitError{code: ExitCannotRun, err: err}
+	}
+	if err := os.WriteFile(o.clientCAOut, ca.CertPEM, 0o644); err != nil {
+		return &exitError{code: ExitCannotRun, err: fmt.Errorf("--client-ca-out: %w", err)}
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "tokex client CA written to %s (stored in %s)\n", o.clientCAOut, path)
+	fmt.Fprintln(cmd.OutOrStdout(), "the server trusts it for client certificates; each agent's certificate has the subject DN CN=<client id>"+
+		" (tls_client_auth_subject_dn), created on the first tls_client_auth run")
+	return nil
 }
 
 // clientJWKS prints the agents' private_key_jwt public keys, one JWKS per
