@@ -60,7 +60,7 @@ func TestGeneratorSignsAClientAssertionPerRequest(t *testing.T) {
 		g.Run(context.Background(), event.PlannedRun{ID: "r", TargetRPS: 40, Duration: 500 * time.Millisecond, Agents: 2}, time.Now(), rec.rec)
 		ok := 0
 		for _, r := range rec.rows {
-			if r.Outcome == string(exchange.OutcomeOK) {
+			if r.Outcome == exchange.OutcomeOK {
 				ok++
 			}
 		}
