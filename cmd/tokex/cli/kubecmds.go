@@ -66,7 +66,7 @@ func (o *runOptions) campaignFlags(cmd *cobra.Command) {
 	f.StringVar(&o.subjectAudience, "subject-audience", "", "aud of the subject tokens (default: the agent's client id)")
 	f.StringArrayVar(&o.claims, "subject-claim", nil, "extra subject-token claim NAME=VALUE, VALUE JSON or a string with {{user}}, {{user_number}}, {{client_id}} (repeatable)")
 	f.StringArrayVar(&o.form, "form", nil, "extra form field NAME=VALUE sent with every exchange, e.g. connector_id=tokex for Dex (repeatable)")
-	f.StringVar(&o.authMethod, "auth-method", "", "client authentication: client_secret_basic|client_secret_post")
+	f.StringVar(&o.authMethod, "auth-method", "", "client authentication: client_secret_basic|client_secret_post|private_key_jwt|tls_client_auth (the last two: local driver)")
 	f.StringVar(&o.httpProto, "http", "", "HTTP protocol: 1.1|2|h2c (default: HTTP/2 when TLS offers it)")
 	f.BoolVar(&o.perRequest, "new-connection-per-request", false, "no keep-alive: a new connection and handshake for every exchange")
 	o.kube.addFlags(f)

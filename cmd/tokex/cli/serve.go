@@ -32,6 +32,8 @@ type serveOptions struct {
 	signingKey    string
 	maxLifetime   time.Duration
 	verbose       bool
+	clientJWKS    string
+	clientCA      string
 }
 
 func newServeCmd() *cobra.Command {
@@ -62,6 +64,8 @@ default subject key.`,
 	f.StringVar(&o.signingKey, "signing-key", "", "issued-token signing key (PEM); default: a fresh key per start")
 	f.DurationVar(&o.maxLifetime, "max-subject-lifetime", 0, "longest subject/actor token lifetime accepted (default 1h; subject.max_lifetime)")
 	f.BoolVar(&o.verbose, "verbose", false, "log at debug level")
+	f.StringVar(&o.clientJWKS, "client-jwks", "", "the default clients' public keys for private_key_jwt: what 'tokex jwks --clients' prints")
+	f.StringVar(&o.clientCA, "client-ca", "", "verify client certificates against this CA (PEM) for tls_client_auth; each default client's subject DN is CN=<client id>")
 	return cmd
 }
 
@@ -108,6 +112,12 @@ func (o *serveOptions) complete() (authserver.Config, *confload.Doc, error) {
 	}
 	if o.maxLifetime != 0 {
 		cfg.Subject.MaxLifetime = o.maxLifetime
+	}
+	if o.clientJWKS != "" {
+		cfg.DefaultClients.JWKSFile = o.clientJWKS
+	}
+	if o.clientCA != "" {
+		cfg.TLS.ClientCAFile, cfg.DefaultClients.TLSClientAuthSubjectDN = o.clientCA, "CN={{client_id}}"
 	}
 	return cfg, doc, cfg.Validate(doc)
 }
