@@ -1,11 +1,9 @@
 package authserver
 
 import (
-	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -16,7 +14,6 @@ import (
 
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
-	"github.com/tokex-dev/tokex/internal/jwks"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -202,7 +199,7 @@ func (s *Server) assertionClient(form url.Values) (*client, *oauthError) {
 	if cl == nil || cl.keys == nil || !cl.methods[exchange.AuthPrivateKeyJWT] {
 		return bad("client authentication failed")
 	}
-	key, err := clientKey(cl.keys, t.header)
+	key, err := keyFor(cl.keys, t.header)
 	if err != nil {
 		return bad("client assertion " + err.Error())
 	}
@@ -228,24 +225,6 @@ func (s *Server) assertionClient(form url.Values) (*client, *oauthError) {
 		return nil, fail(503, exchange.ErrTemporarilyUnavail, "too many client assertions within their lifetime (client_auth.replay_cache)")
 	}
 	return cl, nil
-}
-
-// clientKey is the one key of the client's set that may verify a token
-// with header h.
-func clientKey(keys *jwks.Set, h jwsHeader) (crypto.PublicKey, error) {
-	if h.kidKind == kidOther {
-		return nil, errKidNotString
-	}
-	k, err := keys.Select(h.alg, h.kid, h.kidKind == kidString)
-	switch {
-	case errors.Is(err, jwks.ErrAmbiguous):
-		return nil, errKidAmbiguous
-	case errors.Is(err, jwks.ErrMismatch):
-		return nil, errKeyMismatch
-	case err != nil:
-		return nil, errUnknownKey
-	}
-	return k.Public, nil
 }
 
 // check applies the rest: who it names, for whom it is, its jti and its

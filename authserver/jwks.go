@@ -200,11 +200,18 @@ func (s *keySet) selectKey(ctx context.Context, h jwsHeader) (crypto.PublicKey, 
 	if h.kidKind == kidOther {
 		return nil, errKidNotString
 	}
-	hasKid := h.kidKind == kidString
-	if hasKid && !s.keys.Load().Has(h.kid) {
+	if h.kidKind == kidString && !s.keys.Load().Has(h.kid) {
 		s.refreshUnknown(ctx)
 	}
-	k, err := s.keys.Load().Select(h.alg, h.kid, hasKid)
+	return keyFor(s.keys.Load(), h)
+}
+
+// keyFor is the one key of set that may verify a token with header h.
+func keyFor(set *jwks.Set, h jwsHeader) (crypto.PublicKey, error) {
+	if h.kidKind == kidOther {
+		return nil, errKidNotString
+	}
+	k, err := set.Select(h.alg, h.kid, h.kidKind == kidString)
 	switch {
 	case errors.Is(err, jwks.ErrAmbiguous):
 		return nil, errKidAmbiguous

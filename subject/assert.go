@@ -71,17 +71,7 @@ func (a *Asserter) Assert() (string, error) {
 	b = append(b, a.jti...)
 	b = strconv.AppendUint(b, a.seq.Add(1)-1, 36)
 	b = append(b, `"}`...)
-	tok := append(bp[0][:0], a.head...)
-	tok = base64.RawURLEncoding.AppendEncode(tok, b)
-	signed := len(tok)
-	sig, err := a.sign(tok, b[:0])
-	var out string
-	if err == nil {
-		tok = append(tok, '.')
-		tok = base64.RawURLEncoding.AppendEncode(tok, sig)
-		out = string(tok)
-	}
-	bp[0], bp[1] = tok[:signed], sig[:0]
+	out, err := signCompact(bp, a.head, b, a.sign)
 	a.bufs.Put(bp)
 	return out, err
 }

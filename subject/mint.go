@@ -253,10 +253,19 @@ func (m *Minter) Mint(clientID string) (string, error) {
 		b = append(b, m.shape.extra...)
 	}
 	b = append(b, '}')
-	tok := append(bp[0][:0], m.header...)
-	tok = base64.RawURLEncoding.AppendEncode(tok, b)
+	out, err := signCompact(bp, m.header, b, m.sign)
+	bufs.Put(bp)
+	return out, err
+}
+
+// signCompact signs claims (in bp[1]) under the encoded header (with its
+// dot) and returns the compact JWS; bp keeps the grown buffers: the token
+// in bp[0], the claims' and then the signature's in bp[1].
+func signCompact(bp *[2][]byte, header string, claims []byte, sign func(in, dst []byte) ([]byte, error)) (string, error) {
+	tok := append(bp[0][:0], header...)
+	tok = base64.RawURLEncoding.AppendEncode(tok, claims)
 	signed := len(tok)
-	sig, err := m.sign(tok, b[:0])
+	sig, err := sign(tok, claims[:0])
 	var out string
 	if err == nil {
 		tok = append(tok, '.')
@@ -264,7 +273,6 @@ func (m *Minter) Mint(clientID string) (string, error) {
 		out = string(tok)
 	}
 	bp[0], bp[1] = tok[:signed], sig[:0]
-	bufs.Put(bp)
 	return out, err
 }
 
