@@ -16,7 +16,8 @@ import (
 // TestCampaignWithEachClientAuthMethod runs a short campaign against the
 // embedded tokex serve with private_key_jwt (an assertion per request, a
 // key per agent) and with tls_client_auth (a certificate per agent): every
-// exchange of the sanity run and the stage succeeds, so both ends agree.
+// exchange of the sanity run and the stage succeeds, so both ends agree,
+// and so do the calibration exchanges before them.
 func TestCampaignWithEachClientAuthMethod(t *testing.T) {
 	for _, tc := range []struct {
 		method exchange.AuthMethod
@@ -39,6 +40,9 @@ func TestCampaignWithEachClientAuthMethod(t *testing.T) {
 			for _, e := range res.Events {
 				if l, ok := e.(event.Log); ok && strings.Contains(l.Message, tc.log) {
 					said = true
+				}
+				if c, ok := e.(event.Capacity); ok && strings.HasPrefix(c.Estimate.Method, "calibration failed") {
+					t.Errorf("the calibration exchanges did not authenticate: %s", c.Estimate.Method)
 				}
 			}
 			if !said {

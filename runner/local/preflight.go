@@ -40,7 +40,7 @@ func (d *Driver) preflight(ctx context.Context, enginePID int) (stats.Capacity, 
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	one := func() error {
-		tok, err := a.Minter.Mint(a.ClientID)
+		tok, err := a.credential() // the subject token, and the client assertion with private_key_jwt
 		if err != nil {
 			return err
 		}
