@@ -5,6 +5,8 @@ import (
 	"context"
 	"crypto/x509"
 	"net/http"
+	"os"
+	"path/filepath"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -18,18 +20,27 @@ import (
 // smokeAgainst runs one smoke exchange against the reference server.
 func smokeAgainst(t *testing.T, c config.Campaign, lifetime time.Duration) (bool, string) {
 	t.Helper()
-	return smokeOver(t, c, lifetime, func(ts *httptest.Server) { ts.Start() })
+	return smokeOver(t, c, lifetime, func(ts *httptest.Server) { ts.Start() }, nil)
 }
 
-// smokeOver is smokeAgainst with the test server started by start.
-func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server)) (bool, string) {
+// smokeOver is smokeAgainst with the test server started by start; with a
+// client key, perf-agent-0 is registered with it (private_key_jwt).
+func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server), clientKey *subject.Key) (bool, string) {
 	t.Helper()
 	key, err := subject.GenerateKey(subject.ES256)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jwks, _ := subject.JWKS(key)
-	srv, err := authserver.New(context.Background(), authserver.Default(), authserver.Options{ClientSecret: "s3cret-smoke", SubjectJWKS: jwks})
+	sc := authserver.Default()
+	if clientKey != nil {
+		ck, _ := subject.JWKS(clientKey)
+		sc.DefaultClients.JWKSFile = filepath.Join(t.TempDir(), "clients.json")
+		if err := os.WriteFile(sc.DefaultClients.JWKSFile, []byte(`{"perf-agent-0":`+string(ck)+`}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	srv, err := authserver.New(context.Background(), sc, authserver.Options{ClientSecret: "s3cret-smoke", SubjectJWKS: jwks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +58,8 @@ func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start fu
 		tlsCfg.RootCAs.AddCert(ts.Certificate())
 	}
 	var out bytes.Buffer
-	passed, err := Run(context.Background(), &out, Options{Cfg: c, Key: key, Secret: "s3cret-smoke", URL: c.Target.URL, TLS: tlsCfg, Lifetime: lifetime})
+	passed, err := Run(context.Background(), &out, Options{Cfg: c, Key: key, Secret: "s3cret-smoke", ClientKey: clientKey, URL: c.Target.URL,
+		TLS: tlsCfg, Lifetime: lifetime})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,9 +125,26 @@ func TestRunHonoursTargetHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Target.HTTP = tc.http
-		if ok, out := smokeOver(t, c, 0, tc.start); !ok || !strings.Contains(out, tc.want) {
+		if ok, out := smokeOver(t, c, 0, tc.start, nil); !ok || !strings.Contains(out, tc.want) {
 			t.Errorf("http %q: passed %v, want %q:\n%s", tc.http, ok, tc.want, out)
 		}
+	}
+}
+
+// TestRunWithPrivateKeyJWT: smoke authenticates agent 0 with a client
+// assertion signed with its key, which the reference server verifies.
+func TestRunWithPrivateKeyJWT(t *testing.T) {
+	c, err := config.FromProfile("quick")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Request.AuthMethod = "private_key_jwt"
+	ck, err := subject.GenerateKey(subject.ES256)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, out := smokeOver(t, c, 0, func(ts *httptest.Server) { ts.Start() }, ck); !ok || !strings.Contains(out, "as perf-agent-0 (private_key_jwt, credentials not shown): HTTP 200") {
+		t.Errorf("passed %v:\n%s", ok, out)
 	}
 }
 
