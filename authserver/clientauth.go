@@ -203,7 +203,7 @@ func (s *Server) assertionClient(form url.Values) (*client, *oauthError) {
 	if err != nil {
 		return bad("client assertion " + err.Error())
 	}
-	if !verifySignature(t.header.alg, key, t.signingInput, t.sig) {
+	if !t.verifySignature(key) {
 		return bad("client assertion " + phraseBadSig)
 	}
 	if !t.cached {
@@ -240,7 +240,7 @@ func (v *assertionVerifier) check(c *inbound, form url.Values) string {
 		return "client assertion needs a jti of at most 256 bytes"
 	}
 	exp := c.Expiry.Time
-	if c.IssuedAt != nil && exp.Sub(c.IssuedAt.Time) > v.maxLifetime || time.Until(exp) > v.maxLifetime+v.leeway {
+	if c.IssuedAt.set && exp.Sub(c.IssuedAt.Time) > v.maxLifetime || time.Until(exp) > v.maxLifetime+v.leeway {
 		return "client assertion lives longer than the maximum (client_auth.max_lifetime)"
 	}
 	return ""
