@@ -132,9 +132,6 @@ func (r *kubeRun) copyOut(ctx context.Context, ps *podState) {
 	tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	terr := exec(tctx, r.d.Namespace, ps.name, []string{"touch", copiedFile}, io.Discard)
 	cancel()
-	ps.mu.Lock()
-	ps.copyErr, ps.copied = err, err == nil
-	ps.mu.Unlock()
 	if err != nil {
 		r.d.log(r.out, "warn", fmt.Sprintf("agent %d (%s): evidence file not copied: %v; its log's rows are the evidence", ps.index, ps.name, err))
 	} else {

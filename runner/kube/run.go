@@ -70,9 +70,7 @@ type podState struct {
 	spans     spanLog // measured iterations, for the starvation rule
 	terminal  bool
 	exitCode  int32
-	// The evidence file (file mode): the copy was tried, succeeded, or why not.
-	copyTried, copied bool
-	copyErr           error
+	copyTried bool // file mode: the evidence file's copy was tried
 }
 
 // phaseSlots records which arrival slots of one agent's phase k6 started.
@@ -346,17 +344,15 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 	}()
 }
 
-// line handles one log line: the agent wrapper's own lines in file mode,
-// else record.
+// line handles one log line: in file mode the wrapper's marker starts the
+// copy; anything else is recorded (the wrapper's other lines, "no evidence
+// file", become k6 log events, bounded as those are).
 func (r *kubeRun) line(ctx context.Context, ps *podState, l string) {
-	switch {
-	case !r.file || !strings.HasPrefix(l, "tokex-agent: "):
-		r.record(ps, l)
-	case strings.HasPrefix(l, fileMarker):
+	if r.file && strings.HasPrefix(l, fileMarker) {
 		r.copyOut(ctx, ps)
-	default:
-		r.d.log(r.out, "warn", fmt.Sprintf("agent %d (%s): %s; its log's rows are the evidence", ps.index, ps.name, l))
+		return
 	}
+	r.record(ps, l)
 }
 
 // record files one log line: a request line becomes a row, anything else
