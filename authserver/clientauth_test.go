@@ -7,10 +7,12 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/tls"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -315,4 +317,57 @@ func FuzzClientAssertion(f *testing.F) {
 			t.Fatal("the answer quotes the assertion")
 		}
 	})
+}
+
+// BenchmarkClientAuth is one ES256 exchange through the handler with each
+// client authentication method (the subject token and the client's
+// credential prepared beforehand): what private_key_jwt's assertion check
+// (an ES256 verification and the replay cache) and tls_client_auth's
+// binding and cnf add to client_secret_basic, as ratios in one run.
+func BenchmarkClientAuth(b *testing.B) {
+	ca, _ := tlscert.NewClientCA(time.Hour)
+	cert, _ := ca.Issue("perf-agent-0", time.Hour)
+	f, keys := assertionFixture(b, func(c *Config) { c.DefaultClients.TLSClientAuthSubjectDN = "CN={{client_id}}" })
+	asr := &subject.Asserter{Key: keys["perf-agent-0"], ClientID: "perf-agent-0", Audience: tokenURL, Lifetime: time.Minute, Prefix: "b-"}
+	for _, m := range exchange.AuthMethods {
+		if m == exchange.AuthPost {
+			continue
+		}
+		b.Run(string(m), func(b *testing.B) {
+			reqs := make([]*http.Request, b.N)
+			for i := range reqs {
+				v := form(f.token(b, "perf-agent-0"))
+				hdr := ""
+				switch m {
+				case exchange.AuthBasic:
+					hdr = exchange.BasicAuth("perf-agent-0", testSecret)
+				case exchange.AuthPrivateKeyJWT:
+					a, _ := asr.Assert()
+					v.Set("client_id", "perf-agent-0")
+					v.Set("client_assertion_type", exchange.ClientAssertionType)
+					v.Set("client_assertion", a)
+				case exchange.AuthTLSClient:
+					v.Set("client_id", "perf-agent-0")
+				}
+				r := httptest.NewRequest("POST", "/as/token.oauth2", strings.NewReader(v.Encode()))
+				r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				if hdr != "" {
+					r.Header.Set("Authorization", hdr)
+				}
+				if m == exchange.AuthTLSClient {
+					r.TLS = &tls.ConnectionState{VerifiedChains: [][]*x509.Certificate{{cert.Cert.Leaf}}}
+				}
+				reqs[i] = r
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				rec := httptest.NewRecorder()
+				f.srv.Handler().ServeHTTP(rec, reqs[i])
+				if rec.Code != 200 {
+					b.Fatalf("%d %s", rec.Code, rec.Body)
+				}
+			}
+		})
+	}
 }
