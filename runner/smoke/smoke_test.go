@@ -3,6 +3,7 @@ package smoke
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"crypto/x509"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/subject"
 )
@@ -155,5 +157,46 @@ func TestReadClaimsIsExact(t *testing.T) {
 	}
 	if cl := readClaims([]byte(`{"aud":["a","b"]}`)); strings.Join(cl.Aud, " ") != "a b" {
 		t.Errorf("aud array: %+v", cl)
+	}
+}
+
+// TestRunWithTLSClientAuth: smoke presents agent 0's certificate
+// (Options.TLS carries it, as tokex smoke sets it) and the reference server
+// recognises the client by its subject DN and binds the token to it.
+func TestRunWithTLSClientAuth(t *testing.T) {
+	ca, err := tlscert.NewClientCA(time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, _ := ca.Issue("perf-agent-0", time.Hour)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := subject.GenerateKey(subject.ES256)
+	jwks, _ := subject.JWKS(key)
+	sc := authserver.Default()
+	sc.TLS = authserver.TLSConfig{Enabled: true, SelfSigned: true, ClientCAFile: caFile}
+	sc.DefaultClients.TLSClientAuthSubjectDN = "CN={{client_id}}"
+	srv, err := authserver.New(context.Background(), sc, authserver.Options{ClientSecret: "s3cret-smoke", SubjectJWKS: jwks})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewUnstartedServer(srv.Handler())
+	ts.TLS = &tls.Config{ClientCAs: tlscert.Pool(ca.CertPEM), ClientAuth: tls.VerifyClientCertIfGiven}
+	ts.StartTLS()
+	t.Cleanup(ts.Close)
+	srv.SetBaseURL(ts.URL)
+	c, _ := config.FromProfile("quick")
+	c.Request.AuthMethod, c.Target.URL = "tls_client_auth", ts.URL+"/as/token.oauth2"
+	tlsCfg, _ := TLSConfig(&c, c.Target.URL, false)
+	tlsCfg.RootCAs = x509.NewCertPool()
+	tlsCfg.RootCAs.AddCert(ts.Certificate())
+	tlsCfg.Certificates = []tls.Certificate{cert.Cert}
+	var out bytes.Buffer
+	passed, err := Run(context.Background(), &out, Options{Cfg: c, Key: key, URL: c.Target.URL, TLS: tlsCfg})
+	if err != nil || !passed || !strings.Contains(out.String(), "(tls_client_auth, credentials not shown): HTTP 200") ||
+		!strings.Contains(out.String(), `"cnf":{"x5t#S256":`) {
+		t.Errorf("passed %v %v:\n%s", passed, err, out.String())
 	}
 }

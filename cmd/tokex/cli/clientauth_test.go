@@ -76,3 +76,18 @@ func TestJWKSClientCAOut(t *testing.T) {
 		}
 	}
 }
+
+// TestServeClientAuthFlags: --client-jwks and --client-ca register the
+// default clients' keys and certificates; --client-ca needs TLS.
+func TestServeClientAuthFlags(t *testing.T) {
+	o := &serveOptions{tls: true, clientJWKS: "clients.json", clientCA: "ca.pem"}
+	cfg, _, err := o.complete()
+	if err != nil || cfg.DefaultClients.JWKSFile != "clients.json" || cfg.TLS.ClientCAFile != "ca.pem" ||
+		cfg.DefaultClients.TLSClientAuthSubjectDN != "CN={{client_id}}" {
+		t.Errorf("%v %+v %+v", err, cfg.DefaultClients, cfg.TLS)
+	}
+	o.tls = false
+	if _, _, err := o.complete(); err == nil || !strings.Contains(err.Error(), "tls.client_ca_file") {
+		t.Errorf("--client-ca without TLS: %v", err)
+	}
+}
