@@ -345,8 +345,13 @@ func sanityVerdict(st *stats.Run, th stats.Thresholds, hint func() string) error
 
 // emitStarted says the campaign started and how its clients authenticate.
 func (c *Campaign) emitStarted(at time.Time, plan []event.PlannedRun, resumed []string) {
-	c.Bus.Emit(event.CampaignStarted{At: at, ID: c.ID, Name: c.Cfg.Name, Driver: c.Driver.Name(),
-		Target: c.Driver.Target(), Runs: plan, Thresholds: c.Cfg.Thresholds, Resumed: resumed})
+	ev := event.CampaignStarted{At: at, ID: c.ID, Name: c.Cfg.Name, Driver: c.Driver.Name(),
+		Target: c.Driver.Target(), Runs: plan, Thresholds: c.Cfg.Thresholds, Resumed: resumed}
+	if c.Search {
+		spec := SearchSpec(&c.Cfg)
+		ev.Search = &spec
+	}
+	c.Bus.Emit(ev)
 	if how := c.clientAuth(); how != "" {
 		c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: "client authentication: " + how})
 	}

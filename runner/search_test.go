@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -145,6 +146,7 @@ type searchRun struct {
 	err      error
 	dir      string
 	searches []event.Search
+	started  *event.CampaignStarted
 }
 
 func runSearchCampaign(t *testing.T, d *queueDriver, c config.Campaign, dir string, done map[string]*stats.Run) searchRun {
@@ -163,8 +165,11 @@ func runSearchCampaign(t *testing.T, d *queueDriver, c config.Campaign, dir stri
 	bus.Subscribe(w.Consume)
 	var res searchRun
 	bus.Subscribe(func(e event.Event) {
-		if s, ok := e.(event.Search); ok {
-			res.searches = append(res.searches, s)
+		switch v := e.(type) {
+		case event.Search:
+			res.searches = append(res.searches, v)
+		case event.CampaignStarted:
+			res.started = &v
 		}
 	})
 	camp := &Campaign{Cfg: c, ID: "search", Driver: d, Bus: bus, Evidence: w, Tool: "test", Search: true, Done: done}
@@ -214,6 +219,10 @@ func TestCampaignSearchesCapacity(t *testing.T) {
 	}
 	if len(f.Manifest.Runs) != len(ran) || f.Manifest.Runs[len(ran)-1].Status != "done" {
 		t.Errorf("manifest runs %d, want %d done", len(f.Manifest.Runs), len(ran))
+	}
+	// The campaign says it is a search from its first event.
+	if st := r.started; st == nil || st.Search == nil || !reflect.DeepEqual(*st.Search, SearchSpec(&c)) {
+		t.Errorf("campaign_started without the search: %+v", st)
 	}
 	// One search event per judged probe, the bracket narrowing to the end.
 	if len(r.searches) != len(res.Probes) || r.searches[len(r.searches)-1].Next != 0 || r.searches[0].Next != 100 {

@@ -16,6 +16,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/termsafe"
@@ -252,6 +253,9 @@ func (m *Model) Apply(e event.Event) {
 		m.campaignFinished(v)
 	case event.Search:
 		m.curve.SetSearch(v.Result, v.Next)
+		if m.finished == nil { // the probes' verdicts are the results table's
+			m.rebuildSummary()
+		}
 		m.sumVer++
 	}
 }
@@ -263,12 +267,30 @@ func (m *Model) started(v event.CampaignStarted) {
 	m.campaign = &v
 	m.runs, m.kept, m.selected, m.cursor = m.runs[:0], nil, nil, 0
 	m.curve = stats.CurveModel{}
+	if v.Search != nil { // a capacity search from the start, before its first probe is judged
+		m.curve.SetSearch(searchStart(*v.Search, len(v.Resumed) > 0))
+	}
 	m.byID = map[string]*runState{}
 	for _, p := range v.Runs {
 		rs := &runState{plan: p, state: rowPending}
 		m.runs = append(m.runs, rs)
 		m.byID[p.ID] = rs
 	}
+}
+
+// searchStart is a search before its first probe is judged, and the rate
+// it tries first (0 when a resume's probes decide it, or the policy read
+// from evidence is not finite).
+func searchStart(spec stats.SearchSpec, resumed bool) (curve.Result, float64) {
+	if !spec.Policy.Finite() {
+		return curve.Result{Status: curve.StatusRunning, Objective: spec.Objective}, 0
+	}
+	s := curve.NewSearch(spec.Policy, spec.Objective)
+	next := s.Next().Rate
+	if resumed {
+		next = 0
+	}
+	return s.Result(), next
 }
 
 func (m *Model) runStarted(v event.RunStarted) {
@@ -447,5 +469,9 @@ func (m *Model) rebuildSummary() {
 		s.Thresholds = m.campaign.Thresholds
 	}
 	stats.BuildSummary(s, runs, false)
+	if res, _ := m.curve.Search(); res != nil { // a search judges its probes, not the thresholds
+		c := *res
+		s.Capacity = &c
+	}
 	m.summary = s
 }

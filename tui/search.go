@@ -5,17 +5,21 @@ import (
 	"math"
 	"strings"
 
-	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/table"
 )
 
 // searchTitle is the capacity search in one line: its bracket as it
 // narrows and the rate it tries next, or how it ended.
 func searchTitle(res *curve.Result, next float64) string {
-	if len(res.Probes) == 0 {
+	if len(res.Probes) == 0 && next > 0 {
 		return "capacity search · first " + curve.RateLabel(next)
+	}
+	if len(res.Probes) == 0 {
+		return "capacity search"
 	}
 	t := "capacity " + res.Bracket()
 	if res.Status == curve.StatusRunning {
@@ -46,20 +50,13 @@ func (m *Model) searchPanel(w, h int) string {
 	return strings.Join(append(lines, rows...), "\n")
 }
 
-// verdictMark is a probe's mark and the style it is drawn in.
-func (m *Model) verdictMark(v curve.Verdict) (string, lipgloss.Style) {
-	s := m.styles
-	switch v {
-	case curve.Pass:
-		return "✓", s.Good
-	case curve.Broken:
-		return "✗", s.Bad
-	case curve.Invalid:
-		return "?", s.Warn
-	case curve.Hard:
-		return "!", s.Bad
+// verdictMark is a probe's mark (stats.ProbeMark) in its tone's style.
+func (m *Model) verdictMark(v curve.Verdict) string {
+	mark, tone := stats.ProbeMark(v)
+	if tone == table.Plain {
+		return m.styles.Dim.Render(mark)
 	}
-	return "…", s.Dim
+	return m.styles.toned(tone, mark)
 }
 
 // searchAxis is a rate axis from 0 to the highest rate tried, with the
@@ -83,8 +80,7 @@ func (m *Model) searchAxis(res *curve.Result, next float64, w int) []string {
 		}
 	}
 	for _, p := range res.Probes {
-		mark, st := m.verdictMark(p.Verdict)
-		cells[pos(p.Rate)] = st.Render(mark)
+		cells[pos(p.Rate)] = m.verdictMark(p.Verdict)
 	}
 	marker := []rune(strings.Repeat(" ", n))
 	if next > 0 && res.Status == curve.StatusRunning {
@@ -101,7 +97,6 @@ func (m *Model) searchAxis(res *curve.Result, next float64, w int) []string {
 func (m *Model) probeRows(res *curve.Result, w int) []string {
 	var out []string
 	for i, p := range res.Probes {
-		mark, st := m.verdictMark(p.Verdict)
 		detail := ""
 		switch {
 		case len(p.Broken) > 0:
@@ -118,7 +113,7 @@ func (m *Model) probeRows(res *curve.Result, w int) []string {
 		if verdict == "" {
 			verdict = "running"
 		}
-		line := fmt.Sprintf("#%-2d %7s %s %-7s %s", i+1, curve.RateLabel(p.Rate), st.Render(mark), verdict, detail)
+		line := fmt.Sprintf("#%-2d %7s %s %-7s %s", i+1, curve.RateLabel(p.Rate), m.verdictMark(p.Verdict), verdict, detail)
 		out = append(out, ansi.Truncate(line, w, "…"))
 	}
 	return out
@@ -133,8 +128,7 @@ func (m *Model) searchLine(w int) string {
 	}
 	t := searchTitle(res, next)
 	if n := len(res.Probes); n > 0 { // the latest probe's verdict first
-		mark, st := m.verdictMark(res.Probes[n-1].Verdict)
-		t = st.Render(mark) + " " + t
+		t = m.verdictMark(res.Probes[n-1].Verdict) + " " + t
 	}
 	return ansi.Truncate(t, w, "…")
 }

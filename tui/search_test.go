@@ -14,13 +14,17 @@ import (
 // searchScript is a capacity campaign as the runner emits it: each probe
 // round a run planned as it is decided, then a capacity_search event with
 // the search so far; the search is a real curve.Search against a server
-// whose p95 grows as 5 ms / (1 − rate/400), objective p95 < 50 ms.
+// whose p95 grows as 5 ms / (1 − rate/400) and p99 is 1.5 × p95, objective
+// p95 < 50 ms and p99 < 50 ms; the run thresholds have no p99, so a probe
+// broken by p99 has runs that passed them.
 func searchScript() []event.Event {
-	obj := curve.Objective{P95Ms: 50, SuccessRatio: 0.99}
-	s := curve.NewSearch(curve.Policy{Start: 50, Min: 10, Max: 2000, Rounds: 1, Resolution: 0.05, CoolDown: time.Second}, obj)
+	obj := curve.Objective{P95Ms: 50, P99Ms: 50, SuccessRatio: 0.99}
+	spec := stats.SearchSpec{Policy: curve.Policy{Start: 50, Min: 10, Max: 2000, Rounds: 1, Resolution: 0.05, CoolDown: time.Second}, Objective: obj}
+	s := curve.NewSearch(spec.Policy, obj)
 	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
+	spec.Thresholds = th
 	evs := []event.Event{event.CampaignStarted{At: t0, ID: "20261130-120000-cap", Name: "cap", Driver: "local",
-		Target: "https://127.0.0.1:9031/as/token.oauth2", Thresholds: th}}
+		Target: "https://127.0.0.1:9031/as/token.oauth2", Thresholds: th, Search: &spec}}
 	at, probe := t0, 0
 	var runs []*stats.Run
 	for i := 0; i < 30; i++ {
@@ -112,7 +116,7 @@ func TestSearchPanel(t *testing.T) {
 	m.SetSize(120, 40)
 	feed(m, searchAfter(searchScript(), 4))
 	v := m.View()
-	for _, want := range []string{"capacity ≥ 200/s, < 400/s · next 300/s", "#1     50/s ✓ pass", "#4    400/s ✗ broken  p95 500 ms vs 50 ms", "▾"} {
+	for _, want := range []string{"capacity ≥ 200/s, < 400/s · next 300/s", "#1     50/s ✓ pass", "#4    400/s ✗ broken  p99 750 ms vs 50 ms", "▾"} {
 		if !strings.Contains(v, want) {
 			t.Errorf("no %q in\n%s", want, v)
 		}
@@ -139,5 +143,60 @@ func TestSearchGoldenViews(t *testing.T) {
 				t.Errorf("%s: live and replayed screens differ:\n%s\n%s", name, live, rep)
 			}
 		}
+	}
+}
+
+// A probe broken by p99 whose run passed the thresholds (no p99 in them) is
+// ✗ broken in the results table, live, replayed and at the end; never ✓.
+func TestResultsJudgeProbesBySearch(t *testing.T) {
+	all := searchScript()
+	var rate string
+	for _, e := range all {
+		if v, ok := e.(event.RunFinished); ok && v.Stats.ThresholdsPassed && v.Stats.LatencyMs.P99 >= 50 {
+			rate = stats.StageLabel(v.Stats.TargetRPS)
+			break
+		}
+	}
+	if rate == "" {
+		t.Fatal("the script has no probe broken by p99 alone")
+	}
+	for _, evs := range [][]event.Event{searchAfter(all, 6), all} {
+		live, rep := liveAndReplayed(t, evs, [2]int{200, 60})
+		for _, v := range []string{live, rep} {
+			row := ""
+			for _, l := range strings.Split(v, "\n") {
+				if f := strings.Fields(l); len(f) > 0 && f[0] == rate {
+					row = l
+				}
+			}
+			if !strings.Contains(row, "✗ broken: p99") || strings.Contains(row, "✓") {
+				t.Errorf("%s: results row %q in\n%s", rate, row, v)
+			}
+		}
+	}
+}
+
+// The campaign-start event says a campaign is a capacity search: the panel
+// shows it before the first probe is judged. Evidence written before the
+// event said so shows the stage curve until the first capacity_search.
+func TestSearchFromTheStart(t *testing.T) {
+	all := searchScript()
+	m := New(Options{Live: true})
+	m.SetSize(120, 40)
+	feed(m, all[:2]) // started, and the first probe's round under way
+	if v := m.View(); !strings.Contains(v, "capacity search · first 50/s") {
+		t.Errorf("not a search from the start:\n%s", v)
+	}
+	old := all[0].(event.CampaignStarted)
+	old.Search = nil
+	r := New(Options{Live: true})
+	r.SetSize(120, 40)
+	feed(r, append([]event.Event{old}, all[1]))
+	if v := r.View(); strings.Contains(v, "capacity search") {
+		t.Errorf("old evidence read as a search:\n%s", v)
+	}
+	feed(r, searchAfter(all, 1)[2:])
+	if v := r.View(); !strings.Contains(v, "capacity < 50/s") && !strings.Contains(v, "capacity ≥ 50/s") {
+		t.Errorf("the first capacity_search did not make it a search:\n%s", v)
 	}
 }

@@ -456,11 +456,17 @@ func (m *Model) results(w, h int) []string {
 	if m.summary == nil || len(m.summary.Stages) == 0 {
 		return []string{title, s.Dim.Render("the table fills in as runs finish")}
 	}
+	if m.summary.Capacity != nil {
+		title = s.Label.Render("Results") + s.Dim.Render(" — a probe per rate, judged by the search's objective: ✓ pass, ✗ broken, ? invalid, ! hard")
+	}
 	flagged := func(id string) bool { rs := m.byID[id]; return rs != nil && m.flagged(rs) }
 	out := append([]string{title}, s.renderTable(m.summary.ResultsTable(flagged), w)...)
 	if m.finished != nil && m.summary != nil {
 		verdict := s.Good.Render("thresholds PASSED")
-		if !m.summary.ThresholdsPassed {
+		switch {
+		case m.summary.Capacity != nil: // a search breaks its objective by design
+			verdict = s.Label.Render("capacity " + m.summary.Capacity.Bracket())
+		case !m.summary.ThresholdsPassed:
 			verdict = s.Bad.Render("thresholds FAILED")
 		}
 		t := m.summary.Totals

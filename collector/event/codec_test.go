@@ -104,3 +104,26 @@ func TestReadsWindowsWrittenAsDigest(t *testing.T) {
 		}
 	}
 }
+
+// CampaignStarted says a campaign is a capacity search from its first
+// line; evidence written before the field replays as a campaign of stages.
+func TestCampaignStartedSearch(t *testing.T) {
+	spec := &stats.SearchSpec{Policy: curve.Policy{Start: 100, Max: 1600, Resolution: 0.05},
+		Objective: curve.Objective{P95Ms: 10, P99Ms: 50, SuccessRatio: 0.99}}
+	e := CampaignStarted{At: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), ID: "c", Search: spec}
+	line, err := Marshal(1, e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, back, err := Unmarshal(line); err != nil || !reflect.DeepEqual(back, e) {
+		t.Fatalf("round trip: %+v, %v", back, err)
+	}
+	old := `{"seq":1,"kind":"campaign_started","data":{"at":"2026-11-30T12:00:00Z","id":"c","name":"n","driver":"local","target":"t","runs":[],"thresholds":{}}}`
+	_, back, err := Unmarshal([]byte(old))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cs, ok := back.(CampaignStarted); !ok || cs.ID != "c" || cs.Search != nil {
+		t.Errorf("old evidence: %+v", back)
+	}
+}

@@ -58,6 +58,10 @@ type CampaignStarted struct {
 	Runs       []PlannedRun     `json:"runs"`
 	Thresholds stats.Thresholds `json:"thresholds"`
 	Resumed    []string         `json:"resumed,omitempty"` // runs already done before a resume
+	// Search is how a capacity campaign searches (nil: it runs its stages);
+	// evidence written before it was here has none, and the first
+	// capacity_search event says it.
+	Search *stats.SearchSpec `json:"search,omitempty"`
 }
 
 // RunStarted marks the beginning of a run (its warmup).

@@ -68,7 +68,7 @@ func latencyCurve(cs []Campaign) charts.XYChart {
 		}{{"p50", func(l stats.Latency) float64 { return l.P50 }}, {"p95", func(l stats.Latency) float64 { return l.P95 }}, {"p99", func(l stats.Latency) float64 { return l.P99 }}} {
 			s := charts.XYSeries{Name: legend(c, q.name, len(cs)), Class: c.Classes[i], Join: true, Markers: true, Dash: i != 1}
 			for _, st := range c.S.Stages {
-				if p, ok := stagePoint(st, q.get); ok {
+				if p, ok := stagePoint(c.S, st, q.get); ok {
 					s.Points = append(s.Points, p)
 				}
 			}
@@ -79,13 +79,14 @@ func latencyCurve(cs []Campaign) charts.XYChart {
 }
 
 // stagePoint is the reported run's figure at the stage's rate, with the
-// lowest and highest of its finished rounds as the whisker.
-func stagePoint(st *stats.Stage, get func(stats.Latency) float64) (charts.XYPoint, bool) {
+// lowest and highest of its finished rounds as the whisker, noted with
+// the stage's verdict (a probe's: the search's).
+func stagePoint(s *stats.Summary, st *stats.Stage, get func(stats.Latency) float64) (charts.XYPoint, bool) {
 	r := st.Reported()
 	if r == nil || r.Requests == 0 {
 		return charts.XYPoint{}, false
 	}
-	p := charts.XYPoint{X: st.TargetRPS, Y: get(r.LatencyMs), Lo: math.Inf(1), Hi: math.Inf(-1), Note: st.Verdict()}
+	p := charts.XYPoint{X: st.TargetRPS, Y: get(r.LatencyMs), Lo: math.Inf(1), Hi: math.Inf(-1), Note: s.VerdictText(st)}
 	for _, x := range st.Runs {
 		if x.Status == stats.StatusDone && x.Requests > 0 {
 			v := get(x.LatencyMs)

@@ -5,8 +5,52 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/table"
 )
+
+// VerdictText is StageVerdict without its tone.
+func (s *Summary) VerdictText(st *Stage) string { v, _ := s.StageVerdict(st); return v }
+
+// StageVerdict is the stage's verdict in every table, with its tone. In a
+// capacity search (Capacity set) a stage is a probe, and its verdict is the
+// search's: "✓ pass", "✗ broken: p99 72.8 ms vs 50 ms", "? invalid: …",
+// "! hard: …", "… judging" until the probe is judged; the run thresholds
+// do not judge a probe. Otherwise it is how the stage's runs fared against
+// the thresholds (Stage.Verdict).
+func (s *Summary) StageVerdict(st *Stage) (string, table.Tone) {
+	if s.Capacity == nil {
+		tone := table.Good
+		if len(st.FailedRuns) > 0 {
+			tone = table.Bad
+		}
+		return st.Verdict(), tone
+	}
+	var p *curve.Probe
+	for i := range s.Capacity.Probes {
+		if x := &s.Capacity.Probes[i]; x.Rate == st.TargetRPS {
+			p = x // the search's last word on the rate
+		}
+	}
+	if p == nil || p.Verdict == "" {
+		return "… judging", table.Plain // rounds still to run
+	}
+	return ProbeVerdict(p)
+}
+
+// ProbeVerdict is a judged probe's verdict with what broke or why it did
+// not count: "✗ broken: p99 72.8 ms vs 50 ms", with its tone.
+func ProbeVerdict(p *curve.Probe) (string, table.Tone) {
+	mark, tone := ProbeMark(p.Verdict)
+	v := mark + " " + string(p.Verdict)
+	switch {
+	case len(p.Broken) > 0:
+		v += ": " + strings.Join(p.Broken, "; ")
+	case p.Reason != "":
+		v += ": " + p.Reason
+	}
+	return v, tone
+}
 
 // LatencyTable is the article's "Latency by stage" (reported runs), with
 // the reported run's success next to its latency and the stage's verdict.
@@ -16,13 +60,13 @@ func (s *Summary) LatencyTable() table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", "", st.Verdict())
+			t.Add(StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", "", s.VerdictText(st))
 			continue
 		}
 		l := r.LatencyMs
 		row := []string{StageLabel(st.TargetRPS), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
 			Thousands(r.Requests), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
-		t.Add(append(append(row, latencyCells(r, l)...), st.Verdict())...)
+		t.Add(append(append(row, latencyCells(r, l)...), s.VerdictText(st))...)
 	}
 	return t
 }
@@ -43,11 +87,11 @@ func (s *Summary) ScheduleTable() table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", st.Verdict())
+			t.Add(StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", s.VerdictText(st))
 			continue
 		}
 		row := []string{StageLabel(st.TargetRPS), Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
-		t.Add(append(append(row, latencyCells(r, r.LatencyFromSched)...), st.Verdict())...)
+		t.Add(append(append(row, latencyCells(r, r.LatencyFromSched)...), s.VerdictText(st))...)
 	}
 	return t
 }
@@ -60,11 +104,11 @@ func (s *Summary) ResourceTable() table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(StageLabel(st.TargetRPS), "no finished run", "", "", "", "", st.Verdict())
+			t.Add(StageLabel(st.TargetRPS), "no finished run", "", "", "", "", s.VerdictText(st))
 			continue
 		}
 		if r.EngineCPU == nil {
-			t.Add(StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", "n/a", st.Verdict())
+			t.Add(StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", "n/a", s.VerdictText(st))
 			continue
 		}
 		c := r.EngineCPU
@@ -73,7 +117,7 @@ func (s *Summary) ResourceTable() table.Table {
 			perEx = fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange)
 		}
 		t.Add(StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
-			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, BytesIEC(r.EngineMemoryBytes), c.SourceLabel(), st.Verdict())
+			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, BytesIEC(r.EngineMemoryBytes), c.SourceLabel(), s.VerdictText(st))
 	}
 	return t
 }
@@ -126,13 +170,7 @@ func (s *Summary) ResultsTable(flagged func(runID string) bool) table.Table {
 			}
 		}
 		row := append([]string{StageLabel(st.TargetRPS), strings.Join(spread, " ")}, resultCells(st.Reported())...)
-		mark, tone := "", table.Plain
-		if st.Reported() != nil {
-			mark, tone = "✓", table.Good
-		}
-		if n := len(st.FailedRuns); n > 0 {
-			mark, tone = fmt.Sprintf("✗ %d failed", n), table.Bad
-		}
+		mark, tone := s.resultMark(st)
 		for _, r := range st.Runs {
 			if flagged(r.ID) {
 				mark += " ⚠"
@@ -142,6 +180,36 @@ func (s *Summary) ResultsTable(flagged func(runID string) bool) table.Table {
 		t.AddTone(tone, append(row, mark)...)
 	}
 	return t
+}
+
+// ProbeMark is a probe verdict's mark and tone: ✓ pass, ✗ broken,
+// ? invalid, ! hard failure, … not judged yet.
+func ProbeMark(v curve.Verdict) (string, table.Tone) {
+	switch v {
+	case curve.Pass:
+		return "✓", table.Good
+	case curve.Broken:
+		return "✗", table.Bad
+	case curve.Invalid:
+		return "?", table.Warn
+	case curve.Hard:
+		return "!", table.Bad
+	}
+	return "…", table.Plain
+}
+
+// resultMark is the results table's verdict: in a capacity search the
+// probe's, otherwise ✓ or how many runs failed.
+func (s *Summary) resultMark(st *Stage) (string, table.Tone) {
+	switch {
+	case s.Capacity != nil:
+		return s.StageVerdict(st)
+	case len(st.FailedRuns) > 0:
+		return fmt.Sprintf("✗ %d failed", len(st.FailedRuns)), table.Bad
+	case st.Reported() != nil:
+		return "✓", table.Good
+	}
+	return "", table.Plain
 }
 
 // resultCells are the reported run's requests, ok %, p50, p95, p99, cores,
@@ -165,16 +233,13 @@ func resultCells(rep *Run) []string {
 }
 
 // SpreadTable is the per-run p95 of every stage (✗ marks a failed run),
-// its reported run and its verdict, coloured by whether a run failed.
+// its reported run and its verdict (StageVerdict), coloured by it.
 func (s *Summary) SpreadTable() table.Table {
 	t := table.New("Stage", "p95 per run (ms; ✗ failed)", "reported run", "runs")
 	t.ID, t.Columns[3].Toned = "spread", true
 	for _, st := range s.Stages {
-		tone := table.Good
-		if len(st.FailedRuns) > 0 {
-			tone = table.Bad
-		}
-		t.AddTone(tone, StageLabel(st.TargetRPS), strings.Join(st.Spread(), " / "), st.ReportedRun, st.Verdict())
+		v, tone := s.StageVerdict(st)
+		t.AddTone(tone, StageLabel(st.TargetRPS), strings.Join(st.Spread(), " / "), st.ReportedRun, v)
 	}
 	return t
 }

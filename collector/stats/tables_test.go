@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/table"
 )
 
@@ -76,5 +77,51 @@ func TestResourceTableSaysHowCPUWasMeasured(t *testing.T) {
 	md := s.ResourceTable().Markdown()
 	if !strings.Contains(md, "| Engine memory | Measured by | Runs |") || !strings.Contains(md, "| cgroup | ✓ 1/1 passed |") {
 		t.Errorf("resource table:\n%s", md)
+	}
+}
+
+// In a capacity search every table gives a probe the search's verdict, not
+// the run thresholds': a probe broken by p99 whose runs passed their
+// thresholds (they have no p99) is ✗ broken, never ✓; an invalid or hard
+// probe says so, and a probe still running its rounds is not judged yet.
+func TestSearchVerdictInEveryTable(t *testing.T) {
+	mk := func(id string, rps, p99 float64) *Run {
+		return &Run{ID: id, TargetRPS: rps, Round: 1, Status: StatusDone, Requests: 300, OK: 300, SuccessRatio: 1,
+			LatencyMs: Latency{P50: 3, P95: 9, P99: p99}, ThresholdsPassed: true}
+	}
+	s := &Summary{Thresholds: Thresholds{P95Ms: 50}}
+	BuildSummary(s, []*Run{mk("p1", 50, 20), mk("p2", 75, 72.8), mk("p3", 60, 30), mk("p4", 62, 30), mk("p5", 61, 30)}, false)
+	s.Capacity = &curve.Result{Status: curve.StatusRunning, Objective: curve.Objective{P95Ms: 50, P99Ms: 50, SuccessRatio: 0.99},
+		Probes: []curve.Probe{{Rate: 50, Verdict: curve.Pass}, {Rate: 75, Verdict: curve.Broken, Broken: []string{"p99 72.8 ms vs 50 ms"}},
+			{Rate: 60, Verdict: curve.Invalid, Reason: "generator_starved: 40 %"}, {Rate: 62, Verdict: curve.Hard, Reason: "no exchange succeeded"},
+			{Rate: 61}}}
+	want := map[string]struct {
+		verdict string
+		tone    table.Tone
+	}{
+		"50/s": {"✓ pass", table.Good},
+		"60/s": {"? invalid: generator_starved: 40 %", table.Warn},
+		"61/s": {"… judging", table.Plain},
+		"62/s": {"! hard: no exchange succeeded", table.Bad},
+		"75/s": {"✗ broken: p99 72.8 ms vs 50 ms", table.Bad},
+	}
+	tables := map[string]table.Table{"results": s.ResultsTable(func(string) bool { return false }), "latency": s.LatencyTable(),
+		"schedule": s.ScheduleTable(), "resources": s.ResourceTable(), "spread": s.SpreadTable()}
+	for name, tb := range tables {
+		if len(tb.Rows) != len(want) {
+			t.Fatalf("%s: rows %v", name, tb.Rows)
+		}
+		for _, r := range tb.Rows {
+			w, got := want[r.Cells[0]], r.Cells[len(r.Cells)-1]
+			if got != w.verdict {
+				t.Errorf("%s %s: verdict %q, want %q", name, r.Cells[0], got, w.verdict)
+			}
+			if (name == "results" || name == "spread") && r.Tone != w.tone {
+				t.Errorf("%s %s: tone %d, want %d", name, r.Cells[0], r.Tone, w.tone)
+			}
+		}
+	}
+	if v, _ := s.StageVerdict(s.Stages[0]); strings.Contains(s.LatencyTable().Markdown(), "| ✓ 1/1 passed") || v != "✓ pass" {
+		t.Errorf("summary.md still judges probes by the thresholds: %s", s.LatencyTable().Markdown())
 	}
 }

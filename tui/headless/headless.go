@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/termsafe"
@@ -32,6 +33,7 @@ type Printer struct {
 	host    *event.Host
 	live    stats.Live
 	said    map[stats.WarningCode]bool // live warnings printed this run
+	search  bool                       // a capacity search: it, not the thresholds, judges the runs
 }
 
 // New returns a printer to w. What it prints carries no control
@@ -79,6 +81,9 @@ func (p *Printer) Consume(e event.Event) {
 		p.log(v)
 	case event.RunFinished:
 		p.runFinished(v)
+	case event.Search:
+		p.search = true
+		p.probeJudged(v)
 	case event.CampaignFinished:
 		if v.Summary != nil {
 			io.WriteString(p.W, "\n"+Report(v.Summary))
@@ -102,6 +107,26 @@ func (p *Printer) campaignStarted(v event.CampaignStarted) {
 	if len(v.Resumed) > 0 {
 		p.printf("resuming: %d runs already done (%s)\n", len(v.Resumed), strings.Join(v.Resumed, ", "))
 	}
+	p.search = v.Search != nil
+	if p.search {
+		p.printf("capacity search: the highest rate with %s\n", v.Search.Objective)
+	}
+}
+
+// probeJudged prints the probe the search just judged, its verdict and
+// the bracket so far.
+func (p *Printer) probeJudged(v event.Search) {
+	n := len(v.Result.Probes)
+	if n == 0 || v.Result.Probes[n-1].Verdict == "" {
+		return
+	}
+	pr := &v.Result.Probes[n-1]
+	verdict, _ := stats.ProbeVerdict(pr)
+	line := fmt.Sprintf("probe #%d %s %s · capacity %s", n, curve.RateLabel(pr.Rate), verdict, v.Result.Bracket())
+	if v.Next > 0 {
+		line += " · next " + curve.RateLabel(v.Next)
+	}
+	p.printf("%s\n", line)
 }
 
 func (p *Printer) runStarted(v event.RunStarted) {
@@ -160,8 +185,11 @@ func (p *Printer) runFinished(v event.RunFinished) {
 	if !s.ThresholdsPassed {
 		mark = "✗"
 	}
-	if s.Sanity {
+	switch {
+	case s.Sanity:
 		mark = "(discarded)"
+	case p.search:
+		mark = "(a probe's round: the search judges it)"
 	}
 	cpu := "engine CPU n/a"
 	if s.EngineCPU != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
@@ -92,4 +93,34 @@ func FuzzConsume(f *testing.F) {
 			t.Fatalf("control characters printed: %q", out.Bytes())
 		}
 	})
+}
+
+// In a capacity search the printer says so from the start, a probe's run is
+// not judged by the thresholds, and each judged probe prints the search's
+// verdict: a probe broken by p99 whose run passed the thresholds is ✗.
+func TestPrinterSearch(t *testing.T) {
+	var b bytes.Buffer
+	p := New(&b)
+	t0 := time.Unix(1_800_000_000, 0)
+	obj := curve.Objective{P95Ms: 50, P99Ms: 50, SuccessRatio: 0.99}
+	run := event.PlannedRun{ID: "01-p1-r1-75rps", Index: 1, Round: 1, TargetRPS: 75, Warmup: time.Second, Duration: 2 * time.Second}
+	p.Consume(event.CampaignStarted{At: t0, ID: "c", Name: "n", Driver: "local", Runs: []event.PlannedRun{{ID: "00-sanity", Sanity: true}},
+		Search: &stats.SearchSpec{Policy: curve.Policy{Start: 75}, Objective: obj}})
+	p.Consume(event.RunStarted{At: t0, Run: run})
+	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 75, Status: stats.StatusDone, Requests: 150, OK: 150, SuccessRatio: 1, AchievedRatio: 1,
+		LatencyMs: stats.Latency{P95: 9, P99: 72.8}, ThresholdsPassed: true}
+	p.Consume(event.RunFinished{At: t0, RunID: run.ID, Status: stats.StatusDone, Stats: st})
+	p.Consume(event.Search{At: t0, Next: 37.5, Result: curve.Result{Status: curve.StatusRunning, Objective: obj, Upper: 75,
+		Probes: []curve.Probe{{Rate: 75, Verdict: curve.Broken, Broken: []string{"p99 72.8 ms vs 50 ms"}}}}})
+	out := b.String()
+	for _, want := range []string{"capacity search: the highest rate with p95 < 50 ms, p99 < 50 ms",
+		"done (a probe's round: the search judges it): 150 exchanges",
+		"probe #1 75/s ✗ broken: p99 72.8 ms vs 50 ms · capacity < 75/s · next 37.5/s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "✓") {
+		t.Errorf("a probe judged by the thresholds:\n%s", out)
+	}
 }
