@@ -264,7 +264,7 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 			close(a.work)
 		}
 	}()
-	sl := newSleeper(g.started)
+	sl := newSleeper(g.started, offset(p.TargetRPS, 1))
 	defer sl.close()
 	g.pace(ctx, p, start, total, sl, drops.add, &wg)
 }

@@ -11,7 +11,7 @@ import (
 // taken for this one's.
 func TestPreciseSleeperWaitsForTheWorkerItReadied(t *testing.T) {
 	started := make(chan struct{}, 1)
-	s := newSleeper(started).(*preciseSleeper)
+	s := newSleeper(started, time.Millisecond).(*preciseSleeper)
 	defer s.close()
 	started <- struct{}{} // stale: from a job handed out before
 	s.dispatched()
@@ -36,5 +36,18 @@ func TestPreciseSleeperWaitsForTheWorkerItReadied(t *testing.T) {
 	s.until(context.Background(), time.Now().Add(100*time.Microsecond))
 	if len(started) != 1 {
 		t.Error("a wait without a hand-off consumed a start signal")
+	}
+}
+
+func TestPreciseSleeperOnlyForSparseArrivals(t *testing.T) {
+	for _, c := range []struct {
+		rate    float64
+		precise bool
+	}{{100, true}, {2000, true}, {3000, true}, {5000, false}, {50000, false}} {
+		s := newSleeper(nil, time.Duration(float64(time.Second)/c.rate))
+		if _, ok := s.(*preciseSleeper); ok != c.precise {
+			t.Errorf("%v/s: precise %v, want %v", c.rate, ok, c.precise)
+		}
+		s.close()
 	}
 }

@@ -2,4 +2,6 @@
 
 package local
 
-func newSleeper(<-chan struct{}) sleeper { return newTimerSleeper() }
+import "time"
+
+func newSleeper(<-chan struct{}, time.Duration) sleeper { return newTimerSleeper() }
