@@ -5,6 +5,7 @@ import (
 	"math"
 	"strings"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tokex-dev/tokex/collector/curve"
@@ -52,11 +53,17 @@ func (m *Model) searchPanel(w, h int) string {
 
 // verdictMark is a probe's mark (stats.ProbeMark) in its tone's style.
 func (m *Model) verdictMark(v curve.Verdict) string {
+	mark, st := m.probeMark(v)
+	return st.Render(mark)
+}
+
+// probeMark is a probe's mark and style (Dim until it is judged).
+func (m *Model) probeMark(v curve.Verdict) (string, lipgloss.Style) {
 	mark, tone := stats.ProbeMark(v)
 	if tone == table.Plain {
-		return m.styles.Dim.Render(mark)
+		return mark, m.styles.Dim
 	}
-	return m.styles.toned(tone, mark)
+	return mark, m.styles.tone(tone)
 }
 
 // searchAxis is a rate axis from 0 to the highest rate tried, with the

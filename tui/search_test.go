@@ -147,13 +147,14 @@ func TestSearchGoldenViews(t *testing.T) {
 }
 
 // A probe broken by p99 whose run passed the thresholds (no p99 in them) is
-// ✗ broken in the results table, live, replayed and at the end; never ✓.
+// ✗ in the results table and the ladder, live, replayed and at the end;
+// never ✓.
 func TestResultsJudgeProbesBySearch(t *testing.T) {
 	all := searchScript()
-	var rate string
+	var rate, run string
 	for _, e := range all {
 		if v, ok := e.(event.RunFinished); ok && v.Stats.ThresholdsPassed && v.Stats.LatencyMs.P99 >= 50 {
-			rate = stats.StageLabel(v.Stats.TargetRPS)
+			rate, run = stats.StageLabel(v.Stats.TargetRPS), v.RunID
 			break
 		}
 	}
@@ -163,14 +164,20 @@ func TestResultsJudgeProbesBySearch(t *testing.T) {
 	for _, evs := range [][]event.Event{searchAfter(all, 6), all} {
 		live, rep := liveAndReplayed(t, evs, [2]int{200, 60})
 		for _, v := range []string{live, rep} {
-			row := ""
+			row, ladder := "", ""
 			for _, l := range strings.Split(v, "\n") {
 				if f := strings.Fields(l); len(f) > 0 && f[0] == rate {
 					row = l
 				}
+				if left, _, _ := strings.Cut(l, "│"); strings.Contains(left, run) {
+					ladder = left
+				}
 			}
 			if !strings.Contains(row, "✗ broken: p99") || strings.Contains(row, "✓") {
 				t.Errorf("%s: results row %q in\n%s", rate, row, v)
+			}
+			if !strings.Contains(ladder, "✗") || strings.Contains(ladder, "✓") {
+				t.Errorf("%s: ladder row %q in\n%s", run, ladder, v)
 			}
 		}
 	}

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 
+	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tokex-dev/tokex/collector/table"
@@ -25,13 +26,21 @@ func (s Styles) renderTable(t table.Table, w int) []string {
 
 // toned renders text in the style of its tone.
 func (s Styles) toned(t table.Tone, text string) string {
+	if t == table.Plain {
+		return text
+	}
+	return s.tone(t).Render(text)
+}
+
+// tone is a tone's style (Plain: no style).
+func (s Styles) tone(t table.Tone) lipgloss.Style {
 	switch t {
 	case table.Good:
-		return s.Good.Render(text)
+		return s.Good
 	case table.Bad:
-		return s.Bad.Render(text)
+		return s.Bad
 	case table.Warn:
-		return s.Warn.Render(text)
+		return s.Warn
 	}
-	return text
+	return lipgloss.NewStyle()
 }

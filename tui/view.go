@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -217,6 +218,9 @@ func (m *Model) runIcon(r *runState) (string, lipgloss.Style) {
 	case rowWarmup, rowMeasuring:
 		return "▶", s.Current
 	case rowDone:
+		if res, _ := m.curve.Search(); res != nil && !r.plan.Sanity { // the search judges a probe's rounds
+			return m.probeIcon(res, r.plan.ID)
+		}
 		if r.stats != nil && !r.stats.ThresholdsPassed && !r.plan.Sanity {
 			return "✗", s.Bad
 		}
@@ -225,6 +229,19 @@ func (m *Model) runIcon(r *runState) (string, lipgloss.Style) {
 		return "✗", s.Bad
 	}
 	return "·", s.Dim
+}
+
+// probeIcon is the mark of the probe that ran run (… until it is judged)
+// and its style.
+func (m *Model) probeIcon(res *curve.Result, run string) (string, lipgloss.Style) {
+	for _, p := range res.Probes {
+		for _, x := range p.Rounds {
+			if x.RunID == run {
+				return m.probeMark(p.Verdict)
+			}
+		}
+	}
+	return "…", m.styles.Dim
 }
 
 // progress is the live run's line: state, bar, share done and time.
