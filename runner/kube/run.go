@@ -29,10 +29,12 @@ type timings struct {
 	noLog     time.Duration // an ended Pod whose log gave no line this long after the follow began is done
 	drain     time.Duration // longest wait for the followers after the Pods ended
 	quietPoll time.Duration // how often the quiet check runs
+	catchUp   time.Duration // the first pause between two reads of an ended Pod's log without its summary
 }
 
 func (d *Driver) timings() timings {
-	t := timings{poll: d.Poll, quiet: 2 * time.Second, noLog: 5 * time.Second, drain: 30 * time.Second, quietPoll: 500 * time.Millisecond}
+	t := timings{poll: d.Poll, quiet: 2 * time.Second, noLog: 5 * time.Second, drain: 30 * time.Second, quietPoll: 500 * time.Millisecond,
+		catchUp: 500 * time.Millisecond}
 	if t.poll == 0 {
 		t.poll = time.Second
 	}
@@ -292,8 +294,8 @@ func (ps *podState) hasSummary() bool {
 }
 
 // follow streams one Pod's log into record until the Pod has ended and its
-// log has gone quiet; an ended Pod whose log lacks k6's summary is read once
-// more without follow.
+// log has gone quiet; an ended Pod whose log lacks k6's summary is read
+// again without follow (catchUp).
 func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 	fctx, cancel := context.WithCancel(ctx)
 	f := &follower{open: r.d.openLog(), namespace: r.d.Namespace, pod: ps.name, line: func(l string) { r.line(ctx, ps, l) },
@@ -317,11 +319,7 @@ func (r *kubeRun) follow(ctx context.Context, ps *podState) {
 		defer cancel()
 		f.run(fctx, ps.ended)
 		if ctx.Err() == nil && ps.ended() && !ps.hasSummary() {
-			cctx, done := context.WithTimeout(ctx, r.t.drain)
-			if err := f.catchUp(cctx); err != nil {
-				r.d.log(r.out, "warn", "last read of "+ps.name+"'s log: "+err.Error())
-			}
-			done()
+			r.catchUp(ctx, f, ps)
 		}
 	}()
 	// Cancel the stream once the Pod ended and its log went quiet: a real
@@ -353,6 +351,40 @@ func (r *kubeRun) line(ctx context.Context, ps *podState, l string) {
 		return
 	}
 	r.record(ps, l)
+}
+
+// catchUpReads bounds the reads without follow of an ended Pod's log.
+const catchUpReads = 5
+
+// catchUp reads an ended Pod's log without follow, from the last line
+// seen, until it holds k6's summary (the last thing k6 prints), at most
+// catchUpReads times with a doubling pause (0.5 s, then 1, 2, 4 s): the
+// end of a container can be reported before the last lines are readable
+// (a runtime's log copier still draining the pipe; kwok serving a file
+// still being written). Without the summary after that, the run says the
+// evidence is incomplete.
+func (r *kubeRun) catchUp(ctx context.Context, f *follower, ps *podState) {
+	cctx, done := context.WithTimeout(ctx, r.t.drain)
+	defer done()
+	pause := r.t.catchUp
+	for n := 1; ; n++ {
+		err := f.catchUp(cctx)
+		if err == nil && ps.hasSummary() {
+			return
+		}
+		if n == catchUpReads || cctx.Err() != nil {
+			if err != nil {
+				r.d.log(r.out, "warn", "last read of "+ps.name+"'s log: "+err.Error())
+			}
+			return
+		}
+		select {
+		case <-cctx.Done():
+			return
+		case <-time.After(pause):
+		}
+		pause *= 2
+	}
 }
 
 // record files one log line: a request line becomes a row, anything else
