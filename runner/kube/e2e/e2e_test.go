@@ -105,7 +105,8 @@ func campaign(agents int, rate float64, warmup, duration time.Duration) config.C
 	c.Kube.NodeSelector = map[string]string{"type": "kwok"}
 	c.Kube.MetricsInterval = 3 * time.Second
 	c.Kube.Annotations = map[string]string{
-		"pod-complete.stage.kwok.x-k8s.io/delay": (warmup + duration + 3*time.Second).String(),
+		// The fake k6 ends its Pod after its summary; this is a backstop.
+		"pod-complete.stage.kwok.x-k8s.io/delay": (warmup + duration + 2*time.Minute).String(),
 		"kwok.x-k8s.io/usage-cpu":                "200m", "kwok.x-k8s.io/usage-memory": "64Mi"}
 	return c
 }
@@ -582,8 +583,8 @@ func manyAgents(t *testing.T, ctx context.Context, c *Cluster, n int) {
 func evidenceFileRun(t *testing.T, ctx context.Context, c *Cluster) {
 	cfg := campaign(2, 20, 3*time.Second, 12*time.Second)
 	cfg.Kube.EvidenceFile = "always"
-	// The Pods run on while tokex copies (the wrapper waits for it).
-	cfg.Kube.Annotations["pod-complete.stage.kwok.x-k8s.io/delay"] = (3*time.Second + 12*time.Second + 15*time.Second).String()
+	// The Pods run on while tokex copies: the wrapper waits for it, and the
+	// fake ends its Pod after.
 	sim := &fakeK6{c: c, lose: [2]float64{0.2, 0.6}}
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
