@@ -2,6 +2,7 @@ package local
 
 import (
 	"context"
+	"math"
 	"sync"
 	"testing"
 	"time"
@@ -137,16 +138,22 @@ func TestPaceAllocatesNothing(t *testing.T) {
 	clock := &fakeClock{asked: make([]time.Time, 0, 100000)}
 	drops := &dropLog{agents: make([]int, 0, 100000), jobs: make([]job, 0, 100000)}
 	p := event.PlannedRun{TargetRPS: 4000, Duration: time.Second}
-	allocs := testing.AllocsPerRun(10, func() {
-		g.pace(context.Background(), p, time.Now(), 4000, clock, drops.add, &wg)
-		for _, a := range g.Agents {
-			for len(a.work) > 0 {
-				<-a.work
+	// AllocsPerRun counts the whole process's allocations, so a goroutine an
+	// earlier test left winding down can add some to one try; the pacer's own
+	// allocations would show in every try. The least of five is judged.
+	least := math.Inf(1)
+	for try := 0; try < 5 && least != 0; try++ {
+		least = min(least, testing.AllocsPerRun(10, func() {
+			g.pace(context.Background(), p, time.Now(), 4000, clock, drops.add, &wg)
+			for _, a := range g.Agents {
+				for len(a.work) > 0 {
+					<-a.work
+				}
 			}
-		}
-	})
-	if allocs != 0 {
-		t.Errorf("%.0f allocations per run of 4,000 arrivals, want none", allocs)
+		}))
+	}
+	if least != 0 {
+		t.Errorf("%.0f allocations per run of 4,000 arrivals in the best of five tries, want none", least)
 	}
 	if len(drops.jobs) == 0 {
 		t.Error("no arrival was dropped: the drop path went untested")
