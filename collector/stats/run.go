@@ -381,18 +381,10 @@ func (r *Run) FailedChecks() string {
 
 // groupCPU sums the samples of one kind over the measured window. A sample
 // at time t describes the interval ending at t, so the window takes samples
-// in (start, end]. Memory is the average of per-tick totals. exchanges are
-// the responses completed in the window (CPUDefinition).
+// in (start, end]. Memory is the sum of the members' averages. exchanges
+// are the responses completed in the window (CPUDefinition).
 func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*CPU, int64) {
 	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
-	// A tick is one second: each member's samples in it are averaged (the
-	// sampling interval may be shorter), then the members are summed.
-	type member struct {
-		cpu   float64
-		mem   int64
-		count int
-	}
-	ticks := map[int64]map[string]*member{}
 	names := map[string][]ResourceSample{}
 	sources := map[string]bool{}
 	for _, s := range res {
@@ -403,42 +395,14 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 		if s.Source != "" {
 			sources[s.Source] = true
 		}
-		if s.AtUS <= start || s.AtUS > end {
-			continue
-		}
-		sec := s.AtUS / 1e6
-		t := ticks[sec]
-		if t == nil {
-			t = map[string]*member{}
-			ticks[sec] = t
-		}
-		m := t[s.Name]
-		if m == nil {
-			m = &member{}
-			t[s.Name] = m
-		}
-		m.cpu += s.CPUMillicores
-		m.mem += s.MemoryBytes
-		m.count++
 	}
-	if len(ticks) == 0 {
+	t := tickMembers(names, start, end)
+	if len(t.secs) == 0 {
 		return nil, 0
 	}
-	c := &CPU{Samples: len(ticks), Method: "rate", Exchanges: exchanges, Source: strings.Join(slices.Sorted(maps.Keys(sources)), ", ")}
-	var sumCPU float64
-	var sumMem int64
-	for _, t := range ticks {
-		var cpu float64
-		for _, m := range t {
-			cpu += m.cpu / float64(m.count)
-			sumMem += m.mem / int64(m.count)
-		}
-		sumCPU += cpu
-		c.PeakCores = math.Max(c.PeakCores, cpu/1000)
-	}
-	c.AvgCores = round3(sumCPU / float64(len(ticks)) / 1000)
-	c.PeakCores = round3(c.PeakCores)
-	mem := sumMem / int64(len(ticks))
+	c := &CPU{Samples: len(t.secs), Method: "rate", Exchanges: exchanges, Source: strings.Join(slices.Sorted(maps.Keys(sources)), ", ")}
+	avg, peak, mem := t.sum()
+	c.AvgCores, c.PeakCores = round3(avg/1000), round3(peak/1000)
 	if exchanges == 0 {
 		return c, mem
 	}
@@ -450,6 +414,82 @@ func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*C
 	seconds := float64(end-start) / 1e6
 	c.CPUMsPerExchange = round3(c.AvgCores * 1000 * seconds / float64(exchanges))
 	return c, mem
+}
+
+// memberTick is one member's samples in one second, averaged (the sampling
+// interval may be shorter than a second).
+type memberTick struct {
+	cpu   float64
+	mem   int64
+	count int
+}
+
+// ticks holds each member's per-second averages in the measured window.
+type ticks struct {
+	secs    []int64                          // the seconds any member has a sample in, ascending
+	members map[string]map[int64]*memberTick // name -> second -> average
+}
+
+func tickMembers(names map[string][]ResourceSample, start, end int64) ticks {
+	t := ticks{members: map[string]map[int64]*memberTick{}}
+	seen := map[int64]bool{}
+	for name, samples := range names {
+		for _, s := range samples {
+			if s.AtUS <= start || s.AtUS > end {
+				continue
+			}
+			sec := s.AtUS / 1e6
+			byS := t.members[name]
+			if byS == nil {
+				byS = map[int64]*memberTick{}
+				t.members[name] = byS
+			}
+			mt := byS[sec]
+			if mt == nil {
+				mt = &memberTick{}
+				byS[sec] = mt
+			}
+			mt.cpu += s.CPUMillicores
+			mt.mem += s.MemoryBytes
+			mt.count++
+			if !seen[sec] {
+				seen[sec] = true
+				t.secs = append(t.secs, sec)
+			}
+		}
+	}
+	slices.Sort(t.secs)
+	return t
+}
+
+// sum is the group's average and peak millicores and its average memory.
+// Members are sampled independently (metrics-server stamps each Pod's
+// sample with its own time), so a second rarely holds every member: the
+// average is the sum of each member's own average, and the peak sums, at
+// each second, each member's latest sample so far.
+func (t ticks) sum() (avg, peak float64, mem int64) {
+	for _, byS := range t.members {
+		var cpu float64
+		var m int64
+		for _, mt := range byS {
+			cpu += mt.cpu / float64(mt.count)
+			m += mt.mem / int64(mt.count)
+		}
+		avg += cpu / float64(len(byS))
+		mem += m / int64(len(byS))
+	}
+	latest := map[string]float64{}
+	for _, sec := range t.secs {
+		var total float64
+		for name, byS := range t.members {
+			if mt := byS[sec]; mt != nil {
+				latest[name] = mt.cpu / float64(mt.count)
+			}
+			total += latest[name]
+		}
+		peak = math.Max(peak, total)
+	}
+	return avg, peak, mem
 }
 
 // cumulativeCPU is the CPU seconds the members' cumulative counters

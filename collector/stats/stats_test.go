@@ -437,6 +437,29 @@ func TestSubSecondSampling(t *testing.T) {
 	}
 }
 
+// Members sampled at different seconds are each counted: metrics-server
+// stamps every Pod's sample with its own time, so two engines of 1 core each
+// whose samples never share a second are 2 cores, not 1 (the kube e2e read
+// 1.3 cores for engines burning 2.3-2.9).
+func TestMembersSampledAtDifferentSeconds(t *testing.T) {
+	start := time.Unix(1_700_000_000, 0)
+	m := RunMeta{ID: "r", Status: StatusDone, MeasuredStart: start, MeasuredEnd: start.Add(60 * time.Second)}
+	var res []ResourceSample
+	for i := 1; i <= 60; i++ {
+		name, cpu := "a", 1000.0
+		if i%2 == 0 {
+			name, cpu = "b", 1500
+		}
+		at := start.Add(time.Duration(i) * time.Second)
+		res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: name, CPUMillicores: cpu, MemoryBytes: 1000})
+	}
+	reqs := []Request{{ScheduledUS: start.Add(time.Second).UnixMicro(), DurationUS: 10, Status: 200, Outcome: "ok", Phase: Measured}}
+	r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 1})
+	if c := r.EngineCPU; c.AvgCores != 2.5 || c.PeakCores != 2.5 || r.EngineMemoryBytes != 2000 || c.CPUMsPerExchange != 150000 {
+		t.Errorf("cpu %+v memory %d, want 2.5 cores average and peak, 2000 bytes", c, r.EngineMemoryBytes)
+	}
+}
+
 // TestThousandsEveryInt64 is issue 9 item 13: math.MinInt64 cannot be
 // negated, and Thousands used to recurse on it until the stack overflowed.
 func TestThousandsEveryInt64(t *testing.T) {
