@@ -400,47 +400,32 @@ func codes(ws []stats.Warning) string {
 
 // A Pod whose follow stream delivered nothing before it ended (seen with
 // 120 agents on kwok) still gives every line: a last read without follow.
-func TestEndedPodWithASilentStreamLosesNothing(t *testing.T) {
-	const s0 = 1796064356036000
-	agents := []agentSpec{
-		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1},
-		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, silentFollow: true},
-	}
-	r := runFake(t, context.Background(), agents)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if w, m := r.out.count(stats.Warmup, false), r.out.count(stats.Measured, false); w != 20 || m != 40 {
-		t.Errorf("rows: warmup %d measured %d, want 20 and 40\n%s", w, m, r.out.logs())
-	}
-	for _, w := range r.res.Warnings {
-		if w.Code == stats.WarnIncompleteEvidence {
-			t.Errorf("evidence judged incomplete: %+v", w)
-		}
-	}
-}
-
+//
 // An ended Pod whose log's end is not readable at once (a runtime's log
 // copier still draining, kwok serving a file still being written): the
 // reads without follow are repeated until the summary is there. One read
 // lost the last rows and the summary of agent 1 (incomplete_evidence).
-func TestEndedPodWithALateTailLosesNothing(t *testing.T) {
+func TestEndedPodLosesNothing(t *testing.T) {
 	const s0 = 1796064356036000
-	agents := []agentSpec{
-		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1},
-		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, lateTail: 2},
-	}
-	r := runFake(t, context.Background(), agents)
-	if r.err != nil {
-		t.Fatal(r.err)
-	}
-	if w, m := r.out.count(stats.Warmup, false), r.out.count(stats.Measured, false); w != 20 || m != 40 {
-		t.Errorf("rows: warmup %d measured %d, want 20 and 40\n%s", w, m, r.out.logs())
-	}
-	for _, w := range r.res.Warnings {
-		if w.Code == stats.WarnIncompleteEvidence {
-			t.Errorf("evidence judged incomplete: %+v", w)
-		}
+	for name, late := range map[string]agentSpec{
+		"WithASilentStream": {startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, silentFollow: true},
+		"WithALateTail":     {startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, lateTail: 2},
+	} {
+		t.Run(name, func(t *testing.T) {
+			agents := []agentSpec{{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1}, late}
+			r := runFake(t, context.Background(), agents)
+			if r.err != nil {
+				t.Fatal(r.err)
+			}
+			if w, m := r.out.count(stats.Warmup, false), r.out.count(stats.Measured, false); w != 20 || m != 40 {
+				t.Errorf("rows: warmup %d measured %d, want 20 and 40\n%s", w, m, r.out.logs())
+			}
+			for _, w := range r.res.Warnings {
+				if w.Code == stats.WarnIncompleteEvidence {
+					t.Errorf("evidence judged incomplete: %+v", w)
+				}
+			}
+		})
 	}
 }
 
