@@ -4,6 +4,7 @@ import (
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
+	"math/rand/v2"
 	"strings"
 	"testing"
 )
@@ -106,6 +107,33 @@ func TestValidJSONLarge(t *testing.T) {
 	}
 	if n := len(jwtBody()); n < 800 || n > 1000 {
 		t.Errorf("jwtBody is %d bytes, want about 900", n)
+	}
+}
+
+// Random edits of valid documents with JSON's own bytes reach the corners a
+// byte-level fuzzer finds slowly; the seed is fixed, the test repeatable.
+func TestValidJSONMutations(t *testing.T) {
+	const alphabet = "{}[]\",:\\ \t\n0123456789-+.eEtrufalsn/bu\x00\x1f\x7f\xff"
+	docs := [][]byte{[]byte(sinkBody), jwtBody(), []byte(`{"a":[1,-0.5e+3,true,null,{"b":"\u00e9\n"}],"c":{}}`)}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := 0; n < 50000; n++ {
+		b := append([]byte(nil), docs[rng.IntN(len(docs))]...)
+		for k := 1 + rng.IntN(3); k > 0 && len(b) > 0; k-- {
+			i := rng.IntN(len(b))
+			switch c := alphabet[rng.IntN(len(alphabet))]; rng.IntN(4) {
+			case 0:
+				b[i] = c
+			case 1:
+				b = append(b[:i], append([]byte{c}, b[i:]...)...)
+			case 2:
+				b = append(b[:i], b[i+1:]...)
+			default:
+				b = b[:i]
+			}
+		}
+		if got, want := validJSON(b), json.Valid(b); got != want {
+			t.Fatalf("validJSON(%q) = %v, json.Valid %v", b, got, want)
+		}
 	}
 }
 
