@@ -9,9 +9,9 @@ import (
 const maxNesting = 10000
 
 // validJSON returns what json.Valid returns for b (its scanner's rules:
-// RFC 8259, any byte of 0x20 and above inside strings, at most maxNesting
-// levels), without a function call per byte. It does not recurse and uses
-// at most maxNesting bits of memory.
+// RFC 8259, inside strings any byte from 0x20 up, UTF-8 or not, at most
+// maxNesting levels), without a function call per byte. It does not
+// recurse; its stack is one bit a level, 1,256 bytes at most.
 func validJSON(b []byte) bool {
 	var small [2]uint64 // 128 levels without allocating
 	st := nesting{bits: small[:]}
@@ -61,8 +61,8 @@ func validJSON(b []byte) bool {
 			if i >= len(b) {
 				return false
 			}
-			obj := st.object()
-			if c := b[i]; c == ',' {
+			obj, c := st.object(), b[i]
+			if c == ',' {
 				i = skipSpace(b, i+1)
 				if obj {
 					if i = member(b, i); i < 0 {
@@ -70,7 +70,8 @@ func validJSON(b []byte) bool {
 					}
 				}
 				break
-			} else if obj && c != '}' || !obj && c != ']' {
+			}
+			if obj && c != '}' || !obj && c != ']' {
 				return false
 			}
 			st.depth--
@@ -92,9 +93,9 @@ func (n *nesting) push(object bool) bool {
 	}
 	w := n.depth / 64
 	if w == len(n.bits) {
-		bits := make([]uint64, (maxNesting+63)/64)
-		copy(bits, n.bits)
-		n.bits = bits
+		grown := make([]uint64, (maxNesting+63)/64)
+		copy(grown, n.bits)
+		n.bits = grown
 	}
 	bit := uint64(1) << (n.depth % 64)
 	if object {
