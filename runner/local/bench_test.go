@@ -179,9 +179,11 @@ func BenchmarkClientLoopback(b *testing.B) {
 			const rate = 2000
 			p := event.PlannedRun{ID: "bench", TargetRPS: rate, Duration: time.Duration(float64(b.N) / rate * float64(time.Second)), Agents: 10}
 			var rows atomic.Int64
+			ctx, cancel := context.WithCancel(context.Background()) // a run's, as the driver's
+			defer cancel()
 			b.ResetTimer()
 			c0 := cpuTime()
-			g.Run(context.Background(), p, time.Now(), func(r *stats.Request) {
+			g.Run(ctx, p, time.Now(), func(r *stats.Request) {
 				if r.Outcome != "ok" && r.Outcome != "dropped" {
 					b.Errorf("outcome %s %s", r.Outcome, r.Description)
 				}
