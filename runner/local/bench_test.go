@@ -1,6 +1,7 @@
 package local
 
 import (
+	"bufio"
 	"context"
 	"crypto"
 	"crypto/rand"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -179,9 +181,11 @@ func BenchmarkClientLoopback(b *testing.B) {
 			const rate = 2000
 			p := event.PlannedRun{ID: "bench", TargetRPS: rate, Duration: time.Duration(float64(b.N) / rate * float64(time.Second)), Agents: 10}
 			var rows atomic.Int64
+			ctx, cancel := context.WithCancel(context.Background()) // a run's, as the driver's
+			defer cancel()
 			b.ResetTimer()
 			c0 := cpuTime()
-			g.Run(context.Background(), p, time.Now(), func(r *stats.Request) {
+			g.Run(ctx, p, time.Now(), func(r *stats.Request) {
 				if r.Outcome != "ok" && r.Outcome != "dropped" {
 					b.Errorf("outcome %s %s", r.Outcome, r.Description)
 				}
@@ -205,4 +209,53 @@ func httptestSink(b *testing.B) string {
 	go func() { _ = srv.Serve(ln) }()
 	b.Cleanup(func() { _ = srv.Close() })
 	return "http://" + ln.Addr().String()
+}
+
+// memConn answers each write with resp, in memory: the HTTP/1.1 client's
+// own work without the kernel's. Only what h1Client calls is implemented.
+type memConn struct {
+	net.Conn
+	resp string
+	r    strings.Reader
+}
+
+func (c *memConn) Write(b []byte) (int, error) { c.r.Reset(c.resp); return len(b), nil }
+func (c *memConn) Read(b []byte) (int, error)  { return c.r.Read(b) }
+func (c *memConn) SetDeadline(time.Time) error { return nil }
+func (c *memConn) Close() error                { return nil }
+
+// BenchmarkH1Client is the HTTP/1.1 client's CPU per request over
+// in-memory connections, with a run's cancelable context shared by ten
+// agents' clients of 100 workers each (as the generator's workers share
+// it), and its allocations.
+//
+//	go test ./runner/local -run - -bench H1Client -benchtime 200000x -count 5
+func BenchmarkH1Client(b *testing.B) {
+	u, _ := url.Parse("http://127.0.0.1:1/as/token.oauth2")
+	pre, post := requestHead(u, [][2]string{{"Content-Type", "application/x-www-form-urlencoded"}})
+	req := append(append(pre, "3"...), append(post, "a=b"...)...)
+	clients := make([]*h1Client, 10)
+	for i := range clients {
+		clients[i] = newH1Client(u, nil, false, 5*time.Second, 200)
+		for range 200 { // more than its workers ever hold: none dials
+			c := &memConn{resp: okResponse("")}
+			clients[i].put(&h1Conn{c: c, br: bufio.NewReaderSize(c, 4096)})
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var next atomic.Int64
+	b.SetParallelism(500) // 1,000 goroutines on 2 CPUs
+	b.ReportAllocs()
+	b.ResetTimer()
+	c0 := cpuTime()
+	b.RunParallel(func(pb *testing.PB) {
+		h := clients[next.Add(1)%int64(len(clients))]
+		for pb.Next() {
+			if st, err := h.do(ctx, req, func(int, []byte) {}); err != nil || st != 200 {
+				b.Error(st, err)
+			}
+		}
+	})
+	b.ReportMetric(float64((cpuTime()-c0).Nanoseconds())/float64(b.N)/1000, "cpu-µs/req")
 }

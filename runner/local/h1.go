@@ -29,8 +29,19 @@ type h1Client struct {
 	timeout time.Duration
 	maxIdle int
 
-	mu   sync.Mutex
-	idle []*h1Conn // most recently used last
+	mu    sync.Mutex
+	idle  []*h1Conn            // most recently used last
+	live  map[*h1Conn]struct{} // every open connection, idle or in use
+	watch *h1Watch             // on the context requests last used
+}
+
+// h1Watch is one context.AfterFunc shared by the requests of one context (a
+// run's): when it ends, it sets a past deadline on their connections. One
+// per request cost 4-5 µs (the parent context's mutex and children map).
+type h1Watch struct {
+	done <-chan struct{}
+	stop func() bool
+	n    int // requests under way with it
 }
 
 type h1Conn struct {
@@ -38,7 +49,11 @@ type h1Conn struct {
 	br   *bufio.Reader
 	body []byte
 	line []byte
+	w    *h1Watch // the watch of the request using it; nil when idle
 }
+
+// aborted is the deadline that unblocks a request whose context ended.
+var aborted = time.Unix(1, 0)
 
 // maxResponseHeader bounds a response's status line and headers.
 const maxResponseHeader = 1 << 20
@@ -50,7 +65,7 @@ const maxResponseBody = 1 << 20
 // newH1Client returns a client for u, or nil when u needs net/http (HTTP/2
 // may be negotiated, or the scheme is not http/https).
 func newH1Client(u *url.URL, tlsCfg *tls.Config, http2 bool, timeout time.Duration, maxIdle int) *h1Client {
-	h := &h1Client{timeout: timeout, maxIdle: max(maxIdle, 1)}
+	h := &h1Client{timeout: timeout, maxIdle: max(maxIdle, 1), live: map[*h1Conn]struct{}{}}
 	port := u.Port()
 	switch {
 	case u.Scheme == "http":
@@ -106,7 +121,7 @@ func (h *h1Client) do(ctx context.Context, req []byte, handle func(status int, b
 			handle(status, body)
 		}
 		if err != nil || !keep {
-			_ = c.c.Close()
+			h.drop(c)
 		} else {
 			h.put(c)
 		}
@@ -124,13 +139,30 @@ func closedByPeer(err error) bool {
 
 func (h *h1Client) get(ctx context.Context) (*h1Conn, bool, error) {
 	h.mu.Lock()
+	w := h.watchLocked(ctx)
 	if n := len(h.idle); n > 0 {
 		c := h.idle[n-1]
 		h.idle = h.idle[:n-1]
+		c.w = w
 		h.mu.Unlock()
 		return c, true, nil
 	}
 	h.mu.Unlock()
+	nc, err := h.dial(ctx)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if err != nil {
+		if w != nil {
+			w.n--
+		}
+		return nil, false, err
+	}
+	c := &h1Conn{c: nc, br: bufio.NewReaderSize(nc, 4096), w: w}
+	h.live[c] = struct{}{}
+	return c, false, nil
+}
+
+func (h *h1Client) dial(ctx context.Context) (net.Conn, error) {
 	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if h.timeout > 0 {
@@ -140,24 +172,72 @@ func (h *h1Client) get(ctx context.Context) (*h1Conn, bool, error) {
 	d := net.Dialer{KeepAlive: 30 * time.Second}
 	nc, err := d.DialContext(dctx, "tcp", h.addr)
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	if h.tls != nil {
 		tc := tls.Client(nc, h.tls)
 		if err := tc.HandshakeContext(dctx); err != nil {
 			_ = nc.Close()
-			return nil, false, err
+			return nil, err
 		}
 		nc = tc
 	}
-	return &h1Conn{c: nc, br: bufio.NewReaderSize(nc, 4096)}, false, nil
+	return nc, nil
+}
+
+// watchLocked counts a request of ctx under the client's watch, first
+// moving the watch to ctx if no request of another context is under way.
+// It returns nil when ctx never ends, or when another context's requests
+// hold the watch (the request then watches ctx on its own).
+func (h *h1Client) watchLocked(ctx context.Context) *h1Watch {
+	done := ctx.Done()
+	if done == nil {
+		return nil
+	}
+	w := h.watch
+	if w != nil && w.done == done {
+		w.n++
+		return w
+	}
+	if w != nil && w.n > 0 {
+		return nil
+	}
+	if w != nil {
+		w.stop()
+	}
+	w = &h1Watch{done: done, n: 1}
+	w.stop = context.AfterFunc(ctx, func() { h.abort(w) })
+	h.watch = w
+	return w
+}
+
+// abort unblocks the requests under way with w, whose context has ended.
+func (h *h1Client) abort(w *h1Watch) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for c := range h.live {
+		if c.w == w {
+			_ = c.c.SetDeadline(aborted)
+		}
+	}
+}
+
+// releaseLocked ends c's request under its watch.
+func (c *h1Conn) releaseLocked() {
+	if c.w != nil {
+		c.w.n--
+		c.w = nil
+	}
 }
 
 func (h *h1Client) put(c *h1Conn) {
 	h.mu.Lock()
+	c.releaseLocked()
 	if len(h.idle) < h.maxIdle {
 		h.idle = append(h.idle, c)
 		c = nil
+	} else {
+		delete(h.live, c)
 	}
 	h.mu.Unlock()
 	if c != nil {
@@ -165,11 +245,23 @@ func (h *h1Client) put(c *h1Conn) {
 	}
 }
 
+// drop closes a connection taken by get.
+func (h *h1Client) drop(c *h1Conn) {
+	h.mu.Lock()
+	c.releaseLocked()
+	delete(h.live, c)
+	h.mu.Unlock()
+	_ = c.c.Close()
+}
+
 // close drops the idle connections.
 func (h *h1Client) close() {
 	h.mu.Lock()
 	idle := h.idle
 	h.idle = nil
+	for _, c := range idle {
+		delete(h.live, c)
+	}
 	h.mu.Unlock()
 	for _, c := range idle {
 		_ = c.c.Close()
@@ -184,9 +276,17 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req []byte) (status 
 	} else {
 		_ = c.c.SetDeadline(time.Time{})
 	}
-	stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(time.Unix(1, 0)) })
-	defer func() {
-		if !stop() && err != nil {
+	if c.w == nil && ctx.Done() != nil { // not under the client's watch
+		stop := context.AfterFunc(ctx, func() { _ = c.c.SetDeadline(aborted) })
+		defer stop()
+	}
+	// The watch sets its past deadline after ctx ended; if that came before
+	// the deadline above, ctx has ended by now.
+	if ctx.Err() != nil {
+		_ = c.c.SetDeadline(aborted)
+	}
+	defer func() { // a failure once ctx has ended is put down to it
+		if err != nil && ctx.Err() != nil {
 			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
 		}
 	}()
