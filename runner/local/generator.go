@@ -106,9 +106,6 @@ type Generator struct {
 	VerifyEvery int64
 
 	details *exchange.DetailSet // this run's distinct details, bounded
-	// started gets a value (if it has room) when a worker takes a job: the
-	// scheduler's clock lets the worker start before it sleeps.
-	started chan struct{}
 }
 
 // TransportOptions configure each agent's own connection pool.
@@ -243,7 +240,6 @@ func offset(rate float64, k int) time.Duration {
 // never from the scheduler.
 func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time, rec func(*stats.Request)) {
 	g.details = &exchange.DetailSet{}
-	g.started = make(chan struct{}, 1)
 	total := arrivalsIn(p.TargetRPS, p.Total())
 	mctx, mcancel := context.WithCancel(ctx)
 	defer mcancel()
@@ -264,7 +260,7 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 			close(a.work)
 		}
 	}()
-	sl := newSleeper(g.started, offset(p.TargetRPS, 1))
+	sl := newSleeper(offset(p.TargetRPS, 1))
 	defer sl.close()
 	g.pace(ctx, p, start, total, sl, drops.add, &wg)
 }
@@ -349,10 +345,6 @@ func (g *Generator) pace(ctx context.Context, p event.PlannedRun, start time.Tim
 func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job, tokens *pipeline, rec func(*stats.Request), wg *sync.WaitGroup) {
 	var buf []byte
 	for j := range work {
-		select {
-		case g.started <- struct{}{}:
-		default:
-		}
 		r := &stats.Request{Agent: a.Index, Seq: j.seq, Phase: j.phase, ScheduledUS: j.at.UnixMicro()}
 		g.send(ctx, a, j.at, r, tokens, &buf)
 		rec(r)

@@ -4,4 +4,4 @@ package local
 
 import "time"
 
-func newSleeper(<-chan struct{}, time.Duration) sleeper { return newTimerSleeper() }
+func newSleeper(time.Duration) sleeper { return newTimerSleeper() }
