@@ -25,8 +25,8 @@ func signerFor(k *Key) (func(in, dst []byte) ([]byte, error), error) {
 // called directly (golang-jwt's ES256 goes through big.Int and more
 // allocations). ES256 takes RFC 6979's deterministic nonce (HMAC-SHA-256
 // of key and digest) rather than the hedged SHA-512 DRBG: 17 % less CPU a
-// signature (BenchmarkSignES256); every token's jti differs, so no two
-// inputs share a nonce.
+// signature (BenchmarkSignES256). Only equal inputs share a nonce, and
+// they share the signature too.
 func (k *Key) AppendSignature(dst, signingInput []byte) ([]byte, error) {
 	switch p := k.Signer.(type) {
 	case *ecdsa.PrivateKey:
