@@ -166,38 +166,18 @@ func nonEmptyString(body []byte, key string) bool {
 		case '}', ']':
 			depth--
 		case '"':
-			end := stringEnd(body, i)
+			end := scanString(body, i+1) // after the closing quote
 			if end < 0 {
 				return false
 			}
-			if depth == 1 && string(body[i+1:end]) == key {
-				j := end + 1
-				for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\n' || body[j] == '\r') {
-					j++
-				}
-				if j < len(body) && body[j] == ':' {
-					j++
-					for j < len(body) && (body[j] == ' ' || body[j] == '\t' || body[j] == '\n' || body[j] == '\r') {
-						j++
-					}
+			if depth == 1 && string(body[i+1:end-1]) == key {
+				if j := skipSpace(body, end); j < len(body) && body[j] == ':' {
+					j = skipSpace(body, j+1)
 					return j+1 < len(body) && body[j] == '"' && body[j+1] != '"'
 				}
 			}
-			i = end
+			i = end - 1
 		}
 	}
 	return false
-}
-
-// stringEnd returns the index of the quote closing the string at i.
-func stringEnd(b []byte, i int) int {
-	for j := i + 1; j < len(b); j++ {
-		switch b[j] {
-		case '\\':
-			j++
-		case '"':
-			return j
-		}
-	}
-	return -1
 }
