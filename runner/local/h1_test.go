@@ -31,23 +31,37 @@ type rawServer struct {
 
 func newRawServer(t *testing.T, answer func(i int) (resp string, closeAfter bool, delay time.Duration)) *rawServer {
 	t.Helper()
+	s := &rawServer{ln: listenLoopback(t)}
+	acceptEach(s.ln, func(c net.Conn) {
+		s.conns.Add(1)
+		go s.serve(c, answer)
+	})
+	return s
+}
+
+// listenLoopback is a listener on a loopback port, closed when the test ends.
+func listenLoopback(t *testing.T) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &rawServer{ln: ln}
 	t.Cleanup(func() { _ = ln.Close() })
+	return ln
+}
+
+// acceptEach hands each connection ln accepts to accepted, on one
+// goroutine, until ln is closed.
+func acceptEach(ln net.Listener, accepted func(net.Conn)) {
 	go func() {
 		for {
 			c, err := ln.Accept()
 			if err != nil {
 				return
 			}
-			s.conns.Add(1)
-			go s.serve(c, answer)
+			accepted(c)
 		}
 	}()
-	return s
 }
 
 func (s *rawServer) serve(c net.Conn, answer func(int) (string, bool, time.Duration)) {

@@ -31,26 +31,16 @@ type stallServer struct {
 
 func newStallServer(t *testing.T) *stallServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &stallServer{ln: ln}
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			s.conns.Add(1)
-			s.mu.Lock()
-			s.open = append(s.open, c)
-			s.mu.Unlock()
-			go s.serve(c)
-		}
-	}()
+	s := &stallServer{ln: listenLoopback(t)}
+	acceptEach(s.ln, func(c net.Conn) {
+		s.conns.Add(1)
+		s.mu.Lock()
+		s.open = append(s.open, c)
+		s.mu.Unlock()
+		go s.serve(c)
+	})
 	t.Cleanup(func() {
-		_ = ln.Close()
+		_ = s.ln.Close()
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		for _, c := range s.open {
