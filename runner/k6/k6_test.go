@@ -185,7 +185,7 @@ func TestScriptAndLines(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"constant-arrival-rate", "crypto.subtle.sign(SIGNER.signParams", "name: 'ECDSA', namedCurve: 'P-256'", "'status is 200'", "'has access_token'",
-		"'has issued_token_type'", "const VUS = 50;", "console.log(`tokex2,", "http_reqs{scenario:measured}"} {
+		"'has issued_token_type'", "const VUS = 50;", "console.log(`tokex3,", "exec.scenario.iterationInInstance", "http_reqs{scenario:measured}"} {
 		if !strings.Contains(js, want) {
 			t.Errorf("script lacks %q", want)
 		}
@@ -211,6 +211,10 @@ func TestScriptAndLines(t *testing.T) {
 			stats.Request{Agent: 3, Phase: stats.Measured, Seq: 42, ScheduledUS: 1789978138123000, SendLagUS: 4000, DurationUS: 5321, Status: 200, Outcome: "ok"}},
 		{"tokex2,3,measured,42,1789978138123000,4000,5321,200,ok,", true, true, stats.Request{}}, // a tokex1 layout under tokex2
 		{"tokex1,3,later,42,1,1,1,200,ok,", true, true, stats.Request{}},
+		{"tokex3,3,measured,42,1789978138123000,4000,5321,200,ok,,1000,3000,40", true, false,
+			stats.Request{Agent: 3, Phase: stats.Measured, Seq: 42, ScheduledUS: 1789978138123000, SendLagUS: 4000, DurationUS: 5321, Status: 200, Outcome: "ok"}},
+		{"tokex3,3,measured,42,1789978138123000,4000,5321,200,ok,,1000,3000", true, true, stats.Request{}}, // a tokex2 layout under tokex3
+		{"tokex3,3,measured,42,1789978138123000,4000,5321,200,ok,,1000,3000,-2", true, true, stats.Request{}},
 	}
 	for _, c := range cases {
 		r, ok, err := ParseLine(c.line)

@@ -17,20 +17,42 @@ type Line struct {
 	stats.Request
 	StartLagUS int64 // scheduled slot → k6 began the iteration
 	MintUS     int64 // minting and signing the subject token
+	// Began is how many iterations k6 had begun in the scenario on this
+	// agent before this one (exec.scenario.iterationInInstance); -1 in
+	// lines before tokex3. Seq is then the slot of the begin time, which
+	// is the arrival's only while k6 begins iterations on time.
+	Began int64
+}
+
+// BeganUS is when k6 began the iteration (µs), or false for tokex1 lines.
+func (l *Line) BeganUS() (int64, bool) {
+	if l.MintUS < 0 { // tokex1: no start lag
+		return 0, false
+	}
+	return l.ScheduledUS + l.StartLagUS, true
 }
 
 // ParseLine reads one per-request line of the agent script. ok is false for
 // lines that are not tokex lines (k6's summary, warnings); err is set for a
 // tokex line that is malformed (cut by log rotation, say).
 func ParseLine(s string) (l Line, ok bool, err error) {
-	l.StartLagUS, l.MintUS = -1, -1
-	fields := 11
-	i := strings.Index(s, LinePrefix)
-	if i < 0 {
-		if i = strings.Index(s, linePrefixV1); i < 0 {
-			return l, false, nil
+	l.StartLagUS, l.MintUS, l.Began = -1, -1, -1
+	if m := logrusRE.FindStringSubmatch(s); m != nil {
+		s = m[2] // k6's default logfmt: the line is msg's value (quotes never occur in it)
+	}
+	fields := 0
+	i := -1
+	for _, v := range []struct {
+		prefix string
+		fields int
+	}{{LinePrefix, 12}, {linePrefixV2, 11}, {linePrefixV1, 9}} {
+		if i = strings.Index(s, v.prefix); i >= 0 {
+			fields = v.fields
+			break
 		}
-		fields = 9
+	}
+	if i < 0 {
+		return l, false, nil
 	}
 	f := strings.Split(strings.TrimRight(s[i+len(LinePrefix):], "\r\n"), ",")
 	if len(f) != fields {
@@ -53,11 +75,17 @@ func ParseLine(s string) (l Line, ok bool, err error) {
 	r.DurationUS = n(f[5])
 	r.Status = int(n(f[6]))
 	r.Outcome, r.Detail = exchange.Outcome(f[7]), f[8]
-	if fields == 11 {
+	if fields >= 11 {
 		l.StartLagUS, l.MintUS = n(f[9]), n(f[10])
+	}
+	if fields == 12 {
+		l.Began = n(f[11])
 	}
 	if err != nil {
 		return l, true, err
+	}
+	if fields >= 11 && (l.MintUS < 0 || l.Began < -1) {
+		return l, true, errors.New("negative mint time or iteration count")
 	}
 	if r.Phase != stats.Warmup && r.Phase != stats.Measured {
 		return l, true, errors.New("unknown phase " + f[1])
@@ -78,7 +106,8 @@ func ParseLine(s string) (l Line, ok bool, err error) {
 // error; a raw line is a warning unless it says thresholds were crossed.
 func LogLine(line string) (level, msg string, ok bool) {
 	line = strings.TrimRight(line, " \t\r\n")
-	if line == "" || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, LinePrefix) || strings.HasPrefix(line, linePrefixV1) {
+	if line == "" || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, LinePrefix) || strings.HasPrefix(line, linePrefixV2) ||
+		strings.HasPrefix(line, linePrefixV1) {
 		return "", "", false
 	}
 	levels := map[string]string{"warning": "warn", "WARN": "warn", "error": "error", "ERRO": "error", "fatal": "error",

@@ -35,18 +35,25 @@ func Script(p ScriptParams) (string, error) {
 }
 
 // LinePrefix starts every per-request line of the agent script:
-// tokex2,<agent>,<phase>,<slot>,<scheduled_us>,<send_lag_us>,<duration_us>,<status>,<outcome>,<detail>,<start_lag_us>,<mint_us>
-// (start lag: scheduled → k6 began the iteration; mint: minting the subject
-// token). Lines of the first script version, tokex1, end at detail.
-const LinePrefix = "tokex2,"
+// tokex3,<agent>,<phase>,<slot>,<scheduled_us>,<send_lag_us>,<duration_us>,<status>,<outcome>,<detail>,<start_lag_us>,<mint_us>,<began>
+// (slot and scheduled: the arrival slot of the iteration's begin time;
+// start lag: scheduled → k6 began the iteration; mint: minting the subject
+// token; began: the iterations k6 had begun in the scenario before this
+// one). Lines of the earlier versions end at mint (tokex2) or detail (tokex1).
+const LinePrefix = "tokex3,"
 
-const linePrefixV1 = "tokex1,"
+const (
+	linePrefixV2 = "tokex2,"
+	linePrefixV1 = "tokex1,"
+)
 
 // Slot mirrors the agent script's slotOf: the arrival slot of an iteration
 // that began at nowMS in a scenario that started at startMS (JavaScript's
-// millisecond clocks, both truncated), periodMS apart. k6 starts an
-// iteration on its slot or drops it, never later, so the slot is exact while
-// k6 starts iterations less than periodMS − 2 ms late.
+// millisecond clocks, both truncated), periodMS apart. It is the latest
+// arrival the iteration can serve, and the right one while k6 begins
+// iterations less than periodMS − 2 ms late; a stalled k6 fires its backlog
+// late, in a burst (lib/executor/constant_arrival_rate.go), so tokex derives
+// the arrival from the iterations begun (Line.Began) and k6's drop count.
 func Slot(startMS, nowMS int64, periodMS float64) int64 {
 	return max(0, int64(math.Floor(float64(nowMS-startMS+1)/periodMS)))
 }

@@ -86,7 +86,8 @@ type summaryParser struct {
 	thParent     string // the last metric named there without a tag filter
 	inThresholds bool
 	found        bool
-	items        int // metric lines kept
+	blocks       map[string]bool // "█ THRESHOLDS" and "█ TOTAL RESULTS" seen
+	items        int             // metric lines kept
 }
 
 // maxSummaryItems bounds the metrics, thresholds and warnings kept from one
@@ -126,10 +127,10 @@ func (p *summaryParser) line(line string) error {
 		return nil
 	case strings.HasPrefix(trim, "█ THRESHOLDS"):
 		p.s.Format, p.inThresholds = "v1", true
-		return nil
+		return p.block("THRESHOLDS")
 	case strings.HasPrefix(trim, "█ TOTAL RESULTS"):
 		p.s.Format, p.inThresholds, p.section, p.scenario, p.groups, p.groupIndent = "v1", false, "", "", nil, nil
-		return nil
+		return p.block("TOTAL RESULTS")
 	case strings.HasPrefix(trim, "█ SCENARIO: "):
 		p.s.Format, p.inThresholds, p.groups, p.groupIndent = "v1", false, nil, nil
 		p.scenario = "scenario " + strings.TrimPrefix(trim, "█ SCENARIO: ")
@@ -158,6 +159,23 @@ func (p *summaryParser) line(line string) error {
 		return nil
 	}
 	return p.metric(line)
+}
+
+// errTwoSummaries refuses a text holding two end-of-test summaries (two
+// runs pasted into one file): their thresholds and counts would merge.
+var errTwoSummaries = errors.New("two k6 end-of-test summaries in one file (two runs pasted together?): refused, as their counts and thresholds would mix; keep one run per file")
+
+// block notes a summary's top-level block; a second one of a kind is a
+// second summary.
+func (p *summaryParser) block(name string) error {
+	if p.blocks == nil {
+		p.blocks = map[string]bool{}
+	}
+	if p.blocks[name] || name == "THRESHOLDS" && p.blocks["TOTAL RESULTS"] {
+		return errTwoSummaries
+	}
+	p.blocks[name] = true
+	return nil
 }
 
 // group enters a "↳ GROUP:" section; its indentation says how deep it is.
@@ -228,14 +246,17 @@ func (p *summaryParser) metric(line string) error {
 	if p.items++; p.items > maxSummaryItems {
 		return nil // a log may be long; what tokex keeps of it is not
 	}
-	if p.section == "" {
-		p.s.Metrics[name] = met
-		return nil
+	sec := p.s.Metrics
+	if p.section != "" {
+		if p.s.Sections[p.section] == nil {
+			p.s.Sections[p.section] = map[string]*Metric{}
+		}
+		sec = p.s.Sections[p.section]
 	}
-	if p.s.Sections[p.section] == nil {
-		p.s.Sections[p.section] = map[string]*Metric{}
+	if _, twice := sec[name]; twice {
+		return errTwoSummaries
 	}
-	p.s.Sections[p.section][name] = met
+	sec[name] = met
 	return nil
 }
 
