@@ -66,6 +66,11 @@ func (o *output) Schedule(start time.Time) {
 
 func (o *output) Record(r *stats.Request) {
 	o.Keep(r)
+	o.Show(r)
+}
+
+// Show implements Shower: the live windows and the reachability watch.
+func (o *output) Show(r *stats.Request) {
 	if o.win != nil {
 		o.win.Add(r)
 	}

@@ -34,6 +34,15 @@ type Keeper interface {
 	Keep(*stats.Request)
 }
 
+// Shower is implemented by the Output a run gets: Show puts a row in the
+// live view only (the windows, the reachability watch), not the evidence. A
+// driver uses it for rows whose final form it learns later (the kube
+// driver: which arrival a k6 iteration served is known once the agent's
+// drop count is) and records those with Keep then.
+type Shower interface {
+	Show(*stats.Request)
+}
+
 // RunResult is when a run's phases actually happened.
 type RunResult struct {
 	Started       time.Time

@@ -49,11 +49,18 @@ const (
 	// A regular latency wave within a run (a periodic stall: connection
 	// idle timeouts, cache refreshes, GC): period and amplitude in the detail.
 	WarnLatencyPeriodic WarningCode = "latency_periodic"
+	// Which arrival some requests served is known only within bounds (k6
+	// began iterations late while it also dropped arrivals): their start
+	// lag and latency from schedule are lower bounds; how many in the detail.
+	WarnLagLowerBound WarningCode = "lag_lower_bound"
+	// No check judged the exchanges (imported k6 results without tokex's
+	// lines or k6 checks): the success ratio is not a verdict.
+	WarnSuccessUnknown WarningCode = "success_unknown"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the
 // campaign allows them (thresholds.allow_warnings).
-var InvalidatingCodes = []WarningCode{WarnGeneratorLate, WarnGeneratorStarved, WarnHostSaturated, WarnEngineCPUImplausible}
+var InvalidatingCodes = []WarningCode{WarnGeneratorLate, WarnGeneratorStarved, WarnHostSaturated, WarnEngineCPUImplausible, WarnSuccessUnknown}
 
 // Invalidating reports whether c fails a run's verdict unless allowed.
 func (c WarningCode) Invalidating() bool { return slices.Contains(InvalidatingCodes, c) }

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -68,19 +69,24 @@ type podState struct {
 	summary   strings.Builder
 	counts    map[stats.Phase]int64
 	slots     map[stats.Phase]*phaseSlots
-	logEvents int     // k6 log lines seen
-	spans     spanLog // measured iterations, for the starvation rule
+	logEvents int      // k6 log lines seen
+	details   []string // the details of held lines (settle)
+	spans     spanLog  // measured iterations, for the starvation rule
 	terminal  bool
 	exitCode  int32
 	copyTried bool // file mode: the evidence file's copy was tried
 }
 
-// phaseSlots records which arrival slots of one agent's phase k6 started.
+// phaseSlots records one agent's phase: its lines by the slot they print
+// and the lines whose arrival is settled at the end (arrivals.go).
 type phaseSlots struct {
 	startUS int64   // the scenario's start the lines imply (0: no line yet)
-	sent    []uint8 // lines by slot (saturating), up to the plan's arrivals + 1
-	dup     int     // slots claimed twice: k6 started an iteration a period late
+	sent    []uint8 // lines by printed slot (saturating), up to the plan's arrivals + 1
+	dup     int     // printed slots claimed twice: k6 began an iteration a period late
 	beyond  int     // lines with slots past the plan
+	held    []heldLine
+	baseMS  int64    // the ms origin of the held lines' times
+	exact   []uint64 // bit n: the iteration k6 began n-th began on its slot (recorded as it came)
 }
 
 func newPhaseSlots(planned int) *phaseSlots { return &phaseSlots{sent: make([]uint8, planned+1)} }
@@ -156,6 +162,8 @@ type kubeRun struct {
 	badLines int
 	// How the measured send lags split: k6's start lag and minting (µs).
 	startLag, mint []int32
+	held           atomic.Int64 // lines held for settling (arrivals.go)
+	unheld         int          // lines past maxHeld, recorded with their begin-time slot
 }
 
 // maxParts bounds the send-lag parts kept per run (an article-sized run has
@@ -193,9 +201,11 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	r.d.log(r.out, "info", r.lag.String())
 	res := r.window()
 	if ctx.Err() != nil {
+		r.settleUnknown()
 		return res, ctx.Err()
 	}
 	res.Warnings = append(res.Warnings, r.reconcile(res)...)
+	res.SendLagParts = r.sendLagParts()
 	return res, r.verdict()
 }
 
@@ -410,41 +420,65 @@ func (r *kubeRun) record(ps *podState, line string) {
 // stream lost: the evidence only).
 func (r *kubeRun) row(ps *podState, l *k6.Line, live bool) {
 	q := &l.Request
+	q.Description = errorText(q)
 	start := q.ScheduledUS - int64(float64(q.Seq)*r.period)
+	ps.mu.Lock()
+	ps.counts[q.Phase]++
+	sl := r.phaseSlots(ps, q.Phase)
+	sl.mark(q.Seq, start)
+	if q.Phase == stats.Measured && ps.spans.len() < maxParts {
+		from := q.ScheduledUS + max(l.StartLagUS, 0)
+		ps.spans.add(span{from, q.ScheduledUS + q.SendLagUS + q.DurationUS})
+	}
+	exact := l.Began == q.Seq || l.MintUS < 0 // tokex1 lines carry no begin time: as printed
+	held := !exact && sl.hold(ps, l, &r.held)
+	if exact {
+		sl.markExact(l.Began)
+	}
+	ps.mu.Unlock()
 	r.mu.Lock()
 	first := false
 	if q.Phase == stats.Measured {
 		first = !r.measured
 		r.measured = true
 		r.mStartUS = min(r.mStartUS, start)
-		if l.StartLagUS >= 0 && l.MintUS >= 0 && len(r.startLag) < maxParts {
-			r.startLag, r.mint = append(r.startLag, clamp32(l.StartLagUS)), append(r.mint, clamp32(l.MintUS))
+		if !held && l.StartLagUS >= 0 && l.MintUS >= 0 {
+			r.lagParts(l.StartLagUS, l.MintUS)
 		}
 	} else {
 		r.wStartUS = min(r.wStartUS, start)
 	}
-	r.mu.Unlock()
-	ps.mu.Lock()
-	ps.counts[q.Phase]++
-	r.phaseSlots(ps, q.Phase).mark(q.Seq, start)
-	if q.Phase == stats.Measured && ps.spans.len() < maxParts {
-		from := q.ScheduledUS + max(l.StartLagUS, 0)
-		ps.spans.add(span{from, q.ScheduledUS + q.SendLagUS + q.DurationUS})
+	if !exact && !held {
+		r.unheld++
 	}
-	ps.mu.Unlock()
+	r.mu.Unlock()
+	if live && first {
+		r.out.Emit(event.PhaseChanged{At: time.Now(), RunID: r.p.ID, Phase: stats.Measured})
+	}
+	if held {
+		if s, ok := r.out.(runner.Shower); ok && live {
+			s.Show(q) // the live view; the evidence gets it once settled
+		}
+		return
+	}
 	if !live {
 		if k, ok := r.out.(runner.Keeper); ok {
 			k.Keep(q)
 			return
 		}
-	} else if first {
-		r.out.Emit(event.PhaseChanged{At: time.Now(), RunID: r.p.ID, Phase: stats.Measured})
 	}
 	r.out.Record(q)
 }
 
+// lagParts files one measured request's start lag and minting (r.mu held).
+func (r *kubeRun) lagParts(startLagUS, mintUS int64) {
+	if len(r.startLag) < maxParts {
+		r.startLag, r.mint = append(r.startLag, clamp32(startLagUS)), append(r.mint, clamp32(mintUS))
+	}
+}
+
 // clamp32 keeps a µs figure of a line in 4 bytes (35 minutes at most).
-func clamp32(us int64) int32 { return int32(min(us, math.MaxInt32)) }
+func clamp32(us int64) int32 { return int32(max(min(us, math.MaxInt32), math.MinInt32)) }
 
 // phaseSlots is the agent's slot record of a phase (ps.mu held).
 func (r *kubeRun) phaseSlots(ps *podState, ph stats.Phase) *phaseSlots {
@@ -518,14 +552,22 @@ func (r *kubeRun) window() runner.RunResult {
 		res.Started = res.MeasuredStart.Add(-r.p.Warmup)
 	}
 	res.MeasuredEnd = res.MeasuredStart.Add(r.p.Duration)
-	if len(r.mint) > 0 {
-		res.SendLagParts = &stats.SendLagParts{StartLagMs: stats.Summarize(r.startLag), MintMs: stats.Summarize(r.mint),
-			ClockResolutionMs: 1, SigningAlg: r.d.Cfg.Subject.Alg}
-	}
 	if r.badLines > 0 {
 		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnMalformedInput, "", fmt.Sprintf("%d malformed agent log line(s) skipped", r.badLines)))
 	}
 	return res
+}
+
+// sendLagParts is how the measured send lags split, once every line is
+// settled (nil: no line told).
+func (r *kubeRun) sendLagParts() *stats.SendLagParts {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.mint) == 0 {
+		return nil
+	}
+	return &stats.SendLagParts{StartLagMs: stats.Summarize(r.startLag), MintMs: stats.Summarize(r.mint),
+		ClockResolutionMs: 1, SigningAlg: r.d.Cfg.Subject.Alg}
 }
 
 // planned is how many arrivals the plan gives one agent in a phase: slots k
@@ -561,6 +603,11 @@ func (r *kubeRun) reconcile(res runner.RunResult) []stats.Warning {
 		if err != nil {
 			warnings = append(warnings, stats.Warn(stats.WarnIncompleteEvidence, "", fmt.Sprintf("incomplete evidence: agent %d (%s): no k6 end-of-test summary in its log (%v)", ps.index, n, err)),
 				stats.Warn(stats.WarnDroppedUnknown, "", fmt.Sprintf("agent %d: how many arrivals k6 dropped is unknown (no summary)", ps.index)))
+			for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
+				r.settlePhase(ps, ph, -1, -1, func(code stats.WarningCode, format string, a ...any) {
+					warnings = append(warnings, stats.Warn(code, "", fmt.Sprintf("agent %d: ", ps.index)+fmt.Sprintf(format, a...)))
+				})
+			}
 			continue
 		}
 		if total, ok := sum.Counter("http_reqs"); ok && total != float64(ps.counts[stats.Warmup]+ps.counts[stats.Measured]) {
@@ -577,14 +624,14 @@ func (r *kubeRun) reconcile(res runner.RunResult) []stats.Warning {
 }
 
 // reconcilePhase checks one agent's phase: its lines against k6's count,
-// the arrivals k6 fired against the plan, and records each dropped arrival
-// at its slot's time (the slots no line claimed).
+// the arrivals k6 fired against the plan; it settles the held lines and
+// records each dropped arrival at a slot no line claimed.
 func (r *kubeRun) reconcilePhase(ps *podState, sum *k6.Summary, ph stats.Phase, res runner.RunResult) []stats.Warning {
 	var warnings []stats.Warning
 	warn := func(code stats.WarningCode, format string, a ...any) {
 		warnings = append(warnings, stats.Warn(code, "", fmt.Sprintf("agent %d: ", ps.index)+fmt.Sprintf(format, a...)))
 	}
-	sent := ps.counts[ph]
+	sent, k6Sent := ps.counts[ph], int64(-1)
 	want, ok := sum.ScenarioCount("http_reqs", string(ph))
 	switch {
 	case !ok:
@@ -592,43 +639,96 @@ func (r *kubeRun) reconcilePhase(ps *podState, sum *k6.Summary, ph stats.Phase, 
 		want = float64(sent)
 	case float64(sent) != want:
 		warn(stats.WarnIncompleteEvidence, "incomplete evidence: k6 counted %.0f %s requests, its log holds %d", want, ph, sent)
+		fallthrough
+	default:
+		k6Sent = int64(want)
 	}
 	dropped, ok := sum.ScenarioCount("dropped_iterations", string(ph))
 	if !ok { // unknown stays unknown: never read as none
 		warn(stats.WarnDroppedUnknown, "how many %s arrivals k6 dropped is unknown: its summary has no dropped_iterations{scenario:%s} count", ph, ph)
+		r.settlePhase(ps, ph, -1, k6Sent, warn)
 		return warnings
 	}
 	fired, plan := int(want+dropped), r.planned(ph)
 	if fired < plan || fired > plan+1 {
 		warn(stats.WarnIncompleteEvidence, "incomplete evidence: k6 fired %d %s arrivals (%.0f sent, %.0f dropped), the plan has %d (k6 may fire one more at the end)", fired, ph, want, dropped, plan)
 	}
+	st := r.settlePhase(ps, ph, int64(dropped), k6Sent, warn)
+	if dropped <= 0 {
+		return warnings
+	}
+	r.recordDrops(ps, ph, st, int(min(dropped, float64(plan+1))), r.phaseStart(ps, ph, res), warn) // a summary cannot make tokex hold more rows than the plan
+	warn(stats.WarnDropped, "k6 dropped %.0f %s arrivals", dropped, ph)
+	return warnings
+}
+
+// settlePhase settles an agent's held lines of ph with k6's counts (-1:
+// unknown) and says what could not be known.
+func (r *kubeRun) settlePhase(ps *podState, ph stats.Phase, dropped, sent int64, warn func(stats.WarningCode, string, ...any)) settled {
+	ps.mu.Lock()
 	sl := ps.slots[ph]
 	if sl == nil {
 		sl = &phaseSlots{}
 	}
-	if sl.dup > 0 || sl.beyond > 0 {
-		warn(stats.WarnIncompleteEvidence, "%d %s iterations claimed a slot already taken and %d one past the plan: k6 started them a period or more late, so their scheduled times are approximate", sl.dup, ph, sl.beyond)
-	}
-	if dropped <= 0 {
-		return warnings
-	}
-	startUS := r.phaseStart(ps, ph, res)
-	var missing []int64
-	if fired <= plan+1 {
-		missing = sl.missing(fired)
-	}
-	if fired <= plan+1 && len(missing) == int(dropped) && sl.dup == 0 && sl.beyond == 0 {
-		for _, k := range missing {
-			r.out.Record(&stats.Request{Agent: ps.index, Seq: k, Phase: ph, ScheduledUS: startUS + int64(math.Round(float64(k)*r.period)), Outcome: exchange.OutcomeDropped})
+	keep := keeper(r.out)
+	st := sl.settle(ps, ph, r.period, dropped, sent, func(q *stats.Request, startLagUS, mintUS int64) {
+		if q.Phase == stats.Measured {
+			r.mu.Lock()
+			r.lagParts(startLagUS, mintUS)
+			r.mu.Unlock()
 		}
-	} else {
-		warn(stats.WarnIncompleteEvidence, "incomplete evidence: %d %s slots unclaimed for %.0f dropped arrivals: they are put at the phase's start", len(missing), ph, dropped)
-		for i := 0; i < min(int(dropped), plan+1); i++ { // a summary cannot make tokex hold more rows than the plan
-			r.out.Record(&stats.Request{Agent: ps.index, Seq: -1, Phase: ph, ScheduledUS: startUS, Outcome: exchange.OutcomeDropped})
+		keep(q)
+	})
+	ps.mu.Unlock()
+	if st.lowerBound > 0 {
+		why := "follow arrivals k6 dropped"
+		if dropped < 0 {
+			why = "may follow dropped arrivals (k6's drop count is unknown)"
+		}
+		warn(stats.WarnLagLowerBound, "%d %s requests %s: k6 numbers only the iterations it begins and may begin one late, so which arrival each served is known only within bounds; "+
+			"their start lag and latency from schedule are for the latest arrival they can have served: lower bounds", st.lowerBound, ph, why)
+	}
+	if st.inconsistent > 0 {
+		warn(stats.WarnIncompleteEvidence, "%d %s lines printed a begin time before the arrival k6's iteration count gives them (clocks?): their arrival is the count's", st.inconsistent, ph)
+	}
+	return st
+}
+
+// recordDrops records an agent's n dropped arrivals of ph at the slots no
+// line claimed; what cannot be placed so is spread over the phase and said.
+func (r *kubeRun) recordDrops(ps *podState, ph stats.Phase, st settled, n int, startUS int64, warn func(stats.WarningCode, string, ...any)) {
+	slots := st.drops
+	switch {
+	case len(slots) > n: // lines the log lost leave slots unclaimed too
+		warn(stats.WarnIncompleteEvidence, "incomplete evidence: %d %s slots unclaimed for %d dropped arrivals: the drops are spread over them", len(slots), ph, n)
+		picked := make([]int64, n)
+		for i := range picked {
+			picked[i] = slots[i*len(slots)/n]
+		}
+		slots = picked
+	case len(slots) < n:
+		warn(stats.WarnIncompleteEvidence, "incomplete evidence: %d %s slots unclaimed for %d dropped arrivals: the other %d are spread over the phase", len(slots), ph, n, n-len(slots))
+		plan := max(r.planned(ph), 1)
+		for i := 0; i < n-len(st.drops); i++ {
+			slots = append(slots, int64(i*plan/(n-len(st.drops))))
 		}
 	}
-	warn(stats.WarnDropped, "k6 dropped %.0f %s arrivals", dropped, ph)
-	return warnings
+	if st.uncertain > 0 {
+		warn(stats.WarnNote, "%d of the %d dropped %s arrivals are next to an iteration k6 began a period or more late: each may be off by one arrival", st.uncertain, n, ph)
+	}
+	for _, k := range slots {
+		r.out.Record(&stats.Request{Agent: ps.index, Seq: k, Phase: ph, ScheduledUS: startUS + int64(math.Round(float64(k)*r.period)), Outcome: exchange.OutcomeDropped})
+	}
+}
+
+// settleUnknown settles every held line without k6's counts (the run was
+// cut short, or an agent left no summary).
+func (r *kubeRun) settleUnknown() {
+	for _, ps := range r.pods {
+		for _, ph := range []stats.Phase{stats.Measured, stats.Warmup} {
+			r.settlePhase(ps, ph, -1, -1, func(stats.WarningCode, string, ...any) {})
+		}
+	}
 }
 
 // phaseStart is when an agent's scenario for ph started: from its lines,

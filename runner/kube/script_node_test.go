@@ -42,7 +42,8 @@ globalThis.__k6 = {
       json() { return JSON.parse(this.body); } };
   } },
   check() { return true; },
-  exec: { scenario: { name: 'measured', startTime: Date.now() - 3, iterationInTest: 0 }, vu: { idInTest: 7 } },
+  exec: { scenario: { name: 'measured', startTime: Date.now() - 3, _begun: 0, get iterationInInstance() { return this._begun++; } },
+    vu: { idInTest: 7 } },
   encoding: { b64encode(input, enc) {
     const b = typeof input === 'string' ? Buffer.from(input, 'utf8') : Buffer.from(input);
     return b.toString(enc === 'rawurl' ? 'base64url' : 'base64');
@@ -152,7 +153,8 @@ func TestAgentScriptSignsAndSplitsSendLag(t *testing.T) {
 					t.Errorf("header %v", tok.Header)
 				}
 				l, ok, err := k6.ParseLine(logs[i])
-				if !ok || err != nil || l.MintUS < 0 || l.StartLagUS < -1000 || l.SendLagUS < l.StartLagUS+l.MintUS-1000 || l.Outcome != "ok" { // ±1 ms clocks
+				if !ok || err != nil || l.MintUS < 0 || l.StartLagUS < -1000 || l.SendLagUS < l.StartLagUS+l.MintUS-1000 || l.Outcome != "ok" || // ±1 ms clocks
+					l.Began != int64(i) {
 					t.Errorf("line %q: %+v %v", logs[i], l, err)
 				}
 			}
