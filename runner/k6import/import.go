@@ -104,7 +104,7 @@ func Import(opt Options) (*Result, error) {
 		return nil, err
 	}
 	for _, p := range all {
-		res.Warnings = append(res.Warnings, p.warnings...)
+		res.Warnings = append(append(res.Warnings, p.warnings...), p.meta.Warnings...)
 	}
 	return res, nil
 }
@@ -220,12 +220,16 @@ func write(w *evidence.Writer, all []*parsed, samples []stats.ResourceSample, op
 		}
 		w.Consume(event.RunStarted{At: p.meta.Started, Run: p.plan})
 		wb := runner.NewWindowBuilder(p.plan, p.meta.Started, p.meta.MeasuredStart, p.meta.MeasuredEnd)
+		var descs descriptions
 		if err := p.each(func(r *stats.Request) {
 			w.Record(r)
 			wb.Add(r)
+			descs.add(r)
 		}); err != nil {
 			return nil, err
 		}
+		p.meta.ErrorDescriptions = descs.list()
+		p.meta.Warnings = append(p.meta.Warnings, p.judge.warnings(p.plan.ID, p.in.logs)...)
 		// Interleave windows and resource samples in time order, as live.
 		var evs []event.Event
 		for _, x := range wb.Windows() {
@@ -274,6 +278,7 @@ type parsed struct {
 	plan         event.PlannedRun
 	meta         stats.RunMeta
 	warnings     []stats.Warning
+	judge        judge // who says an exchange succeeded (judge.go)
 }
 
 // warn files a caveat on this run.
@@ -287,8 +292,11 @@ func (p *parsed) warn(code stats.WarningCode, detail string) {
 func (p *parsed) scan() error {
 	perFile := make([]struct{ reqs, dropped float64 }, len(p.in.ndjson))
 	agents := map[int]bool{}
+	if err := p.judge.readLines(p); err != nil {
+		return err
+	}
 	for a, name := range p.in.ndjson {
-		st, coarse, bad, err := p.scanPoints(a, func(r *stats.Request) {
+		st, coarse, bad, err := p.scanPoints(a, false, func(r *stats.Request) {
 			if r.Dropped() {
 				perFile[a].dropped += float64(r.Arrivals())
 			} else {
@@ -303,6 +311,7 @@ func (p *parsed) scan() error {
 		if err != nil {
 			return err
 		}
+		p.judge.endFile(a)
 		if p.points > evidence.MaxRunRows {
 			return fmt.Errorf("%s: more than %d points in one run", p.in.name, evidence.MaxRunRows)
 		}
@@ -357,7 +366,8 @@ func (p *parsed) scan() error {
 // each is the second pass: every row, file after file.
 func (p *parsed) each(fn func(*stats.Request)) error {
 	for a := range p.in.ndjson {
-		if _, _, _, err := p.scanPoints(a, fn); err != nil {
+		p.judge.ordinal = nil
+		if _, _, _, err := p.scanPoints(a, true, fn); err != nil {
 			return err
 		}
 	}
@@ -367,7 +377,7 @@ func (p *parsed) each(fn func(*stats.Request)) error {
 // scanPoints streams the rows of points file a; bad counts points whose
 // values are impossible (a negative or endless duration, a time no calendar
 // has); coarse says k6 wrote whole-second times.
-func (p *parsed) scanPoints(a int, fn func(*stats.Request)) (k6.NDJSONStats, bool, int, error) {
+func (p *parsed) scanPoints(a int, final bool, fn func(*stats.Request)) (k6.NDJSONStats, bool, int, error) {
 	name := p.in.ndjson[a]
 	rc, lim, err := open(p.src, name)
 	if err != nil {
@@ -385,10 +395,17 @@ func (p *parsed) scanPoints(a int, fn func(*stats.Request)) (k6.NDJSONStats, boo
 		if pt.Tags[p.warmK] == p.warmV || strings.Contains(strings.ToLower(pt.Tags["scenario"]), "warmup") {
 			phase = stats.Warmup
 		}
-		r, ok := row(pt, agent, phase, seq)
+		judge := func() (exchange.Outcome, string, int) { return statusOutcome(pt.Tags) }
+		if final {
+			judge = func() (exchange.Outcome, string, int) { return p.judge.outcome(a, pt, phase) }
+		}
+		r, ok := row(pt, agent, phase, seq, judge)
 		if !ok {
 			bad++
 			return nil
+		}
+		if !final && (pt.Metric == "checks" || pt.Metric == "http_req_duration") {
+			p.judge.notePoint(pt)
 		}
 		if r.Outcome != "" {
 			seq++
@@ -407,7 +424,7 @@ func (p *parsed) scanPoints(a int, fn func(*stats.Request)) (k6.NDJSONStats, boo
 
 // row turns one point into a row; ok is false for impossible values, and a
 // point of another metric gives a row without outcome (skipped).
-func row(pt k6.Point, agent int, phase stats.Phase, seq int64) (stats.Request, bool) {
+func row(pt k6.Point, agent int, phase stats.Phase, seq int64, judge func() (exchange.Outcome, string, int)) (stats.Request, bool) {
 	var r stats.Request
 	if math.IsNaN(pt.Value) || math.IsInf(pt.Value, 0) || pt.Time.Year() < 1 || pt.Time.Year() > 9999 {
 		return r, false
@@ -418,12 +435,12 @@ func row(pt k6.Point, agent int, phase stats.Phase, seq int64) (stats.Request, b
 			return r, false
 		}
 		dur := int64(pt.Value * 1000)
-		o, detail, status := outcome(pt.Tags)
-		r = stats.Request{Agent: agent, Seq: seq, Phase: phase, ScheduledUS: pt.Time.UnixMicro() - dur,
-			DurationUS: dur, Status: status, Outcome: o, Detail: detail}
-		if time.UnixMicro(r.ScheduledUS).Year() < 1 {
+		if time.UnixMicro(pt.Time.UnixMicro()-dur).Year() < 1 {
 			return stats.Request{}, false
 		}
+		o, detail, status := judge()
+		r = stats.Request{Agent: agent, Seq: seq, Phase: phase, ScheduledUS: pt.Time.UnixMicro() - dur,
+			DurationUS: dur, Status: status, Outcome: o, Detail: detail, Description: description(pt.Tags, o, detail)}
 	case "dropped_iterations":
 		// k6 gives a count and no times: one row stands for all of them.
 		if pt.Value < 0 || pt.Value > maxDropped || pt.Value != math.Trunc(pt.Value) {
@@ -618,25 +635,4 @@ func open(src *safefs.Dir, name string) (io.ReadCloser, *lines.Capped, error) {
 		io.Reader
 		io.Closer
 	}{lim, f}, lim, nil
-}
-
-// outcome classifies a k6 http_req_duration point: k6's expected_response
-// tag when present (the script's own notion of success), else HTTP 200.
-func outcome(tags map[string]string) (exchange.Outcome, string, int) {
-	status, _ := strconv.Atoi(tags["status"])
-	if status < 0 || status > 999 {
-		status = 0
-	}
-	exp, tagged := tags["expected_response"]
-	switch {
-	case status > 0 && ((tagged && exp == "true") || (!tagged && status == 200)):
-		return exchange.OutcomeOK, "", status
-	case status == 0:
-		if tags["error_code"] == "1050" {
-			return exchange.OutcomeTimeout, "1050", 0
-		}
-		return exchange.OutcomeConnError, tags["error_code"], 0
-	default:
-		return exchange.OutcomeHTTPError, strconv.Itoa(status), status
-	}
 }
