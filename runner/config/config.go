@@ -507,6 +507,14 @@ func (c *Campaign) validateSubject(doc *confload.Doc) error {
 	if !slices.Contains(subject.Algorithms, c.Subject.Alg) && c.Subject.KeyFile == "" {
 		return doc.Errorf("subject.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", c.Subject.Alg)
 	}
+	if c.Subject.KeyFile != "" {
+		// The agents sign with the key's algorithm and are sized for
+		// subject.alg: the two must agree. An unreadable file is the key
+		// loader's to report.
+		if k, err := subject.LoadPEM(c.Subject.KeyFile); err == nil && k.Alg != c.Subject.Alg {
+			return doc.Errorf("subject.alg", "%q, but subject.key_file holds a %s key: set subject.alg: %s (tokex signs with the key's algorithm)", c.Subject.Alg, k.Alg, k.Alg)
+		}
+	}
 	if c.Subject.Issuer == "" {
 		return doc.Errorf("subject.issuer", "is required")
 	}

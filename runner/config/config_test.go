@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 func write(t *testing.T, body string) string {
@@ -220,5 +221,33 @@ subject:
 	}
 	if n := (Users{Count: 2, Prefix: "u-"}).Names(); n[1] != "u-002" {
 		t.Errorf("users %v", n)
+	}
+}
+
+// A key file whose algorithm is not subject.alg is refused at validation
+// (issue 24 item 4): the agents would sign with the key's algorithm while
+// their Pods are sized for subject.alg. A matching key is valid.
+func TestSubjectKeyFileMustMatchAlg(t *testing.T) {
+	dir := t.TempDir()
+	for _, alg := range []string{subject.RS256, subject.ES256} {
+		k, err := subject.GenerateKey(alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pem, err := k.MarshalPEM()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = os.WriteFile(filepath.Join(dir, alg+".pem"), pem, 0o600)
+	}
+	body := func(alg, key string) string {
+		return "subject:\n  alg: " + alg + "\n  key_file: " + filepath.Join(dir, key+".pem") + "\n"
+	}
+	wantErrors(t, body("ES256", "RS256"), []string{"subject.alg", `"ES256", but subject.key_file holds a RS256 key: set subject.alg: RS256`})
+	wantErrors(t, body("RS256", "ES256"), []string{"subject.alg", "holds a ES256 key"})
+	for _, alg := range []string{"RS256", "ES256"} {
+		if err := loadAndValidate(t, body(alg, alg)); err != nil {
+			t.Errorf("%s key with alg %s: %v", alg, alg, err)
+		}
 	}
 }
