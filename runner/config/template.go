@@ -124,8 +124,8 @@ kube:
   #   service: pf-pingfederate-engine
   #   port: 9031
   # resources:                     # agent Pods, in Kubernetes' own field names. Unset requests are
-  #   requests: {cpu: 350m}        # sized per run: CPU 100m + rate per agent × 5 ms (RS256; ES256 2 ms),
-  #   limits: {cpu: "1"}           # memory 64Mi + VUs × 0.4Mi (2 × max_in_flight with a warmup). A CPU limit can starve k6.
+  #   requests: {cpu: 350m}        # sized per run: CPU 100m + rate per agent × 5 ms (RS256; ES256 3 ms), memory 64Mi
+  #   limits: {cpu: "1"}           # + VUs × 0.4Mi (2 × max_in_flight with a warmup) + rate × 0.1Mi. A CPU limit can starve k6.
   # node_selector: {pool: load}
   # tolerations: [{key: dedicated, operator: Equal, value: load, effect: NoSchedule}]
   # affinity: {}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -63,8 +64,8 @@ func TestJobObject(t *testing.T) {
 	if len(pod.Tolerations) != 1 || *pod.Tolerations[0].TolerationSeconds != 30 {
 		t.Errorf("tolerations %+v", pod.Tolerations)
 	}
-	// 500/s over 10 agents, RS256: 100m + 50 × 5 ms = 350m; 64Mi + 2 × 100 VUs × 0.4Mi = 144Mi.
-	if rq := pod.Containers[0].Resources.Requests; rq.Cpu().String() != "350m" || rq.Memory().String() != "144Mi" {
+	// 500/s over 10 agents, RS256: 100m + 50 × 5 ms = 350m; 64Mi + 2 × 100 VUs × 0.4Mi + 50/s × 0.1Mi = 149Mi.
+	if rq := pod.Containers[0].Resources.Requests; rq.Cpu().String() != "350m" || rq.Memory().String() != "149Mi" {
 		t.Errorf("resources %+v", pod.Containers[0].Resources)
 	}
 	for _, l := range []map[string]string{j.Labels, s.Template.Labels} {
@@ -348,11 +349,12 @@ func TestAgentSizing(t *testing.T) {
 	}{
 		// The article's 50/s per agent: ~0.25 core of work + 100m; 2 × 100
 		// pre-allocated VUs (warmup and measured): above the 139 MB measured.
-		{500, "RS256", 100, 30 * time.Second, nil, "350m", "144Mi", ""},
-		{500, "ES256", 100, 30 * time.Second, nil, "200m", "144Mi", ""}, // 100m + 50 × 2 ms
-		{250, "RS256", 100, 0, nil, "225m", "104Mi", ""},                // 25/s; no warmup: 100 VUs
-		{100, "RS256", 50, 30 * time.Second, nil, "150m", "104Mi", ""},  // 10/s; 2 × 50 VUs
-		{500, "RS256", 100, 0, map[string]any{"requests": map[string]any{"cpu": "1"}, "limits": map[string]any{"cpu": "2"}}, "1", "104Mi", "2"},
+		{500, "RS256", 100, 30 * time.Second, nil, "350m", "149Mi", ""},
+		{500, "ES256", 100, 30 * time.Second, nil, "250m", "149Mi", ""},  // 100m + 50 × 3 ms
+		{2000, "ES256", 100, 30 * time.Second, nil, "700m", "164Mi", ""}, // 200/s: 100m + 200 × 3 ms; + 200 × 0.1Mi
+		{250, "RS256", 100, 0, nil, "225m", "107Mi", ""},                 // 25/s; no warmup: 100 VUs
+		{100, "RS256", 50, 30 * time.Second, nil, "150m", "105Mi", ""},   // 10/s; 2 × 50 VUs
+		{500, "RS256", 100, 0, map[string]any{"requests": map[string]any{"cpu": "1"}, "limits": map[string]any{"cpu": "2"}}, "1", "109Mi", "2"},
 	}
 	for _, c := range cases {
 		o := testObjects(t)
@@ -460,5 +462,51 @@ func TestPodCPUSize(t *testing.T) {
 		if got := sizeOf(&corev1.Pod{Spec: corev1.PodSpec{Containers: tc.cs}}); got != tc.want {
 			t.Errorf("%d containers: %+v, want %+v", len(tc.cs), got, tc.want)
 		}
+	}
+}
+
+// TestAgentSizingCoversMeasurements holds the agent Pod requests to what
+// real k6 cost (testdata/k6-agent-cost.csv, issues 10 and 24): CPU per
+// request at least the highest measured and 15 % over the lowest, memory
+// 10 % over the measured RSS, and growing with the rate at least as fast
+// as the measurements did.
+func TestAgentSizingCoversMeasurements(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("testdata", "k6-agent-cost.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	type point struct{ rate, rss float64 }
+	var mem []point
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.SplitN(line, ",", 7)
+		num := func(s string) float64 {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil && s != "" {
+				t.Fatalf("%q: %v", line, err)
+			}
+			return v
+		}
+		alg, rate, vus, low, high, rss := f[0], num(f[1]), int(num(f[2])), num(f[3]), num(f[4]), num(f[5])
+		cpu, memMiB, why := AgentRequests(rate, alg, vus)
+		perReq := float64(cpu-agentBaseMilliCPU) / rate
+		if perReq < high || perReq < 1.15*low {
+			t.Errorf("%s at %g/s: %.2f ms of CPU per request requested, measured %g–%g ms (%s)", alg, rate, perReq, low, high, why)
+		}
+		if rss > 0 {
+			if float64(memMiB) < 1.1*rss {
+				t.Errorf("%s at %g/s, %d VUs: %d MiB requested, measured %g MiB (%s)", alg, rate, vus, memMiB, rss, why)
+			}
+			mem = append(mem, point{rate, rss})
+		}
+	}
+	if len(mem) < 2 {
+		t.Fatal("fewer than two memory measurements")
+	}
+	slope := (mem[len(mem)-1].rss - mem[0].rss) / (mem[len(mem)-1].rate - mem[0].rate)
+	if agentMemPerRateMiB < slope {
+		t.Errorf("memory requested grows %g MiB per exchange/s, measured %.3f", agentMemPerRateMiB, slope)
 	}
 }

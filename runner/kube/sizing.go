@@ -11,27 +11,30 @@ import (
 )
 
 // Agent Pod sizing: what each k6 agent requests unless kube.resources sets
-// it. Measured with real k6 v2.2.0 running tokex's script (issue 10): each
-// request costs 3.6–5 ms of CPU with RS256, 3.3 ms of it minting the subject
-// token; ES256 mints about ten times cheaper, so its requests cost about
-// 5 − 3.3 + 0.33 ≈ 2 ms. A k6 process with 200 pre-allocated VUs (the
-// script's 100 per scenario, warmup and measured) used 105–139 MB. Requests
-// take the upper ends:
+// it, from what real k6 v2.2.0 running tokex's script cost
+// (testdata/k6-agent-cost.csv, with its sources): RS256 3.6–5 ms of CPU per
+// request (3.3 ms minting), ES256 2.6 ms; 105–139 MB with 200 pre-allocated
+// VUs at 50/s, 144 MiB at 200/s. Requests keep at least 15 % over the
+// typical cost and cover the highest measured:
 //
-//	CPU    = 100m + per-agent rate × CPU-ms per request (RS256 5 ms, ES256 2 ms)
-//	memory = 64 MiB + pre-allocated VUs × 0.4 MiB
+//	CPU    = 100m + per-agent rate × CPU-ms per request (RS256 5 ms, ES256 3 ms)
+//	memory = 64 MiB + pre-allocated VUs × 0.4 MiB + per-agent rate × 0.1 MiB
 //
-// so the article's 50/s per agent requests 350m and, with 2 × 100 VUs, 144 MiB.
-// No limit is set: a CPU limit throttles k6 (a starved agent shows as
-// generator_starved), a memory limit turns growth into OOMKilled.
+// (memory grew 0.076 MiB per exchange/s from 50/s to 200/s), so the
+// article's 50/s per agent requests 350m and, with 2 × 100 VUs, 149 MiB;
+// 200/s ES256 requests 700m and 164 MiB. TestAgentSizingCoversMeasurements
+// holds the figures to the file. No limit is set: a CPU limit throttles k6
+// (a starved agent shows as generator_starved), a memory limit turns growth
+// into OOMKilled.
 const (
-	agentBaseMilliCPU = 100
-	agentBaseMemMiB   = 64
-	agentMemPerVUMiB  = 0.4
+	agentBaseMilliCPU  = 100
+	agentBaseMemMiB    = 64
+	agentMemPerVUMiB   = 0.4
+	agentMemPerRateMiB = 0.1
 )
 
 // agentCPUMsPerRequest is k6's CPU per request by signing algorithm.
-var agentCPUMsPerRequest = map[string]float64{subject.RS256: 5, subject.ES256: 2}
+var agentCPUMsPerRequest = map[string]float64{subject.RS256: 5, subject.ES256: 3}
 
 // AgentRequests is what one agent Pod requests at perAgentRPS with vus
 // pre-allocated VUs, and how the figures were reached.
@@ -41,8 +44,9 @@ func AgentRequests(perAgentRPS float64, alg string, vus int) (cpuMilli, memMiB i
 		ms = agentCPUMsPerRequest[subject.RS256]
 	}
 	cpuMilli = agentBaseMilliCPU + int64(math.Ceil(perAgentRPS*ms))
-	memMiB = agentBaseMemMiB + int64(math.Ceil(float64(vus)*agentMemPerVUMiB))
-	why = fmt.Sprintf("%dm + %g/s × %g ms (%s); %d Mi + %d VUs × %g Mi", agentBaseMilliCPU, perAgentRPS, ms, alg, agentBaseMemMiB, vus, agentMemPerVUMiB)
+	memMiB = agentBaseMemMiB + int64(math.Ceil(float64(vus)*agentMemPerVUMiB+perAgentRPS*agentMemPerRateMiB))
+	why = fmt.Sprintf("%dm + %g/s × %g ms (%s); %d Mi + %d VUs × %g Mi + %g/s × %g Mi", agentBaseMilliCPU, perAgentRPS, ms, alg,
+		agentBaseMemMiB, vus, agentMemPerVUMiB, perAgentRPS, agentMemPerRateMiB)
 	return cpuMilli, memMiB, why
 }
 

@@ -230,10 +230,10 @@ func TestKubeEndToEnd(t *testing.T) {
 			t.Errorf("requests %d warmup %d ok %d dropped %d", r.Requests, r.WarmupRequests, r.OK, r.Dropped)
 		}
 		noDoubts(t, r)
-		// 10/s per agent, RS256, 2 × 100 VUs: 100m + 10 × 5 ms, 64Mi + 200 × 0.4Mi.
+		// 10/s per agent, RS256, 2 × 100 VUs: 100m + 10 × 5 ms, 64Mi + 200 × 0.4Mi + 10 × 0.1Mi.
 		sized := false
 		if _, err := f.EachEvent(func(e evidence.Sequenced) error {
-			if l, ok := e.Event.(event.Log); ok && strings.HasPrefix(l.Message, "agent Pods request 150m CPU and 144Mi memory each") {
+			if l, ok := e.Event.(event.Log); ok && strings.HasPrefix(l.Message, "agent Pods request 150m CPU and 145Mi memory each") {
 				sized = true
 			}
 			return nil
