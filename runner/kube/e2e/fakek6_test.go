@@ -32,12 +32,16 @@ import (
 // shows real k6 doing it. It reads what the Pod was given (RATE_MILLI,
 // WARMUP, DURATION, the thresholds, --summary-mode, the script's VU count
 // from the ConfigMap) and runs both constant-arrival-rate scenarios in real
-// time: every slot starts an iteration on a free VU, or — all VUs busy — is
-// dropped and counted, never started later; k6 numbers only the iterations
-// it starts. It writes what the script and k6 print: one tokex line per
-// request (the slot derived from the time since the scenario's start, as
-// the script does), "Insufficient VUs …" at a scenario's first drop, the
-// end-of-test summary, and the thresholds-crossed line.
+// time: every slot fires when due, or — its loop stalled, as
+// testdata/k6/tokex2-k6v2.2.0-late-starts-* shows real k6 under a CPU stall —
+// late, the backlog in a burst (lib/executor/constant_arrival_rate.go); a
+// fired slot starts an iteration on a free VU, or — all VUs busy — is
+// dropped and counted; k6 numbers only the iterations it starts. It writes
+// what the script and k6 print: one tokex line per request (the slot of the
+// begin time and the iterations begun before it, as the script does; a
+// failed request as k6 reports it, status 0 with its error code),
+// "Insufficient VUs …" at a scenario's first drop, the end-of-test summary,
+// and the thresholds-crossed line.
 type fakeK6 struct {
 	c *Cluster
 	// latency is the simulated server's response time (default 3 ms).
@@ -47,6 +51,13 @@ type fakeK6 struct {
 	// the log file before the follow read them. An agent Pod that keeps
 	// the evidence file (kube.evidence_file) still has them there.
 	lose [2]float64
+	// stall is the part of each agent's measured phase (fractions of it)
+	// in which its arrival loop is stalled: the arrivals due then fire at
+	// the stall's end, in a burst.
+	stall [2]float64
+	// errorCode, when set, is the k6 error code every request fails with
+	// (1310: the target's certificate from an unknown authority).
+	errorCode string
 
 	mu      sync.Mutex
 	seen    map[string]bool
@@ -57,7 +68,7 @@ type fakeK6 struct {
 // agentResult is what one agent did, by phase: the test's ground truth.
 type agentResult struct {
 	sent, dropped map[string]int
-	sentSlots     map[string][]int64 // the slots of the requests sent
+	sentSlots     map[string][]int64 // the arrival each request sent served, in begin order
 	scenarioStart map[string]time.Time
 	lost          int  // lines its log never got (fakeK6.lose)
 	copied        bool // tokex touched "copied" after copying its evidence file
@@ -110,7 +121,17 @@ type scenario struct {
 	dropped   int
 	warned    bool
 	durations []float64 // ms
-	slots     []int64
+	slots     []int64   // the arrival each started iteration served, in begin order
+	// The loop is stalled in [stallFrom, stallTo): arrivals due then fire at stallTo.
+	stallFrom, stallTo time.Time
+}
+
+// fireAt is when k6's loop fires the arrival due at at.
+func (s *scenario) fireAt(at time.Time) time.Time {
+	if !at.Before(s.stallFrom) && at.Before(s.stallTo) {
+		return s.stallTo
+	}
+	return at
 }
 
 type line struct {
@@ -186,10 +207,14 @@ func (f *fakeK6) agent(ctx context.Context, t *testing.T, pod *corev1.Pod) {
 		}
 		fmt.Fprintf(out, "%s stdout F %s\n", time.Now().UTC().Format(time.RFC3339Nano), l)
 	}
+	if f.stall != [2]float64{} {
+		m := scs[len(scs)-1]
+		m.stallFrom, m.stallTo = m.start.Add(time.Duration(f.stall[0]*float64(duration))), m.start.Add(time.Duration(f.stall[1]*float64(duration)))
+	}
 	if !f.play(ctx, agent, scs, write) {
 		return
 	}
-	for _, l := range fakeSummary(scs, env, pod.Spec.Containers[0].Args) {
+	for _, l := range fakeSummary(scs, env, pod.Spec.Containers[0].Args, f.errorCode != "") {
 		write(l)
 	}
 	if ev != nil {
@@ -290,6 +315,10 @@ func (f *fakeK6) play(ctx context.Context, agent int, scs []*scenario, write fun
 		}
 		return true
 	}
+	for i := range ticks {
+		ticks[i].at = ticks[i].sc.fireAt(ticks[i].at)
+	}
+	sort.SliceStable(ticks, func(i, j int) bool { return ticks[i].at.Before(ticks[j].at) })
 	for _, tk := range ticks {
 		if !flush(tk.at) || !sleepUntil(ctx, tk.at) {
 			return false
@@ -304,22 +333,30 @@ func (f *fakeK6) play(ctx context.Context, agent int, scs []*scenario, write fun
 			}
 			continue
 		}
+		began := s.started // k6's exec.scenario.iterationInInstance
 		s.started++
 		begun := tk.at.Add(fakeStartLag)
 		sent := begun.Add(fakeMint)
 		dur := latency + time.Duration(tk.slot%7)*400*time.Microsecond
+		status, outcome, detail := 200, "ok", ""
+		if f.errorCode != "" { // no response: k6's duration is 0, its status 0
+			dur, status, outcome, detail = 0, 0, "conn_error", f.errorCode
+			if f.errorCode == "1050" {
+				outcome = "timeout"
+			}
+		}
 		done := sent.Add(dur)
 		s.vus[vu] = done.Add(time.Millisecond)
 		s.durations = append(s.durations, float64(dur)/float64(time.Millisecond))
+		s.slots = append(s.slots, int64(tk.slot))
 		// What the script prints, on JavaScript's millisecond clock.
 		startMS := s.start.UnixMilli()
 		periodMS := float64(s.period) / float64(time.Millisecond)
 		slot := k6.Slot(startMS, begun.UnixMilli(), periodMS)
-		s.slots = append(s.slots, slot)
 		scheduled := float64(startMS) + float64(slot)*periodMS
-		text := fmt.Sprintf("tokex2,%d,%s,%d,%d,%d,%d,200,ok,,%d,%d", agent, s.name, slot, int64(math.Round(scheduled*1000)),
-			int64(math.Round((float64(sent.UnixMilli())-scheduled)*1000)), dur.Microseconds(),
-			int64(math.Round((float64(begun.UnixMilli())-scheduled)*1000)), (sent.UnixMilli()-begun.UnixMilli())*1000)
+		text := fmt.Sprintf("tokex3,%d,%s,%d,%d,%d,%d,%d,%s,%s,%d,%d,%d", agent, s.name, slot, int64(math.Round(scheduled*1000)),
+			int64(math.Round((float64(sent.UnixMilli())-scheduled)*1000)), dur.Microseconds(), status, outcome, detail,
+			int64(math.Round((float64(begun.UnixMilli())-scheduled)*1000)), (sent.UnixMilli()-begun.UnixMilli())*1000, began)
 		i := sort.Search(len(pending), func(i int) bool { return pending[i].at.After(done) })
 		pending = slices.Insert(pending, i, line{done, text})
 	}
@@ -337,11 +374,12 @@ func sleepUntil(ctx context.Context, t time.Time) bool {
 	return ctx.Err() == nil
 }
 
-// fakeSummary is k6 v2.2.0's end-of-test summary for the agent script, in
+// fakeSummary is k6 v2.2.0's end-of-test summary for the agent script (its
+// checks all failed when every request failed), in
 // the layout of testdata/k6/tokex-script-k6v2.2.0-drops-agent-0.log (compact)
 // and testdata/k6/k6docs-next-summary-full.txt (--summary-mode=full adds one
 // section per scenario), then the line k6 logs when thresholds failed.
-func fakeSummary(scs []*scenario, env map[string]string, args []string) []string {
+func fakeSummary(scs []*scenario, env map[string]string, args []string, failed bool) []string {
 	by := map[string]*scenario{"warmup": {}, "measured": {}}
 	for _, s := range scs {
 		by[s.name] = s
@@ -355,7 +393,7 @@ func fakeSummary(scs []*scenario, env map[string]string, args []string) []string
 		ok                   bool
 	}
 	ths := []th{
-		{"checks{scenario:measured}", "'rate>=" + env["SUCCESS_RATIO"] + "'", "rate=100.00%", true},
+		{"checks{scenario:measured}", "'rate>=" + env["SUCCESS_RATIO"] + "'", map[bool]string{false: "rate=100.00%", true: "rate=0.00%"}[failed], !failed},
 		{"dropped_iterations{scenario:measured}", fmt.Sprintf("'count<=%d'", maxDropped), fmt.Sprintf("count=%d", m.dropped), m.dropped <= maxDropped},
 		{"dropped_iterations{scenario:warmup}", "'count>=0'", fmt.Sprintf("count=%d", w.dropped), true},
 		{"http_req_duration{scenario:measured}", fmt.Sprintf("'p(95)<%s'", env["P95_MS"]), "p(95)=" + k6ms(p95), p95 < p95max},
@@ -495,3 +533,45 @@ func exit(ctx context.Context, t *testing.T, c *Cluster, name string) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestFakeK6FiresLateInABurst holds the fake to what real k6 v2.2.0 did
+// under a CPU stall (testdata/k6/tokex2-k6v2.2.0-late-starts-*): the
+// arrivals due in the stall fire at its end, in a burst, each iteration
+// begun then prints the begin-time slot (several the same) and the
+// iterations begun before it, which is its true arrival when nothing was
+// dropped. Needs no cluster.
+func TestFakeK6FiresLateInABurst(t *testing.T) {
+	f := &fakeK6{latency: time.Millisecond}
+	start := time.Now().Add(20 * time.Millisecond)
+	sc := newScenario("measured", start, 20*time.Millisecond, 600*time.Millisecond, 100, 1)
+	sc.stallFrom, sc.stallTo = start.Add(100*time.Millisecond), start.Add(400*time.Millisecond)
+	var lines []string
+	if !f.play(context.Background(), 0, []*scenario{sc}, func(l string) { lines = append(lines, l) }) {
+		t.Fatal("cut short")
+	}
+	if sc.dropped != 0 || sc.started != 30 || len(lines) != 30 {
+		t.Fatalf("%d started, %d dropped, %d lines", sc.started, sc.dropped, len(lines))
+	}
+	late, dup := 0, 0
+	seen := map[int64]bool{}
+	for _, text := range lines {
+		l, ok, err := k6.ParseLine(text)
+		if !ok || err != nil || l.Began < 0 {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if truth := sc.slots[l.Began]; truth != l.Began || l.Seq < truth {
+			t.Errorf("%q: began %d, arrival %d", text, l.Began, truth)
+		}
+		if l.Seq > l.Began {
+			late++
+		}
+		if seen[l.Seq] {
+			dup++
+		}
+		seen[l.Seq] = true
+	}
+	// 15 arrivals were due in the 300 ms stall: all fire at its end.
+	if late < 14 || dup < 13 {
+		t.Errorf("%d lines late, %d begin-time slots claimed twice; the stall delayed 15 arrivals", late, dup)
+	}
+}
