@@ -40,7 +40,7 @@ func BenchmarkCopyFile(b *testing.B) {
 		if w := int(30 * 1e6 / period); i >= w {
 			ph, slot = stats.Measured, int64(i-w)
 		}
-		l := fmt.Sprintf("tokex2,7,%s,%d,%d,%d,%d,200,ok,,%d,%d", ph, slot, start+int64(math.Round(float64(i)*period)), 4000+i%900, 3000+i%5000, 1000+i%700, 3300)
+		l := fmt.Sprintf("tokex3,7,%s,%d,%d,%d,%d,200,ok,,%d,%d,%d", ph, slot, start+int64(math.Round(float64(i)*period)), 4000+i%900, 3000+i%5000, 1000+i%700, 3300, slot)
 		fmt.Fprintln(zw, l)
 		if i%2 == 0 {
 			stream = append(stream, l)

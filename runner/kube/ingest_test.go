@@ -41,8 +41,8 @@ func ingestLines(n, agents int, rate float64) (raw []string, p event.PlannedRun)
 		agent, slot := i%agents, int64(i/agents)
 		sched := start.UnixMicro() + int64(math.Round(float64(slot)*period))
 		at := time.UnixMicro(sched + 9000).UTC()
-		raw[i] = at.Format(time.RFC3339Nano) + " " + fmt.Sprintf("tokex2,%d,measured,%d,%d,%d,%d,200,ok,,%d,%d",
-			agent, slot, sched, 4000+i%900, 3000+i%5000, 1000+i%700, 3300)
+		raw[i] = at.Format(time.RFC3339Nano) + " " + fmt.Sprintf("tokex3,%d,measured,%d,%d,%d,%d,200,ok,,%d,%d,%d",
+			agent, slot, sched, 4000+i%900, 3000+i%5000, 1000+i%700, 3300, slot)
 	}
 	return raw, p
 }
