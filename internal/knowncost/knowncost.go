@@ -1,9 +1,10 @@
 // Package knowncost is an HTTP server of known CPU cost per request, for
-// tests of tokex's CPU figures: every POST burns a fixed amount of CPU (by
+// tests of tokex's CPU figures: every POST burns a known amount of CPU (by
 // the handler thread's own CPU clock) and answers like an RFC 8693 token
-// endpoint, GOMAXPROCS fixes the cores it can use (its capacity is about
-// procs ÷ cost), and GET /stats reports the
-// server's own getrusage CPU and request count (GET /stats/window: over an
+// endpoint (the amount is fixed, or falls with the rate the server measures
+// itself serving: a Profile, -cost-low, -fall-from, -fall-to), GOMAXPROCS
+// fixes the cores it can use (its capacity is about procs ÷ cost), and GET
+// /stats reports the server's own getrusage CPU and request count (GET /stats/window: over an
 // interval, read at the completions nearest its edges), so the truth a test
 // compares with is measured, not assumed. It can expose Prometheus process metrics
 // (/metrics, client_golang's process collector) and run behind wrapper
@@ -14,12 +15,14 @@
 package knowncost
 
 import (
+	"cmp"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"os"
@@ -46,9 +49,18 @@ const listening = "knowncost: listening on "
 
 // Stats is GET /stats: the server's own account of its work.
 type Stats struct {
-	PID        int     `json:"pid"`
-	Procs      int     `json:"procs"`       // GOMAXPROCS
-	CostMs     float64 `json:"cost_ms"`     // CPU burnt per request
+	PID    int     `json:"pid"`
+	Procs  int     `json:"procs"`   // GOMAXPROCS
+	CostMs float64 `json:"cost_ms"` // CPU burnt per request (rate-dependent: up to FallFrom)
+	// CostLowMs, FallFrom and FallTo are a rate-dependent cost (Profile):
+	// the marginal cost falls from CostMs at FallFrom/s to CostLowMs at
+	// FallTo/s. Zero: a fixed cost.
+	CostLowMs float64 `json:"cost_low_ms,omitempty"`
+	FallFrom  float64 `json:"fall_from,omitempty"`
+	FallTo    float64 `json:"fall_to,omitempty"`
+	// Rate is the arrival rate the server last measured (rate-dependent
+	// cost only).
+	Rate       float64 `json:"rate,omitempty"`
 	Requests   int64   `json:"requests"`    // POSTs answered
 	CPUSeconds float64 `json:"cpu_seconds"` // getrusage(RUSAGE_SELF) user+system, the whole process
 	// BurnSeconds is the handlers' thread CPU inside Burn: the known part
@@ -119,10 +131,15 @@ func ProcessCPU() float64 {
 	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e9
 }
 
-// Server is the handler; Cost is the CPU each POST burns.
+// Server is the handler; Cost is the CPU each POST burns, or with a Low
+// cost the Profile{Cost, Low, FallFrom, FallTo} at the arrival rate the
+// server measures over RateWindow (default 2 s).
 type Server struct {
-	Cost    time.Duration
-	Metrics bool
+	Cost             time.Duration
+	Low              time.Duration
+	FallFrom, FallTo float64
+	RateWindow       time.Duration
+	Metrics          bool
 	// Every StallEvery the server stops answering for StallFor (a
 	// periodic stall: a GC pause, a connection-pool refresh).
 	StallEvery, StallFor time.Duration
@@ -130,6 +147,8 @@ type Server struct {
 	requests             atomic.Int64
 	burnt                atomic.Int64 // ns of thread CPU in Burn
 	sink                 atomic.Uint32
+	meter                rateMeter
+	rate                 atomic.Uint64 // math.Float64bits of the last measured rate
 
 	mu  sync.Mutex
 	log []mark // ring of the latest completions
@@ -171,9 +190,10 @@ func (s *Server) Handler() http.Handler {
 	cores := make(chan struct{}, runtime.GOMAXPROCS(0))
 	mux.HandleFunc("POST /", func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, 1<<16))
+		cost := s.cost()
 		s.gate.RLock()
 		cores <- struct{}{}
-		spent, b := Burn(s.Cost)
+		spent, b := Burn(cost)
 		<-cores
 		s.gate.RUnlock()
 		s.burnt.Add(int64(spent))
@@ -198,6 +218,23 @@ func (s *Server) Handler() http.Handler {
 }
 
 func (s *Server) complete() { s.mark(s.requests.Add(1)) }
+
+// Profile is the server's cost against the rate.
+func (s *Server) Profile() Profile {
+	return Profile{High: s.Cost, Low: s.Low, From: s.FallFrom, To: s.FallTo}
+}
+
+// cost records an arrival and is what it burns: the profile's cost per
+// request at the rate the server measures (Cost when fixed).
+func (s *Server) cost() time.Duration {
+	p := s.Profile()
+	if p.Fixed() {
+		return s.Cost
+	}
+	rate := s.meter.arrive(time.Now().UnixNano(), cmp.Or(s.RateWindow, 2*time.Second))
+	s.rate.Store(math.Float64bits(rate))
+	return p.PerRequest(rate)
+}
 
 // Stall runs the periodic stall until done is closed.
 func (s *Server) Stall(done <-chan struct{}) {
@@ -274,7 +311,12 @@ func (s *Server) Stats() Stats {
 }
 
 func (s *Server) statsLocked() Stats {
-	return Stats{PID: os.Getpid(), Procs: runtime.GOMAXPROCS(0), CostMs: float64(s.Cost) / 1e6}
+	st := Stats{PID: os.Getpid(), Procs: runtime.GOMAXPROCS(0), CostMs: float64(s.Cost) / 1e6}
+	if !s.Profile().Fixed() {
+		st.CostLowMs, st.FallFrom, st.FallTo = float64(s.Low)/1e6, s.FallFrom, s.FallTo
+		st.Rate = math.Float64frombits(s.rate.Load())
+	}
+	return st
 }
 
 // RunIfServer runs the server and exits when this process was started as
@@ -297,18 +339,23 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	wrap := fs.Int("wrap", 0, "start the server as a child this many processes deep")
 	stallEvery := fs.Duration("stall-every", 0, "stop answering periodically, this often")
 	stallFor := fs.Duration("stall-for", 0, "for this long")
+	low := fs.Duration("cost-low", 0, "a rate-dependent cost: the marginal CPU per request above -fall-to (0: a fixed -cost)")
+	from := fs.Float64("fall-from", 0, "requests/s up to which one more request costs -cost")
+	to := fs.Float64("fall-to", 0, "requests/s from which one more request costs -cost-low")
+	window := fs.Duration("rate-window", 2*time.Second, "the window over which the server measures its arrival rate")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	if *wrap > 0 {
 		return wrapChild(args, *wrap, stderr)
 	}
-	if *procs < 1 || *cost <= 0 {
-		fmt.Fprintln(stderr, "knowncost: -procs must be at least 1 and -cost above 0")
+	prof := Profile{High: *cost, Low: *low, From: *from, To: *to}
+	if err := prof.Validate(); *procs < 1 || err != nil || *window <= 0 {
+		fmt.Fprintln(stderr, "knowncost: -procs must be at least 1, -rate-window above 0 and the cost valid:", err)
 		return 2
 	}
 	runtime.GOMAXPROCS(*procs)
-	s := &Server{Cost: *cost, Metrics: *metrics, StallEvery: *stallEvery, StallFor: *stallFor}
+	s := &Server{Cost: *cost, Low: *low, FallFrom: *from, FallTo: *to, RateWindow: *window, Metrics: *metrics, StallEvery: *stallEvery, StallFor: *stallFor}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "knowncost:", err)

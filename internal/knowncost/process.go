@@ -26,6 +26,12 @@ type Options struct {
 	Shell   bool          // start it all under `/bin/sh -c` (a shell that stays the parent)
 	// StallEvery and StallFor inject a periodic stall (see Server).
 	StallEvery, StallFor time.Duration
+	// CostLow, FallFrom and FallTo make the cost fall with the rate
+	// (Profile{Cost, CostLow, FallFrom, FallTo}); RateWindow is the
+	// server's window for its arrival rate (default 2 s).
+	CostLow          time.Duration
+	FallFrom, FallTo float64
+	RateWindow       time.Duration
 }
 
 // Process is a running server process (or its outermost wrapper).
@@ -49,6 +55,13 @@ func Start(ctx context.Context, exe string, o Options) (*Process, error) {
 	}
 	if o.Wrap > 0 {
 		args = append(args, "-wrap", strconv.Itoa(o.Wrap))
+	}
+	if o.CostLow > 0 {
+		args = append(args, "-cost-low", o.CostLow.String(), "-fall-from", strconv.FormatFloat(o.FallFrom, 'g', -1, 64),
+			"-fall-to", strconv.FormatFloat(o.FallTo, 'g', -1, 64))
+	}
+	if o.RateWindow > 0 {
+		args = append(args, "-rate-window", o.RateWindow.String())
 	}
 	if o.StallEvery > 0 && o.StallFor > 0 {
 		args = append(args, "-stall-every", o.StallEvery.String(), "-stall-for", o.StallFor.String())
