@@ -19,6 +19,9 @@ type Point struct {
 	Run   string  `json:"run"`
 	Rate  float64 `json:"rate"`  // exchanges/s served
 	Cores float64 `json:"cores"` // engine cores
+	// Target is the rate the run was asked for: runs of one target are
+	// one measured rate of the cost curve (0: group by Rate).
+	Target float64 `json:"target_rps,omitempty"`
 }
 
 // Fit is the marginal-cost model of an engine: cores = fixed + marginal × rate.
@@ -319,10 +322,22 @@ type Projection struct {
 	EngineCores float64  `json:"engine_cores,omitempty"`
 	Assumptions []string `json:"assumptions"`
 	Line        string   `json:"line"`
+	// From a bent cost curve (CurveDefinition): the rate one engine serves
+	// (rate ÷ engines, or rate without a capacity), one more exchange's
+	// cost there, and how that rate lies beyond the measured rates ("":
+	// within them, from the curve through every measured rate).
+	EngineRate   float64   `json:"engine_rate,omitempty"`
+	Marginal     *Estimate `json:"marginal,omitempty"`
+	Extrapolated string    `json:"extrapolated,omitempty"`
+	// SegmentMarginal is the marginal cost of the straight line the rate
+	// lies on (within the measured rates): more precise than Marginal,
+	// from its band alone, if that line holds there.
+	SegmentMarginal *Estimate `json:"segment_marginal,omitempty"`
 }
 
 // Project answers "to serve rate exchanges/s you need about K engine cores".
-// capacity is one engine's capacity under objective (0: unknown).
+// capacity is one engine's capacity under objective (0: unknown). A bent
+// cost curve projects with ProjectCurve instead.
 func Project(f *Fit, rate, capacity float64, objective string) *Projection {
 	if !f.OK() || rate <= 0 {
 		return nil
