@@ -79,12 +79,20 @@ func CostPoint(r *Run) (curve.Point, bool) {
 	}
 	rate := float64(c.Exchanges) / r.MeasuredSeconds
 	cores := c.CPUMsPerExchange * float64(c.Exchanges) / 1000 / r.MeasuredSeconds
-	return curve.Point{Run: r.ID, Rate: rate, Cores: cores}, true
+	return curve.Point{Run: r.ID, Rate: rate, Cores: cores, Target: r.TargetRPS}, true
 }
 
 // MarginalCost fits the engine's cores against the rate over the finished
 // runs (nil: no run with engine CPU).
 func MarginalCost(runs []*Run) *curve.Fit {
+	f, _ := CostCurve(runs)
+	return f
+}
+
+// CostCurve is the straight-line fit and the cost curve over the finished
+// runs (nil, nil: no run with engine CPU; a nil curve: fewer than two
+// rates or three runs).
+func CostCurve(runs []*Run) (*curve.Fit, *curve.Curve) {
 	var pts []curve.Point
 	var targets []float64
 	for _, r := range runs {
@@ -93,16 +101,23 @@ func MarginalCost(runs []*Run) *curve.Fit {
 			targets = append(targets, r.TargetRPS)
 		}
 	}
-	return curve.FitCost(pts, curve.Distinct(targets))
+	f := curve.FitCost(pts, curve.Distinct(targets))
+	return f, curve.FitCurve(pts, f)
 }
 
-// Cost is summary.json's marginal-cost section: the fit, the idle engine
-// beside its intercept, and the observed CPU per exchange the article
-// reports (fixed overhead included) for comparison.
+// Cost is summary.json's marginal-cost section: the fit, the cost curve,
+// the idle engine beside its intercept, and the observed CPU per exchange
+// the article reports (fixed overhead included) for comparison. When the
+// curve is bent (no single straight line holds) it is the answer, and the
+// straight line's fit stays only for what compares with it.
 type Cost struct {
 	Definition string     `json:"definition"`
 	Fit        *curve.Fit `json:"fit,omitempty"`
-	Idle       *Idle      `json:"idle,omitempty"`
+	// Curve is absent from evidence written before it: that evidence
+	// reports its straight line as it did.
+	CurveDefinition string       `json:"curve_definition,omitempty"`
+	Curve           *curve.Curve `json:"curve,omitempty"`
+	Idle            *Idle        `json:"idle,omitempty"`
 	// Observed is the reported run's CPU-ms per exchange per stage.
 	Observed []ObservedCost `json:"observed"`
 }
@@ -115,12 +130,18 @@ type ObservedCost struct {
 
 // buildCost fills the summary's marginal cost from its runs.
 func (s *Summary) buildCost(runs []*Run) {
-	fit := MarginalCost(runs)
+	fit, cc := CostCurve(runs)
 	if fit == nil && s.Idle == nil {
 		s.Cost = nil
 		return
 	}
 	c := &Cost{Definition: curve.FitDefinition, Fit: fit, Idle: s.Idle}
+	if cc != nil {
+		c.CurveDefinition, c.Curve = curve.CurveDefinition, cc
+	}
+	if cc.Bent() {
+		s.Warnings = append(s.Warnings, Warn(WarnMarginalCostVaries, "", costVaries(cc)))
+	}
 	for _, st := range s.Stages {
 		if r := st.Reported(); r != nil && r.EngineCPU != nil && r.EngineCPU.CPUMsPerExchange > 0 {
 			c.Observed = append(c.Observed, ObservedCost{TargetRPS: st.TargetRPS, CPUMs: r.EngineCPU.CPUMsPerExchange})
@@ -136,9 +157,17 @@ func (c *Cost) Lines() []string {
 		return nil
 	}
 	out := []string{c.Fit.Line()}
+	bent := c.Curve.Bent()
+	if bent {
+		out = []string{c.Curve.Line(), c.Curve.BandLine()}
+	}
 	if c.Idle != nil {
 		l := fmt.Sprintf("engine at rest: %.3f cores over %s (%s)", c.Idle.Cores, c.Idle.End.Sub(c.Idle.Start).Round(time.Second), c.Idle.Method)
-		if c.Fit.OK() {
+		switch first := firstSegment(c.Curve); {
+		case bent && first != nil && first.Marginal != nil:
+			l += fmt.Sprintf("; the curve's first straight line (%s) extrapolated to rate 0 gives %.3f cores, %+.3f",
+				curve.RangeLabel(first.From, first.To), first.Intercept, first.Intercept-c.Idle.Cores)
+		case !bent && c.Fit.OK():
 			l += fmt.Sprintf("; the fit's fixed cost %.3f cores differs by %+.3f", c.Fit.FixedCores, c.Fit.FixedCores-c.Idle.Cores)
 		}
 		out = append(out, l)
@@ -153,6 +182,28 @@ func (c *Cost) Lines() []string {
 	return out
 }
 
+// Short is the marginal cost in one line for a dashboard panel: the
+// straight line's slope, or the curve's segments when no single line
+// holds ("" when neither can be given).
+func (c *Cost) Short() string {
+	switch {
+	case c == nil:
+		return ""
+	case c.Curve.Bent():
+		var parts []string
+		for _, s := range c.Curve.Segments {
+			if s.Marginal != nil {
+				parts = append(parts, fmt.Sprintf("%.3g over %s", s.Marginal.CPUMs, curve.RangeLabel(s.From, s.To)))
+			}
+		}
+		return "marginal CPU-ms/ex " + c.Curve.Direction() + ": " + strings.Join(parts, " · ")
+	case c.Fit.OK():
+		return fmt.Sprintf("marginal %.3f CPU-ms/ex (95%% CI %.3f–%.3f) · fixed %.3f cores", c.Fit.MarginalCPUMs,
+			c.Fit.MarginalCPUMsCI[0], c.Fit.MarginalCPUMsCI[1], c.Fit.FixedCores)
+	}
+	return ""
+}
+
 // Project sets the projection for rate (0: none) from the fit and, when
 // a capacity was searched, the engine's capacity under its objective.
 func (s *Summary) Project(rate float64) {
@@ -164,7 +215,30 @@ func (s *Summary) Project(rate float64) {
 	if s.Capacity != nil && s.Capacity.Capacity > 0 {
 		capacity, objective = s.Capacity.Capacity, s.Capacity.Objective.String()
 	}
+	if s.Cost.Curve.Bent() {
+		s.Projection = curve.ProjectCurve(s.Cost.Curve, rate, capacity, objective)
+		return
+	}
 	s.Projection = curve.Project(s.Cost.Fit, rate, capacity, objective)
+}
+
+func firstSegment(c *curve.Curve) *curve.Segment {
+	if c == nil || len(c.Segments) == 0 {
+		return nil
+	}
+	return &c.Segments[0]
+}
+
+// costVaries is the marginal_cost_varies warning's detail.
+func costVaries(c *curve.Curve) string {
+	var parts []string
+	for _, s := range c.Segments {
+		if s.Marginal != nil {
+			parts = append(parts, fmt.Sprintf("%.3f over %s", s.Marginal.CPUMs, curve.RangeLabel(s.From, s.To)))
+		}
+	}
+	return "the marginal cost " + c.Direction() + " with the rate (CPU-ms per exchange " + strings.Join(parts, ", ") +
+		"): no single figure describes this server; see marginal_cost.curve"
 }
 
 // CostLines are the capacity, the marginal cost and the projection in

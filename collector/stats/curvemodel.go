@@ -64,6 +64,13 @@ func (m *CurveModel) Points() []CurvePoint {
 // Fit is the marginal-cost fit over the runs so far (nil: none yet).
 func (m *CurveModel) Fit() *curve.Fit { return MarginalCost(m.runs) }
 
+// Curve is the cost curve over the runs so far (nil: fewer than two rates
+// or three runs with engine CPU).
+func (m *CurveModel) Curve() *curve.Curve {
+	_, c := CostCurve(m.runs)
+	return c
+}
+
 // Search is the capacity search so far (nil: not a search) and its next rate.
 func (m *CurveModel) Search() (*curve.Result, float64) { return m.search, m.next }
 

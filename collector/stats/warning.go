@@ -56,6 +56,11 @@ const (
 	// No check judged the exchanges (imported k6 results without tokex's
 	// lines or k6 checks): the success ratio is not a verdict.
 	WarnSuccessUnknown WarningCode = "success_unknown"
+	// The engine's marginal cost changes with the rate (batching, JIT,
+	// amortised GC): no single straight line of cores against rate holds,
+	// so no single CPU-ms per exchange describes the server; the cost
+	// curve's segments in the detail (campaign-wide).
+	WarnMarginalCostVaries WarningCode = "marginal_cost_varies"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the
