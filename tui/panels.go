@@ -78,6 +78,11 @@ func (m *Model) stageCurve(w, h int) string {
 		}
 		lines = append(lines, m.stageRow(p, labelW, barW, cpuW, top, cpuTop))
 	}
+	// The marginal cost below the stages, when a row is free: the
+	// straight line's, or the cost curve's segments.
+	if cost := m.summary.Cost.Short(); cost != "" && len(lines) < h {
+		lines = append(lines, s.Engine.Render(ansi.Truncate(cost, w, "…")))
+	}
 	return strings.Join(lines, "\n")
 }
 

@@ -92,6 +92,9 @@ func costOf(a, b *stats.Summary) *Cost {
 		c.B = b.Cost.Fit
 	}
 	c.Difference = curve.Diff(c.A, c.B)
+	if bent := bentSide(a, b); bent != "" {
+		c.Difference = curve.Difference{Verdict: "not comparable: " + bent + "'s marginal cost changes with the rate (no single straight line holds): compare the bands of marginal_cost.curve"}
+	}
 	if a.Capacity != nil {
 		c.CapacityA = a.Capacity.Bracket()
 	}
@@ -99,6 +102,18 @@ func costOf(a, b *stats.Summary) *Cost {
 		c.CapacityB = b.Capacity.Bracket()
 	}
 	return c
+}
+
+// bentSide names the campaign whose cost curve is bent ("A", "B", "A and
+// B"), "" when both costs are straight lines.
+func bentSide(a, b *stats.Summary) string {
+	var out []string
+	for i, s := range []*stats.Summary{a, b} {
+		if s.Cost != nil && s.Cost.Curve.Bent() {
+			out = append(out, string(rune('A'+i)))
+		}
+	}
+	return strings.Join(out, " and ")
 }
 
 type getter struct {

@@ -127,3 +127,34 @@ func TestCompareMarginalCost(t *testing.T) {
 		t.Errorf("no engine CPU windows, a cost: %+v", r.Cost)
 	}
 }
+
+// TestCompareRefusesABentCost: when a campaign's cost falls with the rate,
+// its straight line's slope is no marginal cost to compare (issue 23).
+func TestCompareRefusesABentCost(t *testing.T) {
+	bent := costed("B", 2)
+	var runs []*stats.Run
+	for _, st := range bent.Stages {
+		for _, r := range st.Runs {
+			x := *r
+			cores := 0.1 + 4*x.TargetRPS/1000
+			if x.TargetRPS > 250 {
+				cores = 1.1 + 1*(x.TargetRPS-250)/1000
+			}
+			cpu := *x.EngineCPU
+			cpu.CPUMsPerExchange = cores * 1000 / x.TargetRPS * (1 + 0.001*float64(x.Round-2))
+			x.EngineCPU = &cpu
+			runs = append(runs, &x)
+		}
+	}
+	stats.BuildSummary(bent, runs, true)
+	if !bent.Cost.Curve.Bent() {
+		t.Fatalf("not bent: %+v", bent.Cost.Curve)
+	}
+	r := Compare(costed("A", 2), bent)
+	if v := r.Cost.Difference.Verdict; !strings.HasPrefix(v, "not comparable: B's marginal cost changes with the rate") {
+		t.Errorf("verdict %q", v)
+	}
+	if !strings.Contains(r.Text(), "marginal cost B − A: not comparable: B's") {
+		t.Errorf("text:\n%s", r.Text())
+	}
+}

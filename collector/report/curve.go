@@ -118,7 +118,9 @@ func coresCurve(cs []Campaign) charts.XYChart {
 		if cost == nil {
 			continue
 		}
-		if cost.Fit.OK() {
+		if cost.Curve.Bent() {
+			ch.Series = append(ch.Series, segmentSeries(c, len(cs))...)
+		} else if cost.Fit.OK() {
 			f := cost.Fit
 			ch.Series = append(ch.Series, charts.XYSeries{Name: legend(c, fmt.Sprintf("fit %.3f CPU-ms/exchange", f.MarginalCPUMs), len(cs)), Class: c.Classes[3], Join: true, Dash: true,
 				Points: []charts.XYPoint{{X: 0, Y: f.FixedCores}, {X: maxRate, Y: f.Cores(maxRate)}}})
@@ -129,6 +131,21 @@ func coresCurve(cs []Campaign) charts.XYChart {
 		}
 	}
 	return ch
+}
+
+// segmentSeries draws a bent cost curve: each segment's straight line over
+// the rates it holds for, named by its marginal cost.
+func segmentSeries(c Campaign, n int) []charts.XYSeries {
+	var out []charts.XYSeries
+	for _, s := range c.S.Cost.Curve.Segments {
+		if s.Marginal == nil {
+			continue
+		}
+		name := fmt.Sprintf("%s: %.3f CPU-ms/exchange", curve.RangeLabel(s.From, s.To), s.Marginal.CPUMs)
+		out = append(out, charts.XYSeries{Name: legend(c, name, n), Class: c.Classes[3], Join: true, Dash: true,
+			Points: []charts.XYPoint{{X: s.From, Y: s.Cores(s.From)}, {X: s.To, Y: s.Cores(s.To)}}})
+	}
+	return out
 }
 
 // capacityBand marks a search's bracket.

@@ -93,3 +93,36 @@ func TestCompareOverlay(t *testing.T) {
 		}
 	}
 }
+
+// TestCoresCurveDrawsABentCurve: when no single straight line holds, the
+// cores chart draws each segment's line, named by its marginal cost, and
+// no straight fit (issue 23).
+func TestCoresCurveDrawsABentCurve(t *testing.T) {
+	var runs []*stats.Run
+	for round := 1; round <= 2; round++ {
+		for i, rate := range []float64{5, 10, 20, 40} {
+			cores := 0.024 * rate
+			if rate > 10 {
+				cores = 0.24 + 0.008*(rate-10)
+			}
+			cores *= 1 + 0.002*float64(round*2-3)*float64(i%2*2-1)
+			runs = append(runs, &stats.Run{ID: fmt.Sprintf("%02d-r%d", 4*round+i, round), Index: 4*round + i, Round: round, TargetRPS: rate,
+				Status: stats.StatusDone, Requests: int64(rate * 10), OK: int64(rate * 10), SuccessRatio: 1, MeasuredSeconds: 10, ThresholdsPassed: true,
+				LatencyMs: stats.Latency{P50: 1, P95: 2, P99: 3}, EngineCPU: &stats.CPU{AvgCores: cores, CPUMsPerExchange: cores * 1000 / rate, Exchanges: int64(rate * 10)}})
+		}
+	}
+	s := &stats.Summary{CampaignID: "c", Status: "done"}
+	stats.BuildSummary(s, runs, true)
+	if !s.Cost.Curve.Bent() {
+		t.Fatalf("not bent: %+v", s.Cost.Curve)
+	}
+	cores := string(CurveCharts(Campaign{Name: "c", S: s, Classes: [4]string{"s5", "s1", "s3", "s2"}})[1])
+	for _, want := range []string{"5–10/s: 24.0", "10–40/s: 8.0"} {
+		if !strings.Contains(cores, want) {
+			t.Errorf("the cores curve lacks %q", want)
+		}
+	}
+	if strings.Contains(cores, "fit ") {
+		t.Error("a bent curve drawn as one straight fit")
+	}
+}

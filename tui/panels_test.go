@@ -1,0 +1,59 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// costed is a summary of two rounds at each rate of an engine using
+// cores(rate), measured 10 s a run.
+func costed(cores func(float64) float64, rates ...float64) *stats.Summary {
+	var runs []*stats.Run
+	for round := 1; round <= 2; round++ {
+		for i, r := range rates {
+			c := cores(r) * (1 + 0.002*float64(round*2-3)*float64(i%2*2-1))
+			n := int64(r * 10)
+			runs = append(runs, &stats.Run{ID: fmt.Sprintf("r%d-%g", round, r), Round: round, TargetRPS: r, Status: stats.StatusDone,
+				Requests: n, OK: n, SuccessRatio: 1, MeasuredSeconds: 10, LatencyMs: stats.Latency{P50: 1, P95: 2, P99: 3}, ThresholdsPassed: true,
+				EngineCPU: &stats.CPU{AvgCores: c, CPUMsPerExchange: c * 1000 / r, Exchanges: n}})
+		}
+	}
+	s := &stats.Summary{Status: stats.CampaignDone}
+	stats.BuildSummary(s, runs, true)
+	return s
+}
+
+// TestStageCurveShowsTheMarginalCost: below the stages, when a row is free,
+// the stage curve gives the straight line's marginal cost, or the cost
+// curve's segments when the cost falls with the rate (issue 23).
+func TestStageCurveShowsTheMarginalCost(t *testing.T) {
+	falling := func(r float64) float64 {
+		if r <= 10 {
+			return 0.024 * r
+		}
+		return 0.24 + 0.008*(r-10)
+	}
+	for _, tc := range []struct {
+		name string
+		s    *stats.Summary
+		want string
+	}{
+		{"straight", costed(func(r float64) float64 { return 0.01 + 0.0025*r }, 100, 250, 500), "marginal 2.500 CPU-ms/ex (95% CI 2.4"},
+		{"falling", costed(falling, 5, 10, 20, 40), "marginal CPU-ms/ex falls: 24 over 5–10/s · 8 over 10–40/s"},
+	} {
+		m := New(Options{})
+		m.summary = tc.s
+		out := ansi.Strip(m.stageCurve(100, 12))
+		if !strings.Contains(out, tc.want) {
+			t.Errorf("%s: the stage curve lacks %q:\n%s", tc.name, tc.want, out)
+		}
+		if tight := ansi.Strip(m.stageCurve(100, len(tc.s.Stages)+1)); strings.Contains(tight, "marginal") {
+			t.Errorf("%s: no free row, yet:\n%s", tc.name, tight)
+		}
+	}
+}
