@@ -10,18 +10,18 @@ import (
 )
 
 // CurveDefinition states how the cost curve is fitted (summary.json).
-const CurveDefinition = "engine cores against the served rate, one point per run, fitted by least squares as a continuous " +
-	"piecewise-linear curve whose breaks are measured rates chosen by the data: from the straight line, the measured rate " +
-	"whose break most lowers the residual sum of squares becomes a break while its change of slope is significant at 99 % " +
-	"(Student's t, Bonferroni over the candidate rates; the straight line's own curvature test counts for the first break) " +
-	"and larger than 10 %, then breaks that no longer pass are removed. Between two breaks a straight line holds: its slope " +
-	"× 1000 is the marginal CPU-ms per exchange over that range, and of every band between two measured rates in it; " +
-	"'alone' is a band's slope from a curve with a break at every measured rate. 95 % intervals are analytic, given the " +
-	"breaks: Student's t with n − p degrees of freedom from the residuals (the rounds are the replicates). Beyond the " +
-	"measured rates the curve is extrapolated along its first or last segment, and says so."
+const CurveDefinition = "engine cores against the served rate, one point per run; the runs of a target rate are one measured rate, " +
+	"at their median served rate. A continuous piecewise-linear curve whose breaks are measured rates chosen by the data: from " +
+	"the straight line, the measured rate whose break most lowers the residual sum of squares becomes a break while its change " +
+	"of slope is significant at 99 % (Student's t, Bonferroni over the candidate rates; the straight line's curvature test " +
+	"counts for the first break) and larger than 10 %, then breaks that no longer pass are removed. Between two breaks a " +
+	"straight line holds: a segment's marginal CPU-ms per exchange is the slope × 1000 of a straight line fitted to the runs " +
+	"at its measured rates. A band's, between two neighbouring measured rates, is the slope of the curve with a break at " +
+	"every measured rate (model-free). 95 % intervals are analytic: Student's t with n − p degrees of freedom from each " +
+	"fit's residuals (the rounds are the replicates). The cores at a rate come from the curve through every measured rate " +
+	"within the measured rates, from the end segment's straight line beyond them, and say so."
 
 // Curve selection constants (see CurveDefinition).
-
 const (
 	breakAlpha   = 0.01 // family-wise, over the candidate rates
 	breakChange  = 0.10 // the least change of slope a break must make
@@ -429,6 +429,11 @@ func (f segFit) kink(j int) (t, change float64) {
 // straight-line fit of the same points (its curvature test counts for the
 // first break). nil with fewer than two measured rates or three runs.
 func FitCurve(pts []Point, line *Fit) *Curve {
+	for _, p := range pts {
+		if !finite(p.Rate) || !finite(p.Cores) || !finite(p.Target) {
+			return nil // hostile or broken figures: no curve, not NaN in summary.json
+		}
+	}
 	lv, at := levels(pts)
 	if len(pts) < 3 || len(lv) < 2 {
 		return nil
@@ -455,6 +460,8 @@ func FitCurve(pts []Point, line *Fit) *Curve {
 	c.bands(lv)
 	return c
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // selectKnots is the forward-then-backward choice of breaks.
 func selectKnots(pts []Point, cands []float64, mid, half float64, curved bool) (segFit, bool) {

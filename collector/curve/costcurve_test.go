@@ -178,3 +178,22 @@ func TestCurveIntervalsAreHonest(t *testing.T) {
 		}
 	}
 }
+
+// TestCurveRefusesWhatItCannotFit: too few runs or rates, or figures that
+// are not numbers, give no curve rather than NaN in summary.json.
+func TestCurveRefusesWhatItCannotFit(t *testing.T) {
+	good := []Point{{Rate: 10, Target: 10, Cores: 0.1}, {Rate: 20, Target: 20, Cores: 0.2}, {Rate: 30, Target: 30, Cores: 0.3}}
+	if FitCurve(good, nil) == nil {
+		t.Fatal("three runs at three rates: no curve")
+	}
+	for name, pts := range map[string][]Point{
+		"two runs":  good[:2],
+		"one rate":  {{Rate: 10, Target: 10, Cores: 0.1}, {Rate: 10, Target: 10, Cores: 0.1}, {Rate: 10.01, Target: 10, Cores: 0.1}},
+		"NaN cores": append(append([]Point{}, good...), Point{Rate: 15, Target: 15, Cores: math.NaN()}),
+		"Inf rate":  append(append([]Point{}, good...), Point{Rate: math.Inf(1), Target: 15, Cores: 1}),
+	} {
+		if c := FitCurve(pts, nil); c != nil {
+			t.Errorf("%s: a curve %+v", name, c)
+		}
+	}
+}
