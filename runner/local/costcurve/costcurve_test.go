@@ -5,11 +5,13 @@
 package costcurve_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/knowncost"
+	"github.com/tokex-dev/tokex/internal/truth"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/local"
@@ -268,5 +271,145 @@ func TestLatencyPeriodKnownCost(t *testing.T) {
 	}
 	if !found {
 		t.Error("no latency_periodic warning")
+	}
+}
+
+// falling is issue 23's server whose cost falls with the rate: one more
+// request costs 12 CPU-ms up to 10/s, falling to 4 by 16/s, so its cost per
+// request falls 48 % from 5/s to 50/s (zitadel and oidc-provider: 37–48 %),
+// on 0.30 of its core at 50/s: a busy machine starves it less.
+var falling = knowncost.Profile{High: 12 * time.Millisecond, Low: 4 * time.Millisecond, From: 10, To: 16}
+
+// groupTruth is, per target rate, the median run by served rate (the
+// mean of the middle two of an even count), as the cost curve places its
+// measured rates: tokex's served rate and the server's own account of the
+// run's window, burn cores (the known cost) and all its cores.
+type groupTruth struct {
+	target, rate, burn, cpu float64
+}
+
+func groupTruths(t *testing.T, p *knowncost.Process, runs []*stats.Run) []groupTruth {
+	t.Helper()
+	by := map[float64][]groupTruth{}
+	var targets []float64
+	for _, r := range runs {
+		pt, ok := stats.CostPoint(r)
+		if !ok {
+			continue
+		}
+		w, err := p.Window(r.MeasuredStart, r.MeasuredEnd)
+		if err != nil {
+			t.Fatalf("%s: the server's window: %v", r.ID, err)
+		}
+		if by[r.TargetRPS] == nil {
+			targets = append(targets, r.TargetRPS)
+		}
+		g := groupTruth{target: r.TargetRPS, rate: pt.Rate, burn: w.BurnSeconds / r.MeasuredSeconds, cpu: w.CPUSeconds / r.MeasuredSeconds}
+		by[r.TargetRPS] = append(by[r.TargetRPS], g)
+		var codes []string
+		for _, wn := range r.Warnings {
+			codes = append(codes, string(wn.Code))
+		}
+		t.Logf("%s: tokex %.3f/s %.4f cores (achieved %.3f/s, %d dropped %v); the server %d requests, %.4f cores burnt, %.4f in all",
+			r.ID, pt.Rate, pt.Cores, r.AchievedRPS, r.Dropped, codes, w.Requests, g.burn, g.cpu)
+	}
+	var out []groupTruth
+	for _, tg := range targets {
+		gs := by[tg]
+		slices.SortFunc(gs, func(a, b groupTruth) int { return cmp.Compare(a.rate, b.rate) })
+		lo, hi := gs[(len(gs)-1)/2], gs[len(gs)/2]
+		out = append(out, groupTruth{target: tg, rate: (lo.rate + hi.rate) / 2, burn: (lo.burn + hi.burn) / 2, cpu: (lo.cpu + hi.cpu) / 2})
+	}
+	slices.SortFunc(out, func(a, b groupTruth) int { return cmp.Compare(a.rate, b.rate) })
+	return out
+}
+
+// secantAt is the server's burn cores and all its cores between the
+// measured rates nearest a and b, per exchange/s, in CPU-ms.
+func secantAt(gs []groupTruth, a, b float64) (burn, cpu float64) {
+	near := func(x float64) groupTruth {
+		best := gs[0]
+		for _, g := range gs {
+			if math.Abs(g.rate-x) < math.Abs(best.rate-x) {
+				best = g
+			}
+		}
+		return best
+	}
+	ga, gb := near(a), near(b)
+	return (gb.burn - ga.burn) / (gb.rate - ga.rate) * 1000, (gb.cpu - ga.cpu) / (gb.rate - ga.rate) * 1000
+}
+
+// TestTruthCostCurveKnownCost is issue 23's goal for servers whose cost
+// falls with load: against a server of known rate-dependent cost on one
+// core, three rounds at five rates, the cost curve is bent and falls;
+// every band's and every segment's marginal cost is within 10 % of the
+// server's own (its getrusage CPU between the measured rates: the known
+// burns, logged beside it, plus its HTTP work), and so is the marginal
+// cost at the operating rate (--project 40); the campaign carries the
+// marginal_cost_varies warning and a projection beyond the measured rates
+// says it extrapolates. The server's cost follows the rate it sees
+// arrive: when the host starves it (a median run served below 90 % of its
+// target) arrivals and completions part, and the test is skipped, saying
+// so.
+func TestTruthCostCurveKnownCost(t *testing.T) {
+	truth.Require(t)
+	p := knowncost.StartForTest(t, knowncost.Options{Cost: falling.High, CostLow: falling.Low, FallFrom: falling.From, FallTo: falling.To, Procs: 1})
+	c := knownCostCampaign(5, p.URL, p.PID)
+	c.Name = "known-falling"
+	// The warmup outlasts the server's 2 s rate window: each run measures
+	// at its own rate, not the last run's.
+	c.Stages, c.Rounds, c.Warmup, c.Duration, c.Idle = []float64{5, 10, 16, 30, 50}, 3, 3*time.Second, 8*time.Second, 3*time.Second
+	c.Capacity.Project = 40
+	sum := runKnownCostSearch(t, c, false)
+	gs := groupTruths(t, p, allRuns(sum))
+	for _, l := range sum.CostLines() {
+		t.Log(l)
+	}
+	// The rates are the design: a median run served well below its target
+	// (the host gave the generator or the server too little CPU) leaves
+	// measured rates other than the ones the bands were planned between.
+	for _, g := range gs {
+		if g.rate < 0.9*g.target {
+			t.Skipf("invalid: the median run at %g/s served %.2f/s: the host starved the campaign (%s)", g.target, g.rate, hostCodes(allRuns(sum)))
+		}
+	}
+	cc := sum.Cost.Curve
+	if !cc.Bent() || cc.Direction() != "falls" {
+		t.Fatalf("the cost curve is not bent and falling: %+v", cc)
+	}
+	check := func(what string, e *curve.Estimate, a, b float64) {
+		burn, cpu := secantAt(gs, a, b)
+		known := (falling.Cores(b) - falling.Cores(a)) / (b - a) * 1000
+		if e == nil {
+			t.Errorf("%s %s: no marginal cost", what, curve.RangeLabel(a, b))
+			return
+		}
+		t.Logf("%s %s: %.3f CPU-ms (95%% CI %.3f–%.3f); the server's own %.3f (%+.1f %%), of which its burns %.3f (the profile's %.3f)",
+			what, curve.RangeLabel(a, b), e.CPUMs, e.CI[0], e.CI[1], cpu, (e.CPUMs/cpu-1)*100, burn, known)
+		if math.Abs(e.CPUMs/cpu-1) > 0.10 {
+			t.Errorf("%s %s: %.3f CPU-ms, the server's own %.3f: off by more than 10 %%", what, curve.RangeLabel(a, b), e.CPUMs, cpu)
+		}
+	}
+	for _, b := range cc.Bands {
+		check("band", b.Marginal, b.From, b.To)
+	}
+	for _, s := range cc.Segments {
+		check("segment", s.Marginal, s.From, s.To)
+	}
+	pr := sum.Projection
+	if pr == nil || pr.Marginal == nil || pr.Extrapolated != "" || cc.Bands[len(cc.Bands)-1].To < 40 {
+		t.Fatalf("projection at 40/s: %+v", pr)
+	}
+	check("at the operating rate 40/s, band", pr.Marginal, cc.Bands[len(cc.Bands)-1].From, cc.Bands[len(cc.Bands)-1].To)
+	if far := curve.ProjectCurve(cc, 100, 0, ""); far == nil || !strings.Contains(far.Extrapolated, "beyond the measured") {
+		t.Errorf("a projection to 100/s does not say it extrapolates: %+v", far)
+	}
+	found := false
+	for _, w := range sum.Warnings {
+		found = found || w.Code == stats.WarnMarginalCostVaries
+	}
+	if !found {
+		t.Error("no marginal_cost_varies warning")
 	}
 }
