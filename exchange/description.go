@@ -47,23 +47,29 @@ func TransportDescription(err error) string {
 // jwsLike finds the start of a JWT (a base64url JSON object: '{"' is "eyJ").
 var jwsLike = regexp.MustCompile(`eyJ[A-Za-z0-9_-]{16,}`)
 
+// maxJudged is how much of a description is judged: enough for what is
+// kept (MaxDescription) with room for control characters that collapse,
+// and a bound on the work whatever a server sends.
+const maxJudged = 4 * MaxDescription
+
 // SanitizeDescription makes text a server or a transport wrote safe to
 // store and print: control characters (terminal escapes included) and other
 // unprintable runes become spaces, runs of spaces collapse, it is cut to
 // MaxDescription bytes on a character boundary, and it is withheld
-// entirely when it contains any of the request's secrets (the client
-// secret, its encodings, the subject token) or anything that looks like a
-// token.
+// entirely when it contains any of the secrets, or a piece of one, in any
+// encoding SecretFilter knows, or anything that looks like a token. A
+// caller that sanitises many descriptions with one secret keeps a
+// SecretFilter instead.
 func SanitizeDescription(s string, secrets ...string) string {
 	if s == "" {
 		return ""
 	}
-	if len(s) > 4*MaxDescription {
-		s = s[:4*MaxDescription] // enough to judge, bounded work
-	}
-	if carries(s, secrets) {
-		return Withheld
-	}
+	return NewSecretFilter(secrets...).Sanitize(s)
+}
+
+// clean replaces unprintable runes by spaces, collapses runs of spaces and
+// cuts the text to MaxDescription bytes.
+func clean(s string) string {
 	var b strings.Builder
 	space := true // trims leading spaces
 	for _, r := range s {
@@ -84,11 +90,7 @@ func SanitizeDescription(s string, secrets ...string) string {
 		}
 		b.WriteRune(r)
 	}
-	out := strings.TrimRight(b.String(), " ")
-	if carries(out, secrets) { // spaces collapsed into one
-		return Withheld
-	}
-	return out
+	return strings.TrimRight(b.String(), " ")
 }
 
 func carries(s string, secrets []string) bool {

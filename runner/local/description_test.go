@@ -2,9 +2,11 @@ package local
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -74,6 +76,39 @@ func TestGeneratorKeepsSanitisedDescriptions(t *testing.T) {
 	for _, r := range rec.rows {
 		if r.Outcome != "conn_error" || r.Description != "dial tcp 127.0.0.1:1: connect: connection refused" {
 			t.Errorf("refused: %+v", r)
+		}
+	}
+}
+
+// A description that echoes the secret encoded (base64 of "id:secret" as
+// the server decoded it, upper case, all but its last character) is
+// withheld too (issue 25 item 5: these reached manifest.json).
+func TestGeneratorWithholdsEncodedSecrets(t *testing.T) {
+	const secret = "Zq9/long+client secret"
+	var n atomic.Int32
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, sec, _ := r.BasicAuth()
+		sec, _ = url.QueryUnescape(sec) // RFC 6749 §2.3.1: form-encoded in Basic
+		desc := map[int32]string{
+			0: "unknown credentials " + base64.StdEncoding.EncodeToString([]byte(id+":"+sec)),
+			1: "secret " + strings.ToUpper(sec) + " is wrong",
+			2: "secret starting " + sec[:len(sec)-1] + " is wrong",
+		}[n.Add(1)%3]
+		w.WriteHeader(401)
+		b, _ := json.Marshal(map[string]string{"error": "invalid_client", "error_description": desc})
+		_, _ = w.Write(b)
+	}))
+	defer ts.Close()
+	g := newGen(t, ts.URL, 1, 10)
+	g.Agents[0].Secret = secret
+	rec := &recorder{}
+	g.Run(context.Background(), event.PlannedRun{ID: "r", TargetRPS: 100, Duration: 100 * time.Millisecond, Agents: 1}, time.Now(), rec.rec)
+	if len(rec.rows) == 0 {
+		t.Fatal("no request")
+	}
+	for _, r := range rec.rows {
+		if r.Outcome != exchange.OutcomeOAuthError || r.Description != exchange.Withheld {
+			t.Errorf("%s: description %q kept", r.Outcome, r.Description)
 		}
 	}
 }

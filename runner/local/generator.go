@@ -43,6 +43,9 @@ type Agent struct {
 	// nil for the other methods.
 	Assertions AssertionSource
 
+	// filter withholds descriptions that carry the secret (descFilter).
+	filter atomic.Pointer[secretFilter]
+
 	sent, ok, errs, dropped, inFlight atomic.Int64
 	work                              chan job
 }
@@ -75,6 +78,24 @@ func (a *Agent) credential() (string, error) {
 	}
 	asr, err := a.Assertions.Assert()
 	return tok + " " + asr, err
+}
+
+// secretFilter is the filter of one secret.
+type secretFilter struct {
+	secret string
+	f      *exchange.SecretFilter
+}
+
+// descFilter withholds descriptions that carry the agent's secret in any
+// encoding (base64 of "id:secret" included) or a piece of it; built once
+// per secret (a run may change it).
+func (a *Agent) descFilter() *exchange.SecretFilter {
+	if sf := a.filter.Load(); sf != nil && sf.secret == a.Secret {
+		return sf.f
+	}
+	sf := &secretFilter{secret: a.Secret, f: exchange.NewSecretFilter(a.Secret)}
+	a.filter.Store(sf)
+	return sf.f
 }
 
 // splitCredential is credential's subject token and the client credential
@@ -443,8 +464,7 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 	r.DurationUS = done.Sub(sent).Microseconds()
 	r.Outcome, r.Detail = outcome, detail
 	if desc != "" && outcome != exchange.OutcomeOK && outcome != exchange.OutcomeAborted {
-		r.Description = exchange.SanitizeDescription(desc, a.Secret, url.QueryEscape(a.Secret),
-			strings.TrimPrefix(exchange.BasicAuth(a.ClientID, a.Secret), "Basic "), tok, cred)
+		r.Description = a.descFilter().Sanitize(desc, tok, cred)
 	}
 	if outcome == exchange.OutcomeOK {
 		a.ok.Add(1)
