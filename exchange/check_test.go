@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -173,5 +174,41 @@ func TestMetadataURLs(t *testing.T) {
 	}
 	if got := MetadataURLs("http://h/token"); len(got) != 2 || got[0] != "http://h/.well-known/openid-configuration" {
 		t.Errorf("root endpoint: %v", got)
+	}
+}
+
+// TestDiscoveryNeverFollowsRedirects: a metadata document or a jwks_uri
+// that redirects is not followed, even with a client that would (issue 25
+// item 8; SECURITY.md: redirects are never followed).
+func TestDiscoveryNeverFollowsRedirects(t *testing.T) {
+	var followed atomic.Int32
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		followed.Add(1)
+		http.NotFound(w, r)
+	}))
+	defer elsewhere.Close()
+	is := newIssuer(t, func(b string) string { return b + "/moved-jwks" })
+	mux := http.NewServeMux()
+	mux.HandleFunc("/moved-jwks", func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+"/jwks", http.StatusTemporaryRedirect)
+	})
+	mux.Handle("/", is.srv.Config.Handler)
+	is.srv.Config.Handler = mux
+	moved := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer moved.Close()
+	for name, tc := range map[string]struct{ token, metadata, want string }{
+		"metadata":     {moved.URL + "/token", "", "HTTP 302, a redirect: not followed"},
+		"metadata_url": {is.srv.URL + "/token", moved.URL + "/.well-known/openid-configuration", "HTTP 302, a redirect: not followed"},
+		"jwks_uri":     {is.srv.URL + "/dex/token", "", "HTTP 307, a redirect: not followed"},
+	} {
+		_, _, err := Discover(context.Background(), &http.Client{}, tc.token, tc.metadata)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want …%s…", name, err, tc.want)
+		}
+	}
+	if n := followed.Load(); n != 0 {
+		t.Errorf("%d redirects followed", n)
 	}
 }

@@ -129,8 +129,13 @@ func MetadataURLs(tokenURL string) []string {
 
 // Discover reads the target's metadata (metadataURL, else the first of
 // MetadataURLs that answers with a jwks_uri) and the JWKS it names. Every
-// read is bounded; hc should not send credentials.
+// read is bounded; hc should not send credentials. Redirects are never
+// followed, whatever hc's CheckRedirect says (SECURITY.md): a 3xx is an
+// answer without metadata.
 func Discover(ctx context.Context, hc *http.Client, tokenURL, metadataURL string) (*IssuedVerifier, string, error) {
+	c := *hc
+	c.CheckRedirect = NoRedirect
+	hc = &c
 	urls := MetadataURLs(tokenURL)
 	if metadataURL != "" {
 		urls = []string{metadataURL}
@@ -180,6 +185,9 @@ func get(ctx context.Context, hc *http.Client, u string) ([]byte, error) {
 		return nil, err
 	}
 	defer resp.Body.Close()
+	if resp.StatusCode >= 300 && resp.StatusCode < 400 {
+		return nil, fmt.Errorf("HTTP %d, a redirect: not followed", resp.StatusCode)
+	}
 	if resp.StatusCode != 200 {
 		return nil, fmt.Errorf("HTTP %d", resp.StatusCode)
 	}
