@@ -1,9 +1,14 @@
 package proc
 
 import (
+	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 // FuzzParsePIDStat: /proc/<pid>/stat lines, including command names with
@@ -26,14 +31,39 @@ func FuzzParseProcessMetrics(f *testing.F) {
 	f.Add([]byte("# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total 12.5\nprocess_resident_memory_bytes 1.048576e+06\n"), false)
 	f.Add([]byte("# TYPE process_cpu_seconds counter\nprocess_cpu_seconds_total 1\n# EOF\n"), true)
 	f.Add([]byte("process_cpu_seconds_total{pid=\"1\"} NaN\nprocess_cpu_seconds_total{pid=\"2\"} +Inf\n"), false)
+	f.Add([]byte("process_cpu_seconds_total 9.2e18\n"), false)
+	f.Add([]byte("{\"process_cpu_seconds_total\",pid=\"1\"} 3\nprocess_resident_memory_bytes{a=\"}\\\"\"} 7 1700000000\n"), false)
+	f.Add(protoPage(), true)
 	f.Fuzz(func(t *testing.T, b []byte, openMetrics bool) {
 		format := expfmt.NewFormat(expfmt.TypeTextPlain)
 		if openMetrics {
 			format, _ = expfmt.NewOpenMetricsFormat(expfmt.OpenMetricsVersion_1_0_0)
+			if len(b) > 0 && (b[0] < 0x20 && b[0] != '\t' && b[0] != '\n' && b[0] != '\r' || b[0] >= 0x80) {
+				format = expfmt.NewFormat(expfmt.TypeProtoDelim) // a first byte no text starts with
+			}
 		}
-		r, err := parseProcessMetrics(b, format)
-		if err == nil && (r.CPUSeconds < 0 || r.CPUSeconds != r.CPUSeconds || r.CPUSeconds > 1e15 || r.MemoryBytes < 0) {
+		r, err := parseProcessMetrics(bytes.NewReader(b), format)
+		if err == nil && (r.CPUSeconds < 0 || r.CPUSeconds != r.CPUSeconds || r.CPUSeconds > stats.MaxCPUCounterSeconds || r.MemoryBytes < 0 || r.MemoryBytes > maxMemoryBytes) {
 			t.Fatalf("reading %+v from %q", r, b)
 		}
 	})
+}
+
+// protoPage is a delimited protobuf page (an empty family first, then the
+// two kept series and another one), as a server may send it.
+func protoPage() []byte {
+	text := "go_goroutines 8\nprocess_cpu_seconds_total 12.5\nprocess_resident_memory_bytes 1048576\n"
+	tp := expfmt.NewTextParser(model.UTF8Validation)
+	fams, err := tp.TextToMetricFamilies(strings.NewReader(text))
+	if err != nil {
+		panic(err)
+	}
+	b := bytes.NewBuffer([]byte{0})
+	enc := expfmt.NewEncoder(b, expfmt.NewFormat(expfmt.TypeProtoDelim))
+	for _, name := range []string{"go_goroutines", "process_cpu_seconds_total", "process_resident_memory_bytes"} {
+		if err := enc.Encode(fams[name]); err != nil {
+			panic(err)
+		}
+	}
+	return b.Bytes()
 }

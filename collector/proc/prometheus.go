@@ -1,7 +1,6 @@
 package proc
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,7 +9,6 @@ import (
 	"net/url"
 	"time"
 
-	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 )
 
@@ -72,76 +70,29 @@ func (p *Prometheus) Read() (Reading, error) {
 	if resp.StatusCode != http.StatusOK {
 		return Reading{}, fmt.Errorf("scrape %s: HTTP %d", p.Name(), resp.StatusCode)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxScrapeBytes+1))
+	body := &countingReader{r: io.LimitReader(resp.Body, MaxScrapeBytes+1)}
+	r, err := parseProcessMetrics(body, expfmt.ResponseFormat(resp.Header))
+	if body.n > MaxScrapeBytes {
+		return Reading{}, fmt.Errorf("scrape %s: response larger than %d MiB", p.Name(), MaxScrapeBytes>>20)
+	}
 	if err != nil {
 		return Reading{}, fmt.Errorf("scrape %s: %w", p.Name(), stripURL(err))
 	}
 	got := time.Now()
-	if len(body) > MaxScrapeBytes {
-		return Reading{}, fmt.Errorf("scrape %s: response larger than %d MiB", p.Name(), MaxScrapeBytes>>20)
-	}
-	r, err := parseProcessMetrics(body, expfmt.ResponseFormat(resp.Header))
-	if err != nil {
-		return Reading{}, fmt.Errorf("scrape %s: %w", p.Name(), err)
-	}
 	r.At = sent.Add(got.Sub(sent) / 2)
 	return r, nil
 }
 
-// parseProcessMetrics reads process_cpu_seconds_total and
-// process_resident_memory_bytes from an exposition (text, OpenMetrics or
-// delimited protobuf; an unknown content type is read as text).
-func parseProcessMetrics(body []byte, format expfmt.Format) (Reading, error) {
-	if format.FormatType() == expfmt.TypeUnknown {
-		format = expfmt.NewFormat(expfmt.TypeTextPlain)
-	}
-	dec := expfmt.NewDecoder(bytes.NewReader(body), format)
-	var r Reading
-	var cpu, mem bool
-	for {
-		var f dto.MetricFamily
-		err := dec.Decode(&f)
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return Reading{}, fmt.Errorf("not a Prometheus exposition: %w", err)
-		}
-		switch f.GetName() {
-		case "process_cpu_seconds_total", "process_cpu_seconds": // OpenMetrics names the family without _total
-			for _, m := range f.GetMetric() {
-				r.CPUSeconds += metricValue(m)
-				cpu = true
-			}
-		case "process_resident_memory_bytes":
-			for _, m := range f.GetMetric() {
-				if v := metricValue(m); v >= 0 && v < 1<<50 { // a PiB: no real RSS is larger
-					r.MemoryBytes += int64(v)
-					mem = true
-				}
-			}
-		}
-	}
-	if !cpu {
-		return Reading{}, errors.New("no process_cpu_seconds_total: the server does not export process metrics there")
-	}
-	if r.CPUSeconds < 0 || r.CPUSeconds != r.CPUSeconds || r.CPUSeconds > 1e15 {
-		return Reading{}, fmt.Errorf("process_cpu_seconds_total %v is not a CPU counter", r.CPUSeconds)
-	}
-	if !mem {
-		r.MemoryBytes = 0
-	}
-	return r, nil
+// countingReader counts what it read.
+type countingReader struct {
+	r io.Reader
+	n int64
 }
 
-func metricValue(m *dto.Metric) float64 {
-	switch {
-	case m.GetCounter() != nil:
-		return m.GetCounter().GetValue()
-	case m.GetGauge() != nil:
-		return m.GetGauge().GetValue()
-	}
-	return m.GetUntyped().GetValue()
+func (c *countingReader) Read(b []byte) (int, error) {
+	n, err := c.r.Read(b)
+	c.n += int64(n)
+	return n, err
 }
 
 // stripURL keeps a transport error without the URL it carries (which may

@@ -94,7 +94,7 @@ func TestParseProcessMetricsFormats(t *testing.T) {
 		{"protobuf", proto.Bytes(), expfmt.NewFormat(expfmt.TypeProtoDelim)},
 		{"summed", []byte(multi), expfmt.NewFormat(expfmt.TypeTextPlain)},
 	} {
-		r, err := parseProcessMetrics(c.body, c.format)
+		r, err := parseProcessMetrics(bytes.NewReader(c.body), c.format)
 		if err != nil || r.CPUSeconds != 12.5 || r.MemoryBytes != 1<<20 {
 			t.Errorf("%s: %+v %v", c.name, r, err)
 		}

@@ -2,10 +2,12 @@ package proc
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 // Target is one source sampled under a role (engine, generator).
@@ -72,7 +74,10 @@ func sampleOne(ctx context.Context, interval time.Duration, t Target, emit func(
 		switch {
 		case !ok: // the first reading after failures: nothing to compare with yet
 		case r.CPUSeconds < prev.CPUSeconds:
-			warn("CPU counter of " + t.Source.Name() + " went back (the process restarted?)")
+			warn("CPU counter of " + t.Source.Name() + " went back (the process restarted?): sample dropped")
+		case jumped(prev, r):
+			warn(fmt.Sprintf("CPU counter of %s advanced %.4g s in %s, faster than %d cores: not a CPU counter (an overflow?), sample dropped",
+				t.Source.Name(), r.CPUSeconds-prev.CPUSeconds, r.At.Sub(prev.At).Round(time.Millisecond), stats.MaxPlausibleCores))
 		default:
 			emit(event.Resource{
 				At: r.At, Role: t.Role, Name: t.Source.Name(), CPUMillicores: Rate(prev, r),
@@ -81,4 +86,14 @@ func sampleOne(ctx context.Context, interval time.Duration, t Target, emit func(
 		}
 		prev, ok = r, true
 	}
+}
+
+// jumped reports a counter that advanced faster than any server can
+// (stats.MaxPlausibleCores): an overflow or a hostile endpoint, never CPU.
+// Such a reading gives no sample; the evidence then shows the jump between
+// the samples around it, which the run's statistics warn about
+// (stats.WarnCPUCounterInvalid) and take no CPU figure from.
+func jumped(prev, r Reading) bool {
+	dt := max(r.At.Sub(prev.At).Seconds(), 0.001)
+	return r.CPUSeconds-prev.CPUSeconds > dt*stats.MaxPlausibleCores
 }

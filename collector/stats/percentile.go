@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"math"
 	"slices"
 )
 
@@ -66,5 +67,5 @@ func round3(v float64) float64 {
 	if v < 0 {
 		return -round3(-v)
 	}
-	return float64(int64(v*1000+0.5)) / 1000
+	return math.Floor(v*1000+0.5) / 1000 // never through an int64: a hostile figure would overflow it
 }

@@ -227,6 +227,9 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	}
 	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
 	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, t.answeredInWindow)
+	if w, bad := cpuCounterWarning(res, "engine", m.ID); bad {
+		r.Warnings = append(r.Warnings, w)
+	}
 	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
 		r.GeneratorCPU = g
 	}
@@ -500,23 +503,12 @@ func cumulativeCPU(members map[string][]ResourceSample, start, end int64) (cpuSe
 		sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
 		a, okA := interpolate(ss, start)
 		b, okB := interpolate(ss, end)
-		if !okA || !okB || !monotonic(ss) {
+		if !okA || !okB || counterFault(ss) != "" {
 			return 0, false
 		}
 		cpuSeconds += b - a
 	}
 	return cpuSeconds, true
-}
-
-// monotonic reports whether a cumulative counter never went back (a
-// restarted process resets it; then only the sampled rates are usable).
-func monotonic(ss []ResourceSample) bool {
-	for i := 1; i < len(ss); i++ {
-		if ss[i].CPUSecondsTotal < ss[i-1].CPUSecondsTotal {
-			return false
-		}
-	}
-	return true
 }
 
 // interpolate reads a cumulative CPU counter at t (µs) between the samples

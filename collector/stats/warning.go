@@ -61,6 +61,10 @@ const (
 	// so no single CPU-ms per exchange describes the server; the cost
 	// curve's segments in the detail (campaign-wide).
 	WarnMarginalCostVaries WarningCode = "marginal_cost_varies"
+	// A cumulative CPU counter went back or advanced faster than any
+	// server can (an overflow, a restart, a hostile metrics endpoint): the
+	// CPU figure comes from the sampled rates, never from it.
+	WarnCPUCounterInvalid WarningCode = "cpu_counter_invalid"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the
