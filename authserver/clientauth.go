@@ -165,12 +165,40 @@ type assertionVerifier struct {
 	maxLifetime time.Duration
 	leeway      time.Duration
 	replay      *replayCache
+	// since is when this server began to accept assertions: the whole
+	// second after it started (New waits for it). The replay cache lives
+	// in memory, so an assertion issued before then may have been used
+	// with a server that ran before this one; it is refused (freshSince).
+	since time.Time
+	full  fullLog
 }
 
-func newAssertionVerifier(a ClientAuthConfig) *assertionVerifier {
+// newAssertionVerifier checks assertions of clients clients (the ones
+// that may send them) from since on.
+func newAssertionVerifier(a ClientAuthConfig, clients int, since time.Time) *assertionVerifier {
 	width := int64((a.MaxLifetime+a.Leeway)/time.Second) / 16
 	return &assertionVerifier{algorithms: a.Algorithms, audiences: slices.Clone(a.Audiences), maxLifetime: a.MaxLifetime,
-		leeway: a.Leeway, replay: newReplayCache(a.ReplayCache, width, int64(a.Leeway/time.Second))}
+		leeway: a.Leeway, replay: newReplayCache(a.ReplayCache, width, int64(a.Leeway/time.Second), clients), since: since}
+}
+
+// freshSince refuses an assertion that may have been issued before the
+// server started, and so used with the server that ran before it (the
+// replay cache does not outlive a restart; nothing of it is stored):
+// iat before since, or, without iat, an exp that a server running before
+// since could have accepted (exp − now ≤ max_lifetime + leeway then).
+// Assertions issued after the start are unaffected; one without iat is
+// accepted once the server has run max_lifetime + 2 × leeway.
+func (v *assertionVerifier) freshSince(c *inbound) string {
+	if c.IssuedAt.set {
+		if c.IssuedAt.Before(v.since) {
+			return "client assertion was issued (iat) before this server started: it may have been used before a restart"
+		}
+		return ""
+	}
+	if c.Expiry.Before(v.since.Add(v.maxLifetime + v.leeway)) {
+		return "client assertion without iat may have been issued before this server started: send iat"
+	}
+	return ""
 }
 
 // assertionClient authenticates private_key_jwt: the assertion's signature
@@ -218,11 +246,15 @@ func (s *Server) assertionClient(form url.Values) (*client, *oauthError) {
 	if desc := v.check(c, form); desc != "" {
 		return bad(desc)
 	}
+	if desc := v.freshSince(c); desc != "" {
+		return bad(desc)
+	}
 	switch v.replay.add(c.Subject, c.ID, c.Expiry.Unix(), time.Now().Unix()) {
 	case replaySeen:
 		return bad("client assertion was already used (its jti is replayed)")
 	case replayFull:
-		return nil, fail(503, exchange.ErrTemporarilyUnavail, "too many client assertions within their lifetime (client_auth.replay_cache)")
+		v.full.refused(s.log, c.Subject, v.replay)
+		return nil, fail(503, exchange.ErrTemporarilyUnavail, "too many client assertions of this client within their lifetime (client_auth.replay_cache)")
 	}
 	return cl, nil
 }

@@ -150,7 +150,7 @@ func TestPrivateKeyJWT(t *testing.T) {
 // TestReplayCacheIsBounded: a full cache refuses (never forgets a valid
 // jti), and an expired bucket makes room.
 func TestReplayCacheIsBounded(t *testing.T) {
-	c := newReplayCache(2, 10, 0)
+	c := newReplayCache(2, 10, 0, 2) // no share reserved: a pool of 2
 	now := int64(1_000_000)
 	for _, tc := range []struct {
 		client, jti string

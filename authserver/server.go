@@ -66,7 +66,9 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 		return nil, err
 	}
 	s.form = newFormCache(s.clients)
-	s.assert = newAssertionVerifier(cfg.ClientAuth)
+	if err := s.startAssertions(ctx, cfg.ClientAuth); err != nil {
+		return nil, err
+	}
 	if cfg.TLS.ClientCAFile != "" {
 		pem, err := tlscert.ReadPEM(cfg.TLS.ClientCAFile)
 		if err != nil {
@@ -280,4 +282,31 @@ func (s *Server) handleMetadata(w http.ResponseWriter, _ *http.Request) {
 func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write([]byte(`{"status":"ok"}`))
+}
+
+// startAssertions prepares the client assertion checks. With clients that
+// authenticate by assertion it waits for the next whole second, so that
+// every assertion it accepts was issued (iat, whole seconds) after it
+// started: the replay cache is in memory, and a restart must not accept an
+// assertion used before it (assertionVerifier.freshSince).
+func (s *Server) startAssertions(ctx context.Context, a ClientAuthConfig) error {
+	n := 0
+	for _, cl := range s.clients {
+		if cl.methods[exchange.AuthPrivateKeyJWT] {
+			n++
+		}
+	}
+	since := time.Now().Truncate(time.Second).Add(time.Second)
+	s.assert = newAssertionVerifier(a, n, since)
+	if n == 0 {
+		return nil
+	}
+	t := time.NewTimer(time.Until(since))
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
