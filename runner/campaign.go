@@ -298,7 +298,8 @@ func (c *Campaign) supervise(rctx context.Context, stopRun context.CancelCauseFu
 func runMeta(p event.PlannedRun, res RunResult, descs []stats.ErrorDescription) stats.RunMeta {
 	return stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
 		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
-		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: descs, SendLagParts: res.SendLagParts}
+		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: descs, SendLagParts: res.SendLagParts,
+		Verification: res.Verification}
 }
 
 // endRun computes the run's statistics from its evidence and announces its

@@ -52,6 +52,8 @@ type RunResult struct {
 	Warnings []stats.Warning
 	// SendLagParts splits the send lag when minting is part of it (k6 agents).
 	SendLagParts *stats.SendLagParts
+	// Verification counts the issued tokens verified (check.verify).
+	Verification *stats.Verification
 }
 
 // Driver runs load somewhere: in-process (local) or in a cluster (kube).

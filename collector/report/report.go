@@ -152,6 +152,10 @@ func (v *View) tiles() {
 		Tile{"exchanges (measured)", stats.Thousands(s.Totals.Exchanges), ""},
 		Tile{"success", fmt.Sprintf("%.2f%%", s.Totals.SuccessRatio*100), okClass(s.Totals.SuccessRatio >= 0.99)},
 		Tile{"dropped", stats.Thousands(s.Totals.Dropped), okClass(s.Totals.Dropped == 0)})
+	if vf := s.Totals.Verified; vf != nil {
+		v.Tiles = append(v.Tiles, Tile{fmt.Sprintf("tokens verified (%.4g %% at random)", vf.Sample*100),
+			fmt.Sprintf("%s · %s failed", stats.Thousands(vf.Checked), stats.Thousands(vf.Failed)), okClass(vf.Failed == 0)})
+	}
 	for _, st := range s.Stages {
 		if r := st.Reported(); r != nil {
 			label, class := "p95 at "+stats.StageLabel(st.TargetRPS), ""

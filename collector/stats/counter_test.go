@@ -79,3 +79,27 @@ func TestRound3OfHugeFigures(t *testing.T) {
 		t.Errorf("round3 changed: %v %v", round3(1.23456), round3(-1.23456))
 	}
 }
+
+// The runs' verified tokens add up in the totals and are said in
+// summary.md (issue 23 item 6: the evidence did not say how many).
+func TestVerifiedTokensAreCounted(t *testing.T) {
+	runs := []*Run{
+		{ID: "s", Sanity: true, Status: StatusDone, Verification: &Verification{Sample: 0.1, Checked: 99, Failed: 99}},
+		{ID: "a", TargetRPS: 10, Status: StatusDone, Requests: 100, OK: 98, Verification: &Verification{Sample: 0.1, Checked: 11, Failed: 2}},
+		{ID: "b", TargetRPS: 20, Status: StatusDone, Requests: 200, OK: 200, Verification: &Verification{Sample: 0.1, Checked: 19}},
+		{ID: "c", TargetRPS: 30, Status: StatusAborted, Verification: &Verification{Sample: 0.1, Checked: 5, Failed: 5}},
+	}
+	s := &Summary{}
+	BuildSummary(s, runs, false)
+	if v := s.Totals.Verified; v == nil || v.Checked != 30 || v.Failed != 2 || v.Sample != 0.1 {
+		t.Fatalf("totals %+v", s.Totals.Verified)
+	}
+	if want := "issued tokens verified: 30 (10 % of the successes, picked at random), 2 failed"; !strings.Contains(s.Markdown(), want) {
+		t.Errorf("summary.md lacks %q", want)
+	}
+	runs[1].Verification = nil
+	BuildSummary(s, runs[1:2], true)
+	if s.Totals.Verified != nil || strings.Contains(s.Markdown(), "verified") {
+		t.Errorf("no verification, yet %+v", s.Totals.Verified)
+	}
+}

@@ -87,6 +87,9 @@ type Run struct {
 	Warnings          []Warning         `json:"warnings,omitempty"`
 	// LatencyPeriod is a regular latency wave (curve.PeriodDefinition).
 	LatencyPeriod *curve.Period `json:"latency_period,omitempty"`
+	// Verification counts the issued tokens verified in the measured
+	// phase (check.verify), nil when none were.
+	Verification *Verification `json:"verification,omitempty"`
 }
 
 // ComputeRun derives a run's statistics from its request rows, resource
@@ -216,6 +219,7 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	r.LatencyFromSched = t.fromSched.Summarize()
 	r.SendLagMs = t.lag.Summarize()
 	r.SendLagParts = m.SendLagParts
+	r.Verification = m.Verification
 	if r.MeasuredSeconds > 0 {
 		r.AchievedRPS = round3(float64(r.Responses) / r.MeasuredSeconds)
 	}

@@ -54,6 +54,20 @@ type Totals struct {
 	OK           int64   `json:"ok"`
 	SuccessRatio float64 `json:"success_ratio"`
 	Dropped      int64   `json:"dropped"`
+	// Verified sums the runs' verified tokens (check.verify), nil when
+	// none were verified.
+	Verified *Verification `json:"verified,omitempty"`
+}
+
+// VerifiedLine says how many issued tokens the campaign verified, "" when
+// it verified none.
+func (t Totals) VerifiedLine() string {
+	v := t.Verified
+	if v == nil {
+		return ""
+	}
+	return fmt.Sprintf("issued tokens verified: %s (%.4g %% of the successes, picked at random), %s failed",
+		Thousands(v.Checked), v.Sample*100, Thousands(v.Failed))
 }
 
 // Summary is summary.json.
@@ -118,6 +132,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 			s.Totals.Exchanges += r.Requests
 			s.Totals.OK += r.OK
 			s.Totals.Dropped += r.Dropped
+			s.Totals.addVerified(r.Verification)
 		}
 		passed = passed && r.ThresholdsPassed
 		s.Warnings = append(s.Warnings, r.Warnings...)
@@ -136,6 +151,17 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	}
 	s.ThresholdsPassed = passed && s.Totals.Runs > 0
 	s.buildCost(runs)
+}
+
+func (t *Totals) addVerified(v *Verification) {
+	if v == nil {
+		return
+	}
+	if t.Verified == nil {
+		t.Verified = &Verification{Sample: v.Sample}
+	}
+	t.Verified.Checked += v.Checked
+	t.Verified.Failed += v.Failed
 }
 
 // MedianRun selects a stage's reported run (see ReportedRunRule): the
@@ -353,8 +379,12 @@ func (s *Summary) Markdown() string {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(&b, "- thresholds (%s): **%s**\n", s.Thresholds, verdict)
-	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped\n\n",
+	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped\n",
 		Thousands(s.Totals.Exchanges), s.Totals.Runs, s.Totals.SuccessRatio*100, Thousands(s.Totals.Dropped))
+	if l := s.Totals.VerifiedLine(); l != "" {
+		b.WriteString("- " + l + "\n")
+	}
+	b.WriteString("\n")
 	b.WriteString("## Latency by stage\n\nReported run per stage: " + ReportedRunRule + ". Measured phase only, warmup excluded; latency from send time. " +
 		"Runs: how many of the stage's runs passed their thresholds (✗: some failed).\n\n")
 	b.WriteString(s.LatencyTable().Markdown())

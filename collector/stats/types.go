@@ -159,6 +159,8 @@ type RunMeta struct {
 	ErrorDescriptions []ErrorDescription `json:",omitempty"`
 	// SendLagParts splits a k6 agent's send lag (kube driver only).
 	SendLagParts *SendLagParts `json:",omitempty"`
+	// Verification counts the issued tokens verified (check.verify).
+	Verification *Verification `json:",omitempty"`
 }
 
 // ErrorDescription counts one description of one kind of failure.
@@ -166,4 +168,18 @@ type ErrorDescription struct {
 	Error string `json:"error,omitempty"` // a key of Run.Errors (empty inside ErrorKind)
 	Text  string `json:"text"`
 	Count int64  `json:"count"`
+}
+
+// Verification is how many issued tokens a run verified against the
+// target's keys (check.verify) in its measured phase, and how many of
+// them failed (recorded as bad_response:200). Each success was picked at
+// random with probability Sample; Key, the run's secret sampling key,
+// is written once the run ended: with it the verified arrivals can be
+// told (runner/local: AES under Key of agent and seq, big-endian, below
+// Sample·2⁶⁴), without it no target could tell them in advance.
+type Verification struct {
+	Sample  float64 `json:"sample"`
+	Checked int64   `json:"checked"`
+	Failed  int64   `json:"failed"`
+	Key     string  `json:"key,omitempty"`
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"net/http"
 	"os"
 	"runtime"
@@ -297,6 +296,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 		}
 	}()
 	d.gen.Run(rctx, p, start, out.Record)
+	res.Verification = d.gen.Verification()
 	close(stop)
 	wg.Wait()
 	for _, s := range d.gen.Status(p.ID, time.Now(), "finished") {
@@ -427,8 +427,9 @@ func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runne
 		return fmt.Errorf("check.verify: %w (set check.verify.metadata_url, or sample: 0)", err)
 	}
 	ver.Expect = c.Expect()
-	d.gen.Verifier, d.gen.VerifyEvery = ver, int64(math.Max(1, math.Round(1/v.Sample)))
+	d.gen.Verifier, d.gen.VerifySample = ver, v.Sample
 	out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: fmt.Sprintf(
-		"issued tokens: one success in %d per agent verified against the keys of %s (%d keys)", d.gen.VerifyEvery, where, ver.Keys.Len())})
+		"issued tokens: %.4g %% of the successes, picked at random, verified against the keys of %s (%d keys)",
+		v.Sample*100, where, ver.Keys.Len())})
 	return nil
 }

@@ -121,12 +121,14 @@ type Generator struct {
 	// MintAhead is how far ahead of its schedule a token may be minted.
 	MintAhead time.Duration
 	// Check makes a 200 a success; Verifier, when set, also checks the
-	// issued token of one success in VerifyEvery of each agent.
-	Check       exchange.Check
-	Verifier    *exchange.IssuedVerifier
-	VerifyEvery int64
+	// issued token of a random VerifySample of the successes (each picked
+	// with that probability, unpredictably: verifySampler).
+	Check        exchange.Check
+	Verifier     *exchange.IssuedVerifier
+	VerifySample float64
 
 	details *exchange.DetailSet // this run's distinct details, bounded
+	sampler *verifySampler      // this run's, nil without verification
 }
 
 // TransportOptions configure each agent's own connection pool.
@@ -219,6 +221,15 @@ func (g *Generator) Close() {
 	}
 }
 
+// Verification is the last run's count of verified tokens, nil without
+// check.verify.
+func (g *Generator) Verification() *stats.Verification {
+	if g.sampler == nil {
+		return nil
+	}
+	return g.sampler.result()
+}
+
 // InFlight is the number of requests under way across agents.
 func (g *Generator) InFlight() int64 {
 	var n int64
@@ -261,6 +272,10 @@ func offset(rate float64, k int) time.Duration {
 // never from the scheduler.
 func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time, rec func(*stats.Request)) {
 	g.details = &exchange.DetailSet{}
+	g.sampler = nil
+	if g.Verifier != nil && g.VerifySample > 0 {
+		g.sampler = newVerifySampler(g.VerifySample) // a fresh key per run
+	}
 	total := arrivalsIn(p.TargetRPS, p.Total())
 	mctx, mcancel := context.WithCancel(ctx)
 	defer mcancel()
@@ -444,7 +459,7 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 	var outcome exchange.Outcome
 	var detail, desc string
 	answered := func(status int, b []byte) {
-		outcome, detail, desc = g.classify(a, r.Seq, status, b)
+		outcome, detail, desc = g.classify(a, r, status, b)
 		detail = g.details.Admit(exchange.Scrub(detail, a.Secret, tok, cred))
 	}
 	sent := time.Now()
@@ -475,10 +490,12 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 
 // classify applies the success check and, to a sample, the verification of
 // the issued token; desc is why a response failed.
-func (g *Generator) classify(a *Agent, seq int64, status int, b []byte) (exchange.Outcome, string, string) {
+func (g *Generator) classify(a *Agent, r *stats.Request, status int, b []byte) (exchange.Outcome, string, string) {
 	outcome, detail, why := g.Check.Classify(status, b)
-	if outcome == exchange.OutcomeOK && g.Verifier != nil && g.VerifyEvery > 0 && seq%g.VerifyEvery == 0 {
-		if err := g.Verifier.Verify(b, a.ClientID); err != nil {
+	if s := g.sampler; outcome == exchange.OutcomeOK && s != nil && s.pick(a.Index, r.Seq) {
+		err := g.Verifier.Verify(b, a.ClientID)
+		s.count(r.Phase, err != nil)
+		if err != nil {
 			return exchange.OutcomeBadResponse, "200", err.Error()
 		}
 	}

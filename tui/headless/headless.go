@@ -199,6 +199,9 @@ func (p *Printer) runFinished(v event.RunFinished) {
 	if s.Requests > 0 {
 		p95 = fmt.Sprintf("p95 %.2f ms", s.LatencyMs.P95)
 	}
+	if v := s.Verification; v != nil {
+		cpu += fmt.Sprintf(", %d tokens verified (%d failed)", v.Checked, v.Failed)
+	}
 	if s.Status == stats.StatusDone {
 		p.printf("%s %s %s %s: %d exchanges, %.1f%% of arrivals answered, success %.2f%%, dropped %d, %s, %s\n",
 			p.tag(v.RunID), v.RunID, v.Status, mark, s.Requests, s.AchievedRatio*100, s.SuccessRatio*100, s.Dropped, p95, cpu)
@@ -278,6 +281,9 @@ func Report(s *stats.Summary) string {
 	fmt.Fprintf(&b, "\nThresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped · campaign %s\n",
 		s.Thresholds, verdict,
 		stats.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, status)
+	if l := s.Totals.VerifiedLine(); l != "" {
+		b.WriteString(strings.ToUpper(l[:1]) + l[1:] + "\n")
+	}
 	return b.String()
 }
 
