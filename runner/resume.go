@@ -9,6 +9,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/runner/config"
 )
 
@@ -24,6 +25,13 @@ type Resumed struct {
 	// stages. Neither, for a folder from before tokex recorded the search
 	// whose plan holds only the sanity run: the command decides.
 	Search, Stages bool
+	// Manifest is what the folder recorded: what a resume runs
+	// (Disagreements).
+	Manifest evidence.Manifest
+	// Sealed: the folder's config.yaml is the one this user's tokex
+	// wrote, unedited (manifest.json's owner seal, internal/owner).
+	// Otherwise nothing it says is trusted before the user says so.
+	Sealed bool
 }
 
 // LoadResume reads the campaign in dir for `tokex run --resume`. A
@@ -38,10 +46,15 @@ func LoadResume(dir string) (*Resumed, error) {
 	if f.Manifest.Status == "done" {
 		return nil, fmt.Errorf("%s: the campaign already finished", dir)
 	}
-	r := &Resumed{ID: f.Manifest.CampaignID, Done: map[string]*stats.Run{}}
-	if r.Cfg, r.Doc, err = config.Load(filepath.Join(dir, evidence.ConfigFile), "article"); err != nil {
+	r := &Resumed{ID: f.Manifest.CampaignID, Done: map[string]*stats.Run{}, Manifest: *f.Manifest}
+	y, err := f.ConfigYAML()
+	if err != nil {
 		return nil, err
 	}
+	if r.Cfg, r.Doc, err = config.LoadData(filepath.Join(dir, evidence.ConfigFile), y, "article"); err != nil {
+		return nil, err
+	}
+	r.Sealed = owner.Sealed(y, f.Manifest.Owner)
 	r.Cfg.Agents.ClientSecret = "" // redacted in the folder
 	r.Search = f.Manifest.Search != nil
 	for _, run := range f.Manifest.Runs {

@@ -86,6 +86,13 @@ func (m *Manifest) check() error {
 // Close releases the folder.
 func (f *Folder) Close() error { return f.d.Close() }
 
+// maxConfigBytes bounds config.yaml as the config loader bounds a file.
+const maxConfigBytes = 1 << 20
+
+// ConfigYAML is the folder's config.yaml, read through the folder (no
+// link followed) and bounded.
+func (f *Folder) ConfigYAML() ([]byte, error) { return f.d.ReadFile(ConfigFile, maxConfigBytes) }
+
 func runFile(id, name string) string { return path.Join(RunsDir, id, name) }
 
 // Sequenced is an event with its position in the stream.

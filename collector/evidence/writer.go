@@ -70,6 +70,9 @@ type Manifest struct {
 	Idle *stats.Idle `json:"idle,omitempty"`
 	// Search is how a capacity campaign searches (nil: it runs its stages).
 	Search *stats.SearchSpec `json:"search,omitempty"`
+	// Owner is the seal of config.yaml by the tokex that wrote the folder
+	// (internal/owner): a resume trusts the config of a folder it sealed.
+	Owner string `json:"owner,omitempty"`
 }
 
 // Run returns the manifest entry of id.

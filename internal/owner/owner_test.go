@@ -65,3 +65,31 @@ func TestSweepRemovesOnlyMarkedFoldersOfDeadOwners(t *testing.T) {
 		}
 	}
 }
+
+// A seal holds for the data it was made for, under this user's key only.
+func TestSeal(t *testing.T) {
+	t.Setenv("TOKEX_HOME", t.TempDir())
+	data := []byte("target:\n  url: https://as.example/token\n")
+	seal, err := Seal(data)
+	if err != nil || !Sealed(data, seal) {
+		t.Fatalf("%q %v", seal, err)
+	}
+	edited := []byte("target:\n  url: https://evil.example/token\n")
+	for name, c := range map[string]struct {
+		data []byte
+		seal string
+	}{
+		"edited":   {edited, seal},
+		"no seal":  {data, ""},
+		"not hex":  {data, "hmac-sha256:zz"},
+		"a prefix": {data, seal[:len(seal)-2]},
+	} {
+		if Sealed(c.data, c.seal) {
+			t.Errorf("%s: sealed", name)
+		}
+	}
+	t.Setenv("TOKEX_HOME", t.TempDir()) // another user, another machine
+	if Sealed(data, seal) {
+		t.Error("sealed under another key")
+	}
+}

@@ -67,12 +67,27 @@ func ClientKeyDir() (string, error) {
 
 // ClientSecret returns the default perf-agent-* client secret, creating a
 // random one (0600) on first use.
-func ClientSecret() (string, error) {
+func ClientSecret() (string, error) { return storedRandom("client-secret") }
+
+// OwnerKey returns this user's key for sealing what tokex writes and must
+// later trust (internal/owner), creating a random one (0600) on first use.
+// It never leaves this folder.
+func OwnerKey() ([]byte, error) {
+	s, err := storedRandom("owner-key")
+	if err != nil {
+		return nil, err
+	}
+	return []byte(s), nil
+}
+
+// storedRandom reads the random value kept in the file name of the state
+// folder, creating it (24 random bytes, base64url, 0600) on first use.
+func storedRandom(name string) (string, error) {
 	d, err := Dir()
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(d, "client-secret")
+	path := filepath.Join(d, name)
 	if b, err := os.ReadFile(path); err == nil {
 		s := strings.TrimSpace(string(b))
 		if s == "" {
@@ -86,22 +101,22 @@ func ClientSecret() (string, error) {
 	if _, err := rand.Read(raw); err != nil {
 		return "", err
 	}
-	secret := base64.RawURLEncoding.EncodeToString(raw)
+	value := base64.RawURLEncoding.EncodeToString(raw)
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return "", err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if errors.Is(err, os.ErrExist) {
-		return ClientSecret()
+		return storedRandom(name)
 	}
 	if err != nil {
 		return "", err
 	}
-	if _, err := f.WriteString(secret + "\n"); err != nil {
+	if _, err := f.WriteString(value + "\n"); err != nil {
 		f.Close()
 		return "", err
 	}
-	return secret, f.Close()
+	return value, f.Close()
 }
 
 // IssuerCertPaths are the certificate and key of `tokex jwks --serve --tls`,

@@ -388,11 +388,24 @@ var Profiles = map[string]func() Campaign{
 
 // Load reads path over the profile's defaults.
 func Load(path, profile string) (Campaign, *confload.Doc, error) {
+	if c, err := FromProfile(profile); err != nil {
+		return c, nil, err
+	}
+	data, err := confload.ReadLimited(path, confload.MaxFileBytes)
+	if err != nil {
+		return Campaign{}, nil, err
+	}
+	return LoadData(path, data, profile)
+}
+
+// LoadData is Load of a file already read (an evidence folder's
+// config.yaml, read through the folder); file names it in errors.
+func LoadData(file string, data []byte, profile string) (Campaign, *confload.Doc, error) {
 	c, err := FromProfile(profile)
 	if err != nil {
 		return c, nil, err
 	}
-	doc, err := confload.ReadFile(path)
+	doc, err := confload.Parse(file, data)
 	if err != nil {
 		return c, nil, err
 	}

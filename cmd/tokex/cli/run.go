@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -24,6 +25,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/kube"
@@ -51,6 +53,8 @@ type runOptions struct {
 	noSanity     bool
 	premint      bool
 	resume       string
+	trustFolder  bool
+	resumed      *runner.Resumed
 	caFile       string
 	insecure     bool
 	engine       string
@@ -109,6 +113,7 @@ func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f.StringVar(&o.subjectAlg, "subject-alg", "", "subject-token algorithm RS256|ES256|EdDSA")
 	f.BoolVar(&o.premint, "premint", false, "sign each run's subject tokens before it starts (memory only): no signing CPU in the measured window")
 	f.StringVar(&o.resume, "resume", "", "continue the interrupted campaign in this evidence folder")
+	f.BoolVar(&o.trustFolder, "trust-folder", false, "resume a folder this user's tokex did not write (or whose config.yaml was edited): follow its config.yaml")
 	f.StringVar(&o.caFile, "ca-file", "", "CA certificate (PEM) trusted for an https --target")
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
 	f.StringVar(&o.engine, "engine", "", "the embedded server's program, tokex-engine (default: $TOKEX_ENGINE, target.embedded.engine, beside tokex, built from the module source, or tokex itself)")
@@ -136,6 +141,11 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if err := c.Validate(o.doc); err != nil {
 		return err
 	}
+	if o.resumed != nil { // before any credential is read
+		if err := o.trustResume(cmd.ErrOrStderr()); err != nil {
+			return err
+		}
+	}
 	var err error
 	if o.secret, o.secretSource, err = c.AgentSecret(o.clientSecret); err != nil {
 		return err
@@ -154,6 +164,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	if o.key, err = c.SubjectKey(); err != nil {
 		return err
 	}
+	if o.resumed != nil { // before anything is sent
+		fmt.Fprintf(cmd.ErrOrStderr(), "tokex: resume: %s\n", runner.Reach(c, o.secretSource, o.resumeEngine()))
+	}
 	if o.id == "" {
 		// The id a new campaign would get now (tokex manifests shows it);
 		// run takes a free one when it creates the folder.
@@ -171,7 +184,7 @@ func (o *runOptions) load() error {
 		if err != nil {
 			return err
 		}
-		o.cfg, o.doc, o.id, o.done = r.Cfg, r.Doc, r.ID, r.Done
+		o.cfg, o.doc, o.id, o.done, o.resumed = r.Cfg, r.Doc, r.ID, r.Done, r
 		// The folder says what the campaign is, whichever command resumes it.
 		if r.Stages && o.cost.search {
 			return fmt.Errorf("%s ran stages, not a capacity search: continue it with tokex run --resume %s", o.resume, o.resume)
@@ -243,8 +256,43 @@ func (o *runOptions) openEvidence() (*evidence.Writer, error) {
 	now := time.Now()
 	return evidence.CreateNew(c.Out, c.Name, now, y, evidence.Manifest{
 		Tool: "tokex", Version: Version, Host: host, GoVersion: goVersion(), CPUs: runtime.NumCPU(),
-		Name: c.Name, Driver: c.Driver, Started: now,
+		Name: c.Name, Driver: c.Driver, Started: now, Owner: seal(y),
 	})
+}
+
+// seal is the owner seal of a new folder's config.yaml, "" when tokex's
+// state folder cannot hold its key (a resume then asks --trust-folder).
+func seal(configYAML []byte) string {
+	s, _ := owner.Seal(configYAML)
+	return s
+}
+
+// trustResume checks the folder before any credential is read or sent:
+// the config must agree with what the manifest recorded, and a folder this
+// user's tokex did not seal (written elsewhere, or its config.yaml edited)
+// is followed only with --trust-folder; complete then says where the
+// credentials go.
+func (o *runOptions) trustResume(w io.Writer) error {
+	r := o.resumed
+	if d := r.Disagreements(&o.cfg, o.cost.search); len(d) > 0 {
+		return fmt.Errorf("--resume %s: its config.yaml disagrees with its manifest.json, and a resume runs what the manifest recorded:\n  - %s\n(start a new campaign to change them)",
+			o.resume, strings.Join(d, "\n  - "))
+	}
+	if r.Sealed {
+		return nil
+	}
+	if !o.trustFolder {
+		return fmt.Errorf("--resume %s: this folder was not written by this user's tokex, or its config.yaml was edited since (no valid owner seal in manifest.json); "+
+			"resuming it would follow its config.yaml: %s. Read that config.yaml, then resume with --trust-folder",
+			o.resume, runner.Reach(&o.cfg, "", o.resumeEngine()))
+	}
+	fmt.Fprintf(w, "tokex: resume: following the config.yaml of a folder this user's tokex did not write (--trust-folder)\n")
+	return nil
+}
+
+// resumeEngine is the embedded server's program when one is named.
+func (o *runOptions) resumeEngine() string {
+	return cmp.Or(o.engine, os.Getenv(local.EngineEnv), o.cfg.Target.Embedded.Engine)
 }
 
 // newDriver is the configured driver, connected.
