@@ -54,6 +54,8 @@ type Totals struct {
 	OK           int64   `json:"ok"`
 	SuccessRatio float64 `json:"success_ratio"`
 	Dropped      int64   `json:"dropped"`
+	// Retried: requests sent again after a keep-alive race (Run.Retried).
+	Retried int64 `json:"retried,omitempty"`
 }
 
 // Summary is summary.json.
@@ -118,6 +120,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 			s.Totals.Exchanges += r.Requests
 			s.Totals.OK += r.OK
 			s.Totals.Dropped += r.Dropped
+			s.Totals.Retried += r.Retried
 		}
 		passed = passed && r.ThresholdsPassed
 		s.Warnings = append(s.Warnings, r.Warnings...)
@@ -353,8 +356,8 @@ func (s *Summary) Markdown() string {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(&b, "- thresholds (%s): **%s**\n", s.Thresholds, verdict)
-	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped\n\n",
-		Thousands(s.Totals.Exchanges), s.Totals.Runs, s.Totals.SuccessRatio*100, Thousands(s.Totals.Dropped))
+	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped%s\n\n",
+		Thousands(s.Totals.Exchanges), s.Totals.Runs, s.Totals.SuccessRatio*100, Thousands(s.Totals.Dropped), s.Totals.RetriedNote())
 	b.WriteString("## Latency by stage\n\nReported run per stage: " + ReportedRunRule + ". Measured phase only, warmup excluded; latency from send time. " +
 		"Runs: how many of the stage's runs passed their thresholds (✗: some failed).\n\n")
 	b.WriteString(s.LatencyTable().Markdown())
