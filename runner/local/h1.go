@@ -166,8 +166,7 @@ func closedByPeer(err error) bool {
 
 // get returns the most recently used idle connection that may still be
 // reused at now, else (or when fresh) a new one, and whether it was
-// reused. Idle connections found too old on the way, and the oldest one
-// if it is, are closed.
+// reused. Idle connections found too old on the way are closed.
 func (h *h1Client) get(ctx context.Context, now time.Time, fresh bool) (*h1Conn, bool, error) {
 	h.mu.Lock()
 	w := h.watchLocked(ctx)
@@ -180,10 +179,6 @@ func (h *h1Client) get(ctx context.Context, now time.Time, fresh bool) (*h1Conn,
 		if !h.reusable(c, now) {
 			old, c = append(old, c), nil
 		}
-	}
-	if len(h.idle) > 0 && !h.reusable(h.idle[0], now) {
-		old = append(old, h.idle[0])
-		h.idle = append(h.idle[:0], h.idle[1:]...)
 	}
 	for _, o := range old {
 		delete(h.live, o)
@@ -435,22 +430,22 @@ func (c *h1Conn) readHead() (status int, keep bool, length int64, chunked bool, 
 			}
 			value = bytes.TrimSpace(value)
 			switch {
-			case bytes.EqualFold(name, []byte("Content-Length")):
+			case len(name) == 14 && bytes.EqualFold(name, []byte("Content-Length")):
 				n, perr := strconv.ParseInt(string(value), 10, 64)
 				if perr != nil || n < 0 || (length >= 0 && n != length) {
 					return 0, false, 0, false, fmt.Errorf("bad Content-Length %q", truncate(value))
 				}
 				length = n
-			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			case len(name) == 17 && bytes.EqualFold(name, []byte("Transfer-Encoding")):
 				if !bytes.EqualFold(value, []byte("chunked")) {
 					return 0, false, 0, false, fmt.Errorf("unsupported transfer encoding %q", truncate(value))
 				}
 				chunked = true
-			case bytes.EqualFold(name, []byte("Connection")):
+			case len(name) == 10 && bytes.EqualFold(name, []byte("Connection")):
 				if bytes.Contains(bytes.ToLower(value), []byte("close")) {
 					keep = false
 				}
-			case bytes.EqualFold(name, []byte("Keep-Alive")):
+			case len(name) == 10 && bytes.EqualFold(name, []byte("Keep-Alive")):
 				if n, ok := keepAliveTimeout(value); ok {
 					c.serverIdle = keepAliveIdle(n)
 					keep = keep && c.serverIdle > 0
