@@ -306,9 +306,35 @@ func TestH1RetriesOnANewConnection(t *testing.T) {
 	if n := dials.Load(); n != 4 {
 		t.Errorf("%d dials reported, want 4", n)
 	}
-	checkBooks(t, h, 1)
 	if n := s.n.Load(); n != 4 {
 		t.Errorf("the server got %d requests, want 4", n)
+	}
+	h.mu.Lock()
+	idle, open := len(h.idle), len(h.live)
+	h.mu.Unlock()
+	// The new one, and those of the closed ones last used after the one
+	// that failed (in the order the three happened to start).
+	if idle < 1 || idle > 3 || open != idle {
+		t.Errorf("%d idle, %d open", idle, open)
+	}
+}
+
+// TestH1RetireClosesTheOlderIdleConnections: once a pooled connection
+// turns out closed by the server, those last used at or before it are
+// closed too (the server keeps them no longer); the later ones stay.
+func TestH1RetireClosesTheOlderIdleConnections(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	h := newH1Client(&url.URL{Scheme: "http", Host: "127.0.0.1:1"}, nil, false, time.Second, 8)
+	var conns []*h1Conn
+	for _, s := range []int{3, 1, 4, 2, 5} { // idle order is put order, not send order
+		c := &h1Conn{c: &memConn{}, sent: t0.Add(time.Duration(s) * time.Second)}
+		h.live[c] = struct{}{}
+		h.put(c)
+		conns = append(conns, c)
+	}
+	h.retire(t0.Add(3 * time.Second))
+	if len(h.idle) != 2 || len(h.live) != 2 || h.idle[0] != conns[2] || h.idle[1] != conns[4] {
+		t.Errorf("idle %v, open %d: want the two used after 3 s, in their order", h.idle, len(h.live))
 	}
 }
 
