@@ -79,6 +79,13 @@ func (o *output) Show(r *stats.Request) {
 	}
 }
 
+// Connected implements Connector.
+func (o *output) Connected(at time.Time) {
+	if o.reach != nil {
+		o.reach.connected(at)
+	}
+}
+
 // Keep implements Keeper: the evidence and the run's error descriptions,
 // not the live windows nor the reachability watch.
 func (o *output) Keep(r *stats.Request) {

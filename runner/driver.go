@@ -43,6 +43,15 @@ type Shower interface {
 	Show(*stats.Request)
 }
 
+// Connector is implemented by the Output a run gets: a driver calls
+// Connected as each new connection to the target is established. A target
+// that accepts connections but answers slower than the request timeout is
+// overloaded, not unreachable: its connections are the sign of life the
+// unreachable_after watch needs while no response comes back.
+type Connector interface {
+	Connected(at time.Time)
+}
+
 // RunResult is when a run's phases actually happened.
 type RunResult struct {
 	Started       time.Time

@@ -13,30 +13,42 @@ import (
 // answering. The evidence is kept and --resume continues once it is back.
 var ErrUnreachable = errors.New("target unreachable")
 
-// reachability watches a run's requests as they complete. The target is
-// unreachable once every request sent for a while failed at the connection
-// (refused, reset, timed out) and none got an HTTP response meanwhile: the
-// clock starts at the send time of the first such failure after the last
-// response, so a blackholed target that times out counts from when the
-// request left.
+// reachability watches a run for signs of life of the target: an HTTP
+// response of any status (at the time it completed) or a connection made
+// to it (the driver says so as it happens, Connector). The target is
+// unreachable once requests failed and nothing of either kind happened for
+// the limit, counted from the last sign of life or, when the first failure
+// was sent after it, from that request's send time: a blackholed target
+// whose requests time out counts from when they left.
+//
+// A failure sent before the latest sign of life says nothing: requests
+// complete out of order, and one held past the timeout by a server that
+// answered hundreds meanwhile must not move the clock back to its send
+// time. Nor does a server that accepts connections but answers slower
+// than the timeout count as gone: it is overloaded, and its runs fail
+// their thresholds on the timeouts instead.
 type reachability struct {
 	mu       sync.Mutex
-	since    int64 // unix µs; 0: the last request that completed was answered
-	failures int64
-	last     string // the latest failure: "conn_error: dial tcp …: connection refused"
+	alive    int64 // unix µs of the latest response or connection; 0: none yet
+	since    int64 // unix µs: the send time of the first failure after alive; 0: none
+	failures int64 // sent since then
+	last     string
 }
 
 func (r *reachability) record(q *stats.Request) {
 	if q.Dropped() || q.Aborted() {
 		return
 	}
+	sent := q.ScheduledUS + q.SendLagUS
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if q.Responded() {
-		r.since, r.failures = 0, 0
+		r.lifeLocked(sent + q.DurationUS)
 		return
 	}
-	sent := q.ScheduledUS + q.SendLagUS
+	if sent < r.alive {
+		return
+	}
 	if r.since == 0 || sent < r.since {
 		r.since = sent
 	}
@@ -44,6 +56,22 @@ func (r *reachability) record(q *stats.Request) {
 	r.last = string(q.Outcome)
 	if q.Description != "" {
 		r.last += ": " + q.Description
+	}
+}
+
+// connected records a connection made to the target at at.
+func (r *reachability) connected(at time.Time) {
+	r.mu.Lock()
+	r.lifeLocked(at.UnixMicro())
+	r.mu.Unlock()
+}
+
+// lifeLocked records a sign of life at us (unix µs): the failures sent
+// before it no longer count.
+func (r *reachability) lifeLocked(us int64) {
+	r.alive = max(r.alive, us)
+	if r.since != 0 && r.since <= r.alive {
+		r.since, r.failures, r.last = 0, 0, ""
 	}
 }
 
@@ -57,7 +85,7 @@ func (r *reachability) check(now time.Time, limit time.Duration) error {
 	}
 	since := time.UnixMicro(r.since)
 	if now.Sub(since) >= limit {
-		return fmt.Errorf("%w: no HTTP response for %s (target.unreachable_after): every request since %s failed at the connection (%d failed, the last with %s)",
+		return fmt.Errorf("%w: no HTTP response for %s (target.unreachable_after) and no connection made: every request sent since %s failed (%d failed, the last with %s)",
 			ErrUnreachable, limit, since.UTC().Format("15:04:05.000"), r.failures, r.last)
 	}
 	return nil

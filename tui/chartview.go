@@ -251,6 +251,9 @@ func (m *Model) throughputChart(r *runState) (string, charts.Plot) {
 	if st := m.final(r); st != nil {
 		title = fmt.Sprintf("achieved %s/s of %s · %s dropped · %s errors", charts.Compact(st.AchievedRPS), charts.Compact(r.plan.TargetRPS),
 			stats.Thousands(st.Dropped), stats.Thousands(st.Requests-st.OK))
+		if st.Retried > 0 {
+			title += " · " + stats.Thousands(st.Retried) + " retried"
+		}
 	}
 	return title, charts.Plot{YMax: r.plan.TargetRPS, Traces: []charts.Trace{
 		trace("target", &d.target, s.Dim), trace("dropped", &d.dropped, s.Warn), trace("errors", &d.errors, s.Bad), trace("achieved", &d.achieved, s.Good)}}

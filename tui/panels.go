@@ -211,6 +211,9 @@ func (m *Model) topErrors(r *runState) []string {
 			}
 			out = append(out, line)
 		}
+		if l := st.RetriedLine(); l != "" {
+			out = append(out, l)
+		}
 		return out
 	}
 	if r.data == nil {

@@ -487,7 +487,7 @@ func (m *Model) results(w, h int) []string {
 			verdict = s.Bad.Render("thresholds FAILED")
 		}
 		t := m.summary.Totals
-		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped", verdict, stats.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped))
+		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped%s", verdict, stats.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped, t.RetriedNote()))
 	}
 	if line := warningsLine(m.summary); line != "" {
 		out = append(out, s.Warn.Render(ansi.Truncate(line, w, "…")))

@@ -19,11 +19,16 @@ import (
 
 // RequestsHeader documents requests.csv.gz (see README "Evidence folder").
 // count is empty for one arrival; a dropped row imported from a k6 total
-// carries the number of arrivals it stands for.
-const RequestsHeader = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail,count"
+// carries the number of arrivals it stands for. retried is 1 for a request
+// sent again on a new connection after a keep-alive race, else empty.
+const RequestsHeader = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail,count,retried"
 
-// requestsHeaderV1 is the header before count existed; still read.
-const requestsHeaderV1 = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail"
+// requestsHeaderV2 is the header before retried existed, requestsHeaderV1
+// before count did; both still read.
+const (
+	requestsHeaderV2 = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail,count"
+	requestsHeaderV1 = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail"
+)
 
 // ResourcesHeader documents resources.csv.
 const ResourcesHeader = "at_unix_us,kind,name,cpu_millicores,memory_bytes,cpu_seconds_total,source"
@@ -68,15 +73,19 @@ func AppendRequest(buf []byte, r *stats.Request) []byte {
 	if r.Dropped() && r.Count > 1 {
 		buf = strconv.AppendInt(buf, r.Count, 10)
 	}
+	buf = append(buf, ',')
+	if r.Retried && !r.Dropped() {
+		buf = append(buf, '1')
+	}
 	return append(buf, '\n')
 }
 
 // ParseRequest parses one line of requests.csv (the current layout).
-func ParseRequest(line string) (stats.Request, error) { return parseRequest(line, 10) }
+func ParseRequest(line string) (stats.Request, error) { return parseRequest(line, 11) }
 
 func parseRequest(line string, cols int) (stats.Request, error) {
 	var r stats.Request
-	var f [10]string
+	var f [11]string
 	n := 0
 	for n < cols-1 {
 		i := strings.IndexByte(line, ',')
@@ -108,6 +117,7 @@ func parseRequest(line string, cols int) (stats.Request, error) {
 	r.Outcome = exchange.Outcome(f[7])
 	r.Detail = f[8]
 	r.Count = atoi(f[9])
+	r.Retried = f[10] == "1"
 	switch {
 	case err != nil:
 		return r, err
@@ -119,6 +129,8 @@ func parseRequest(line string, cols int) (stats.Request, error) {
 		return r, errors.New("empty outcome")
 	case r.Count < 0 || (r.Count > 1 && !r.Dropped()):
 		return r, errors.New("count is for dropped rows only")
+	case f[10] != "" && (!r.Retried || r.Dropped()):
+		return r, errors.New("retried is 1 or empty, and empty for a dropped row")
 	case r.Count == 1:
 		r.Count = 0
 	}
@@ -180,6 +192,8 @@ func parseRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, 
 		if cols == 0 {
 			switch string(b) {
 			case RequestsHeader:
+				cols = 11
+			case requestsHeaderV2:
 				cols = 10
 			case requestsHeaderV1:
 				cols = 9

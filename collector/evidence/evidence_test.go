@@ -20,6 +20,8 @@ func TestRequestRowRoundTrip(t *testing.T) {
 		{Agent: 9, Seq: 7, Phase: stats.Measured, ScheduledUS: 5, SendLagUS: 1, DurationUS: 2, Status: 400, Outcome: "oauth_error", Detail: "invalid_grant"},
 		{Agent: 1, Seq: 2, Phase: stats.Measured, ScheduledUS: 5, Outcome: "conn_error", Detail: "a,b\nc"},
 		{Agent: 4, Seq: -1, Phase: stats.Measured, ScheduledUS: 9, Outcome: "dropped", Count: 1_000_000_000_000},
+		{Agent: 2, Seq: 3, Phase: stats.Measured, ScheduledUS: 7, SendLagUS: 1, DurationUS: 900, Status: 200, Outcome: "ok", Retried: true},
+		{Agent: 2, Seq: 4, Phase: stats.Warmup, ScheduledUS: 8, SendLagUS: 1, DurationUS: 90, Outcome: "conn_error", Retried: true},
 	}
 	for _, r := range rows {
 		line := string(AppendRequest(nil, &r))
@@ -34,7 +36,9 @@ func TestRequestRowRoundTrip(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"", "1,2,3", "x,1,measured,1,1,1,200,ok,,", "1,1,later,1,1,1,200,ok,,", "1,1,measured,1,1,1,200,,,",
-		"1,1,measured,1,1,1,200,ok,,5", "1,1,measured,1,,,0,dropped,,-2", "-1,1,measured,1,1,1,200,ok,,", "1,1,measured,1,1,1,20000,ok,,"} {
+		"1,1,measured,1,1,1,200,ok,,5,", "1,1,measured,1,,,0,dropped,,-2,", "-1,1,measured,1,1,1,200,ok,,,", "1,1,measured,1,1,1,20000,ok,,,",
+		"1,1,measured,1,1,1,200,ok,,", "1,1,measured,1,1,1,200,ok,,,0", "1,1,measured,1,1,1,200,ok,,,2", "1,1,measured,1,1,1,200,ok,,,true",
+		"1,1,measured,1,,,0,dropped,,,1", "1,1,measured,1,1,1,200,ok,,,1,"} {
 		if _, err := ParseRequest(bad); err == nil {
 			t.Errorf("ParseRequest(%q) accepted", bad)
 		}
@@ -164,4 +168,30 @@ func allEvents(t *testing.T, f *Folder) ([]Sequenced, EventInfo) {
 		t.Fatal(err)
 	}
 	return out, info
+}
+
+// Rows of every layout tokex wrote read back, the retried flag of the
+// current one counted in the run's statistics and none in older ones.
+func TestRequestsOfEveryLayoutRead(t *testing.T) {
+	rows := "0,1,measured,1000000,5,900,200,ok,,\n0,2,measured,1000100,5,800,200,ok,,\n"
+	for _, tc := range []struct {
+		name, text string
+		retried    int64
+	}{
+		{"v1: before count", requestsHeaderV1 + "\n0,1,measured,1000000,5,900,200,ok,\n0,2,measured,1000100,5,800,200,ok,\n", 0},
+		{"v2: before retried", requestsHeaderV2 + "\n" + rows, 0},
+		{"v3", RequestsHeader + "\n0,1,measured,1000000,5,900,200,ok,,,1\n0,2,measured,1000100,5,800,200,ok,,,\n0,3,warmup,900000,5,800,200,ok,,,1\n", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			meta := stats.RunMeta{ID: "r", Status: stats.StatusDone, MeasuredStart: time.UnixMicro(999_000), MeasuredEnd: time.UnixMicro(2_000_000)}
+			tally := stats.NewTally(meta)
+			if _, err := parseRequests("requests", strings.NewReader(tc.text), tally.Add); err != nil {
+				t.Fatal(err)
+			}
+			r := tally.Run(meta, nil, stats.Thresholds{})
+			if r.Requests != 2 || r.OK != 2 || r.Retried != tc.retried {
+				t.Errorf("%d requests, %d ok, %d retried; want 2, 2, %d", r.Requests, r.OK, r.Retried, tc.retried)
+			}
+		})
+	}
 }

@@ -557,7 +557,7 @@ func bomb(t *testing.T, path string, rows int) {
 	f, err := os.Create(path)
 	must(t, err)
 	zw, _ := gzip.NewWriterLevel(f, gzip.BestCompression)
-	_, _ = zw.Write([]byte(RequestsHeader + "\n"))
+	_, _ = zw.Write([]byte(requestsHeaderV2 + "\n")) // rows without retried, as before it
 	line := []byte("3,42,measured,1800000000000000,17,5321,200,ok,,\n")
 	chunk := bytes.Repeat(line, 10_000)
 	for n := 0; n < rows; n += 10_000 {

@@ -67,6 +67,10 @@ type Run struct {
 	OK            int64            `json:"ok"`
 	SuccessRatio  float64          `json:"success_ratio"`
 	Errors        map[string]int64 `json:"errors,omitempty"` // outcome/detail -> count
+	// Retried counts the requests sent a second time on a new connection
+	// after a keep-alive race (Request.Retried): not errors, whatever the
+	// second attempt's outcome; measured phase.
+	Retried int64 `json:"retried,omitempty"`
 	// TopErrors are the most common failures with what the server said.
 	TopErrors         []ErrorKind       `json:"top_errors,omitempty"`
 	LatencyMs         Latency           `json:"latency_ms"`
@@ -112,6 +116,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, 
 type Tally struct {
 	winStart, winEnd                           int64 // the measured window, µs
 	arrivals, requests, responses, ok, dropped int64
+	retried                                    int64
 	warmupRequests, warmupDropped              int64
 	answeredInWindow                           int64
 	errors                                     map[string]int64
@@ -149,6 +154,9 @@ func (t *Tally) Add(q *Request) {
 		return // cut short by the campaign stopping: neither success nor failure
 	}
 	t.requests++
+	if q.Retried {
+		t.retried++
+	}
 	if q.Responded() {
 		t.responses++
 	}
@@ -214,6 +222,7 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	}
 	arrivals := t.arrivals
 	r.Requests, r.Responses, r.OK, r.Dropped, r.Errors = t.requests, t.responses, t.ok, t.dropped, t.errors
+	r.Retried = t.retried
 	r.WarmupRequests, r.WarmupDropped = t.warmupRequests, t.warmupDropped
 	r.LatencyMs = t.dur.Summarize()
 	r.LatencyFromSched = t.fromSched.Summarize()

@@ -57,6 +57,8 @@ type Totals struct {
 	// Verified sums the runs' verified tokens (check.verify), nil when
 	// none were verified.
 	Verified *Verification `json:"verified,omitempty"`
+	// Retried: requests sent again after a keep-alive race (Run.Retried).
+	Retried int64 `json:"retried,omitempty"`
 }
 
 // VerifiedLine says how many issued tokens the campaign verified, "" when
@@ -133,6 +135,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 			s.Totals.OK += r.OK
 			s.Totals.Dropped += r.Dropped
 			s.Totals.addVerified(r.Verification)
+			s.Totals.Retried += r.Retried
 		}
 		passed = passed && r.ThresholdsPassed
 		s.Warnings = append(s.Warnings, r.Warnings...)
@@ -379,8 +382,8 @@ func (s *Summary) Markdown() string {
 		verdict = "FAILED"
 	}
 	fmt.Fprintf(&b, "- thresholds (%s): **%s**\n", s.Thresholds, verdict)
-	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped\n",
-		Thousands(s.Totals.Exchanges), s.Totals.Runs, s.Totals.SuccessRatio*100, Thousands(s.Totals.Dropped))
+	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped%s\n",
+		Thousands(s.Totals.Exchanges), s.Totals.Runs, s.Totals.SuccessRatio*100, Thousands(s.Totals.Dropped), s.Totals.RetriedNote())
 	if l := s.Totals.VerifiedLine(); l != "" {
 		b.WriteString("- " + l + "\n")
 	}

@@ -261,7 +261,8 @@ func (r *Run) StatsTable() table.Table {
 }
 
 // ErrorsTable is the run's most common errors, each with what the server
-// said about it (most common first, one line each).
+// said about it (most common first, one line each), then the requests
+// retried after a keep-alive race, which are not errors.
 func (r *Run) ErrorsTable() table.Table {
 	t := table.New("error", "count", "what the server said (most common first)")
 	t.Class, t.Columns[2].Class = "errors", "desc"
@@ -272,7 +273,34 @@ func (r *Run) ErrorsTable() table.Table {
 		}
 		t.Add(e.Error, Thousands(e.Count), strings.Join(said, "\n"))
 	}
+	if r.Retried > 0 {
+		t.Add(RetriedLabel, Thousands(r.Retried), RetriedMeaning)
+	}
 	return t
+}
+
+// RetriedLabel and RetriedMeaning name and explain Run.Retried wherever
+// error counts are shown.
+const (
+	RetriedLabel   = "retried (not an error)"
+	RetriedMeaning = "sent again on a new connection: the kept-alive one it went out on was closed by the server before any answer (a keep-alive race)"
+)
+
+// RetriedLine is a run's retried count in a sentence; "" when none.
+func (r *Run) RetriedLine() string {
+	if r.Retried == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s× %s: %s", Thousands(r.Retried), RetriedLabel, RetriedMeaning)
+}
+
+// RetriedNote is ", N retried after a keep-alive race (not errors)" for
+// a campaign's totals; "" when none.
+func (t Totals) RetriedNote() string {
+	if t.Retried == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %s retried after a keep-alive race (not errors)", Thousands(t.Retried))
 }
 
 // pct2 and ms2 are the run tables' two-decimal ratio and milliseconds.

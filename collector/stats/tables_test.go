@@ -125,3 +125,20 @@ func TestSearchVerdictInEveryTable(t *testing.T) {
 		t.Errorf("summary.md still judges probes by the thresholds: %s", s.LatencyTable().Markdown())
 	}
 }
+
+// Requests retried after a keep-alive race are shown with the errors, as
+// not errors, also in a run that has none.
+func TestErrorsTableShowsRetried(t *testing.T) {
+	r := &Run{Retried: 7}
+	tb := r.ErrorsTable()
+	if len(tb.Rows) != 1 || tb.Rows[0].Cells[0] != RetriedLabel || tb.Rows[0].Cells[1] != "7" {
+		t.Fatalf("rows %q", tb.Rows)
+	}
+	r.TopErrors = []ErrorKind{{Error: "timeout", Count: 3}}
+	if tb := r.ErrorsTable(); len(tb.Rows) != 2 || tb.Rows[0].Cells[0] != "timeout" || tb.Rows[1].Cells[0] != RetriedLabel {
+		t.Errorf("rows %q", tb.Rows)
+	}
+	if r.Retried = 0; len(r.ErrorsTable().Rows) != 1 || r.RetriedLine() != "" || (Totals{}).RetriedNote() != "" {
+		t.Error("retried shown when there was none")
+	}
+}

@@ -60,6 +60,12 @@ type Request struct {
 	// Count is how many dropped arrivals the row stands for when k6 only
 	// gave a total (k6 import, kube); 0 means one. Only dropped rows have it.
 	Count int64
+	// Retried: the request was sent a second time, on a new connection,
+	// after the kept-alive one it first went out on turned out closed by
+	// the server before any byte of an answer (a keep-alive race, tokex's
+	// own HTTP/1.1 client). Its outcome is the second attempt's; the race
+	// is not the server's error.
+	Retried bool
 }
 
 // ErrorKey is the request's key in Run.Errors: outcome[:detail].

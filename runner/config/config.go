@@ -109,19 +109,31 @@ type Target struct {
 	HTTP string `yaml:"http"`
 	// KeepAlive false opens a new connection (and TLS handshake) for every
 	// request, to measure what a short-lived client pays.
-	KeepAlive *bool    `yaml:"keep_alive"`
-	Embedded  Embedded `yaml:"embedded"`
+	KeepAlive *bool `yaml:"keep_alive"`
+	// KeepAliveIdle is how long a kept-alive connection may sit idle and
+	// still be reused (local driver); an older one is closed and a new one
+	// dialed. Below the 5 s many servers close idle connections after
+	// (Node, Apache, uvicorn), so tokex never sends on a connection the
+	// server is closing; a server's Keep-Alive: timeout=N retires one
+	// sooner, and a request that still meets a closed one is sent again.
+	KeepAliveIdle time.Duration `yaml:"keep_alive_idle"`
+	Embedded      Embedded      `yaml:"embedded"`
 	// How the engine of a target.url is measured (one at most): a process
 	// on this host and its descendants (or its own cgroup), a cgroup v2
 	// directory, or a Prometheus endpoint with the server's process metrics.
 	PID        int    `yaml:"pid"`
 	Cgroup     string `yaml:"cgroup"`
 	MetricsURL string `yaml:"metrics_url"`
-	// UnreachableAfter stops the run and the campaign when no request got an
-	// HTTP response for this long while they failed at the connection
-	// (refused, reset, timed out).
+	// UnreachableAfter stops the run and the campaign when requests failed
+	// and the target neither answered any (any HTTP status) nor accepted a
+	// connection for this long. One that accepts connections but answers
+	// slower than the request timeout is overloaded, not unreachable.
 	UnreachableAfter time.Duration `yaml:"unreachable_after"`
 }
+
+// DefaultKeepAliveIdle is target.keep_alive_idle's default: below the 5 s
+// keep-alive timeout of Node's http server, Apache and uvicorn.
+const DefaultKeepAliveIdle = 4 * time.Second
 
 // Protocol is the HTTP protocol asked for: "1.1", "2", "h2c", or "" (HTTP/2
 // when TLS offers it, else HTTP/1.1).
@@ -351,7 +363,8 @@ func Article() Campaign {
 			ClientAssertion:    ClientAssertion{Lifetime: time.Minute},
 			Timeout:            10 * time.Second,
 		},
-		Target:     Target{Embedded: Embedded{SigningAlg: subject.RS256}, UnreachableAfter: 10 * time.Second},
+		Target: Target{Embedded: Embedded{SigningAlg: subject.RS256}, UnreachableAfter: 10 * time.Second,
+			KeepAliveIdle: DefaultKeepAliveIdle},
 		Subject:    Subject{Issuer: "https://pf-perf-subject", Alg: subject.RS256, Lifetime: 5 * time.Minute},
 		Agents:     Agents{Count: 10, ClientIDPrefix: "perf-agent-", MaxInFlight: 100, ClientKey: ClientKey{Alg: subject.ES256}},
 		Users:      Users{Count: 100, Prefix: "perf-user-"},
@@ -505,6 +518,9 @@ func (c *Campaign) validateTarget(doc *confload.Doc) error {
 	}
 	if u := c.Target.UnreachableAfter; u < time.Second || u > time.Hour {
 		return doc.Errorf("target.unreachable_after", "%s must be between 1s and 1h", u)
+	}
+	if k := c.Target.KeepAliveIdle; k < 100*time.Millisecond || k > time.Hour {
+		return doc.Errorf("target.keep_alive_idle", "%s must be between 100ms and 1h", k)
 	}
 	if err := c.validateEngineSampling(doc); err != nil {
 		return err

@@ -22,9 +22,12 @@ target:
   # pid: 12345                     # a server on this host: the process and all its descendants
   # cgroup: /sys/fs/cgroup/system.slice/my-as.service   # a cgroup v2 directory
   # metrics_url: http://as.internal:9090/metrics      # Prometheus process_cpu_seconds_total, any host
-  # Stop the campaign (exit 2, evidence kept, --resume continues) when no
-  # request got an HTTP response for this long, every one refused or timed out.
+  # Stop the campaign (exit 2, evidence kept, --resume continues) when the target
+  # neither answered nor accepted a connection for this long (a slow one is not dead).
   unreachable_after: 10s
+  # A kept-alive connection idle longer than this is closed, not reused: below the
+  # 5 s after which Node, Apache and uvicorn close idle ones (local driver).
+  keep_alive_idle: 4s
   embedded:
     signing_alg: RS256             # issued tokens of the embedded server
     # tls: true                    # HTTPS + HTTP/2, like the article's engines

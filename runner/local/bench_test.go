@@ -239,7 +239,7 @@ func BenchmarkH1Client(b *testing.B) {
 		clients[i] = newH1Client(u, nil, false, 5*time.Second, 200)
 		for range 200 { // more than its workers ever hold: none dials
 			c := &memConn{resp: okResponse("")}
-			clients[i].put(&h1Conn{c: c, br: bufio.NewReaderSize(c, 4096)})
+			clients[i].put(&h1Conn{c: c, br: bufio.NewReaderSize(c, 4096), sent: time.Now()})
 		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -252,7 +252,7 @@ func BenchmarkH1Client(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		h := clients[next.Add(1)%int64(len(clients))]
 		for pb.Next() {
-			if st, err := h.do(ctx, req, func(int, []byte) {}); err != nil || st != 200 {
+			if st, _, err := h.do(ctx, req, func(int, []byte) {}); err != nil || st != 200 {
 				b.Error(st, err)
 			}
 		}

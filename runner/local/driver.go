@@ -295,6 +295,10 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 			}
 		}
 	}()
+	if cn, ok := out.(runner.Connector); ok { // connections are signs of life
+		d.gen.dials.set(cn.Connected)
+		defer d.gen.dials.set(nil)
+	}
 	d.gen.Run(rctx, p, start, out.Record)
 	res.Verification = d.gen.Verification()
 	close(stop)
@@ -400,7 +404,7 @@ func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runne
 	}
 	h2 := c.Target.HTTP2 == nil || *c.Target.HTTP2
 	o := TransportOptions{TLS: tlsCfg, HTTP2: h2, Protocol: c.Target.Protocol(), NewConnPerRequest: c.Target.NewConnectionPerRequest(),
-		Conns: c.Agents.MaxInFlight}
+		Conns: c.Agents.MaxInFlight, KeepAliveIdle: c.Target.KeepAliveIdle}
 	if d.ClientCerts != nil {
 		o.ClientCerts = d.ClientCerts.Certs
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/runner/config"
 )
 
 // Agent is one load agent: its own client id, connection pool and minter,
@@ -129,6 +130,32 @@ type Generator struct {
 
 	details *exchange.DetailSet // this run's distinct details, bounded
 	sampler *verifySampler      // this run's, nil without verification
+	dials   dialWatch           // told of each connection the agents make
+}
+
+// dialWatch tells the run's Connector of each connection made to the
+// target: the sign of life of a server too slow to answer in time.
+type dialWatch struct {
+	fn atomic.Pointer[func(time.Time)]
+}
+
+// set makes f hear of the connections made from now on; nil: nobody.
+func (d *dialWatch) set(f func(time.Time)) {
+	if f == nil {
+		d.fn.Store(nil)
+		return
+	}
+	d.fn.Store(&f)
+}
+
+// dialed says a connection was just made.
+func (d *dialWatch) dialed() {
+	if d == nil {
+		return
+	}
+	if f := d.fn.Load(); f != nil {
+		(*f)(time.Now())
+	}
 }
 
 // TransportOptions configure each agent's own connection pool.
@@ -143,6 +170,9 @@ type TransportOptions struct {
 	// ClientCerts are the agents' TLS client certificates, by index
 	// (tls_client_auth); nil: none.
 	ClientCerts []tls.Certificate
+	// KeepAliveIdle is how long a connection may sit idle and still be
+	// reused (target.keep_alive_idle); 0: config.DefaultKeepAliveIdle.
+	KeepAliveIdle time.Duration
 }
 
 // agentTLS is agent i's TLS configuration: o.TLS with its certificate.
@@ -179,12 +209,17 @@ func (g *Generator) Connect(o TransportOptions) {
 	// tokex's client speaks HTTP/1.1 with keep-alive; HTTP/2 (possibly, by
 	// ALPN, or asked for) and a connection per request go through net/http.
 	lean := err == nil && !o.NewConnPerRequest && (o.Protocol == "1.1" || o.Protocol == "")
+	idle := o.KeepAliveIdle
+	if idle <= 0 {
+		idle = config.DefaultKeepAliveIdle
+	}
 	for _, a := range g.Agents {
 		a.h1 = nil
 		if lean {
 			a.h1 = newH1Client(u, o.agentTLS(a.Index), o.HTTP2 && o.Protocol == "", g.Timeout, o.Conns)
 		}
 		if a.h1 != nil {
+			a.h1.idleFor, a.h1.dials = idle, &g.dials
 			g.prepare(a)
 			continue
 		}
@@ -192,14 +227,21 @@ func (g *Generator) Connect(o TransportOptions) {
 		if t := o.agentTLS(a.Index); t != nil {
 			tlsCfg = t.Clone() // net/http edits NextProtos of its transport's config
 		}
+		dial := (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext
 		tr := &http.Transport{
-			Proxy:               nil,
-			DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			Proxy: nil,
+			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err == nil {
+					g.dials.dialed()
+				}
+				return c, err
+			},
 			TLSClientConfig:     tlsCfg,
 			ForceAttemptHTTP2:   o.HTTP2,
 			MaxIdleConns:        o.Conns,
 			MaxIdleConnsPerHost: o.Conns,
-			IdleConnTimeout:     90 * time.Second,
+			IdleConnTimeout:     idle,
 			TLSHandshakeTimeout: 5 * time.Second,
 			DisableCompression:  true,
 			DisableKeepAlives:   o.NewConnPerRequest,
@@ -467,7 +509,7 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 	var err error
 	if a.h1 != nil {
 		*buf = g.request((*buf)[:0], a, tok, cred)
-		r.Status, err = a.h1.do(ctx, *buf, answered)
+		r.Status, r.Retried, err = a.h1.do(ctx, *buf, answered)
 	} else {
 		r.Status, err = g.doHTTP(ctx, a, tok, cred, answered)
 	}

@@ -11,10 +11,13 @@ import (
 	"net"
 	"net/http/httputil"
 	"net/url"
+	"os"
 	"strconv"
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/tokex-dev/tokex/runner/config"
 )
 
 // h1Client sends an agent's exchanges over HTTP/1.1 keep-alive connections
@@ -28,6 +31,11 @@ type h1Client struct {
 	tls     *tls.Config // nil: plain TCP
 	timeout time.Duration
 	maxIdle int
+	// idleFor is how long a connection may sit idle and still be reused
+	// (target.keep_alive_idle); an older one is closed, not sent on.
+	idleFor time.Duration
+	// dials hears of each connection made (the run's Connector); nil: none.
+	dials *dialWatch
 
 	mu    sync.Mutex
 	idle  []*h1Conn            // most recently used last
@@ -50,6 +58,12 @@ type h1Conn struct {
 	body []byte
 	line []byte
 	w    *h1Watch // the watch of the request using it; nil when idle
+	// sent is when its latest request was sent: its idle time counts from
+	// there, a little longer than the server's (from its response).
+	sent time.Time
+	// serverIdle is how long it may sit idle by the server's Keep-Alive:
+	// timeout=N, less a margin (keepAliveIdle); 0: the server did not say.
+	serverIdle time.Duration
 }
 
 // aborted is the deadline that unblocks a request whose context ended.
@@ -65,7 +79,7 @@ const maxResponseBody = 1 << 20
 // newH1Client returns a client for u, or nil when u needs net/http (HTTP/2
 // may be negotiated, or the scheme is not http/https).
 func newH1Client(u *url.URL, tlsCfg *tls.Config, http2 bool, timeout time.Duration, maxIdle int) *h1Client {
-	h := &h1Client{timeout: timeout, maxIdle: max(maxIdle, 1), live: map[*h1Conn]struct{}{}}
+	h := &h1Client{timeout: timeout, maxIdle: max(maxIdle, 1), idleFor: config.DefaultKeepAliveIdle, live: map[*h1Conn]struct{}{}}
 	port := u.Port()
 	switch {
 	case u.Scheme == "http":
@@ -104,19 +118,31 @@ func requestHead(u *url.URL, headers [][2]string) (pre, post []byte) {
 	return pre, append(post, "\r\n"...)
 }
 
-// do sends req (complete request bytes) and returns the status and up to
-// maxResponseBody bytes of body, valid until the next do on this client's
-// connection is returned to the pool (the caller copies what it keeps).
-// A connection reused from the pool that the server had closed, found
-// before any byte of the answer came back, is replaced once, as net/http
-// does by reading idle connections.
-func (h *h1Client) do(ctx context.Context, req []byte, handle func(status int, body []byte)) (int, error) {
+// do sends req (complete request bytes) and hands the status and up to
+// maxResponseBody bytes of body to handle, valid until the connection is
+// returned to the pool (handle copies what it keeps); it returns the
+// status.
+//
+// Keep-alive races are tokex's, not the server's: a connection idle longer
+// than idleFor, or than the server said it keeps one (Keep-Alive:
+// timeout=N), is closed instead of reused, one the server said it closes
+// (Connection: close) is not pooled, and a request that fails on a reused
+// connection because the server closed it, before any byte of an answer,
+// is sent once more on a new connection (retried), as net/http does for
+// requests it may replay. The connections idle since before the closed one
+// are closed with it.
+func (h *h1Client) do(ctx context.Context, req []byte, handle func(status int, body []byte)) (status int, retried bool, err error) {
 	for attempt := 0; ; attempt++ {
-		c, reused, err := h.get(ctx)
+		now := time.Now()
+		c, reused, err := h.get(ctx, now, attempt > 0)
 		if err != nil {
-			return 0, err
+			return 0, attempt > 0, err
 		}
-		status, body, keep, got, err := h.exchange(ctx, c, req)
+		if !reused {
+			now = time.Now() // after the dial
+		}
+		idleSince := c.sent
+		status, body, keep, got, err := h.exchange(ctx, c, req, now)
 		if err == nil {
 			handle(status, body)
 		}
@@ -126,9 +152,10 @@ func (h *h1Client) do(ctx context.Context, req []byte, handle func(status int, b
 			h.put(c)
 		}
 		if err != nil && reused && !got && attempt == 0 && ctx.Err() == nil && closedByPeer(err) {
+			h.retire(idleSince)
 			continue
 		}
-		return status, err
+		return status, attempt > 0, err
 	}
 }
 
@@ -137,18 +164,39 @@ func closedByPeer(err error) bool {
 		errors.Is(err, syscall.EPIPE)
 }
 
-func (h *h1Client) get(ctx context.Context) (*h1Conn, bool, error) {
+// get returns the most recently used idle connection that may still be
+// reused at now, else (or when fresh) a new one, and whether it was
+// reused. Idle connections found too old on the way are closed.
+func (h *h1Client) get(ctx context.Context, now time.Time, fresh bool) (*h1Conn, bool, error) {
 	h.mu.Lock()
 	w := h.watchLocked(ctx)
-	if n := len(h.idle); n > 0 {
-		c := h.idle[n-1]
+	var c *h1Conn
+	var old []*h1Conn
+	for !fresh && c == nil && len(h.idle) > 0 {
+		n := len(h.idle)
+		c = h.idle[n-1]
 		h.idle = h.idle[:n-1]
+		if !h.reusable(c, now) {
+			old, c = append(old, c), nil
+		}
+	}
+	for _, o := range old {
+		delete(h.live, o)
+	}
+	if c != nil {
 		c.w = w
-		h.mu.Unlock()
-		return c, true, nil
 	}
 	h.mu.Unlock()
+	for _, o := range old {
+		_ = o.c.Close()
+	}
+	if c != nil {
+		return c, true, nil
+	}
 	nc, err := h.dial(ctx)
+	if err == nil {
+		h.dials.dialed()
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if err != nil {
@@ -157,9 +205,40 @@ func (h *h1Client) get(ctx context.Context) (*h1Conn, bool, error) {
 		}
 		return nil, false, err
 	}
-	c := &h1Conn{c: nc, br: bufio.NewReaderSize(nc, 4096), w: w}
+	c = &h1Conn{c: nc, br: bufio.NewReaderSize(nc, 4096), w: w, sent: time.Now()}
 	h.live[c] = struct{}{}
 	return c, false, nil
+}
+
+// reusable reports whether idle connection c may be sent on at now.
+func (h *h1Client) reusable(c *h1Conn, now time.Time) bool {
+	limit := h.idleFor
+	if c.serverIdle > 0 && c.serverIdle < limit {
+		limit = c.serverIdle
+	}
+	return now.Sub(c.sent) < limit
+}
+
+// retire closes the idle connections last sent on at or before t: the
+// server closed one of them, and keeps the others no longer.
+func (h *h1Client) retire(t time.Time) {
+	h.mu.Lock()
+	var old []*h1Conn
+	kept := h.idle[:0]
+	for _, c := range h.idle {
+		if c.sent.After(t) {
+			kept = append(kept, c)
+			continue
+		}
+		old = append(old, c)
+		delete(h.live, c)
+	}
+	clear(h.idle[len(kept):])
+	h.idle = kept
+	h.mu.Unlock()
+	for _, c := range old {
+		_ = c.c.Close()
+	}
 }
 
 func (h *h1Client) dial(ctx context.Context) (net.Conn, error) {
@@ -270,9 +349,10 @@ func (h *h1Client) close() {
 
 // exchange writes req and reads one response. got reports whether any byte
 // of a response arrived.
-func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req []byte) (status int, body []byte, keep, got bool, err error) {
+func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req []byte, now time.Time) (status int, body []byte, keep, got bool, err error) {
+	c.sent = now
 	if h.timeout > 0 {
-		_ = c.c.SetDeadline(time.Now().Add(h.timeout))
+		_ = c.c.SetDeadline(now.Add(h.timeout))
 	} else {
 		_ = c.c.SetDeadline(time.Time{})
 	}
@@ -285,9 +365,9 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req []byte) (status 
 	if ctx.Err() != nil {
 		_ = c.c.SetDeadline(aborted)
 	}
-	defer func() { // a failure once ctx has ended is put down to it
-		if err != nil && ctx.Err() != nil {
-			err = fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+	defer func() {
+		if err != nil {
+			err = h.explain(ctx, err)
 		}
 	}()
 	if _, err = c.c.Write(req); err != nil {
@@ -305,6 +385,22 @@ func (h *h1Client) exchange(ctx context.Context, c *h1Conn, req []byte) (status 
 	}
 	body, keep, err = c.readBody(length, chunked, keep)
 	return status, body, keep, true, err // the status also with a body error, as net/http gives it
+}
+
+// explain says why an exchange on an established connection failed: a
+// failure once ctx has ended is put down to it, and a timeout to a server
+// that accepted the connection but did not answer in time (slow, not
+// unreachable), in the same words for every connection, so that a run
+// counts one kind of error.
+func (h *h1Client) explain(ctx context.Context, err error) error {
+	var ne net.Error
+	switch {
+	case ctx.Err() != nil:
+		return fmt.Errorf("%w (%w)", context.Cause(ctx), err)
+	case errors.As(err, &ne) && ne.Timeout():
+		return fmt.Errorf("no complete response within request.timeout %s on an established connection: %w", h.timeout, os.ErrDeadlineExceeded)
+	}
+	return err
 }
 
 // readHead reads the status line and headers, skipping 1xx responses.
@@ -334,20 +430,25 @@ func (c *h1Conn) readHead() (status int, keep bool, length int64, chunked bool, 
 			}
 			value = bytes.TrimSpace(value)
 			switch {
-			case bytes.EqualFold(name, []byte("Content-Length")):
+			case len(name) == 14 && bytes.EqualFold(name, []byte("Content-Length")):
 				n, perr := strconv.ParseInt(string(value), 10, 64)
 				if perr != nil || n < 0 || (length >= 0 && n != length) {
 					return 0, false, 0, false, fmt.Errorf("bad Content-Length %q", truncate(value))
 				}
 				length = n
-			case bytes.EqualFold(name, []byte("Transfer-Encoding")):
+			case len(name) == 17 && bytes.EqualFold(name, []byte("Transfer-Encoding")):
 				if !bytes.EqualFold(value, []byte("chunked")) {
 					return 0, false, 0, false, fmt.Errorf("unsupported transfer encoding %q", truncate(value))
 				}
 				chunked = true
-			case bytes.EqualFold(name, []byte("Connection")):
+			case len(name) == 10 && bytes.EqualFold(name, []byte("Connection")):
 				if bytes.Contains(bytes.ToLower(value), []byte("close")) {
 					keep = false
+				}
+			case len(name) == 10 && bytes.EqualFold(name, []byte("Keep-Alive")):
+				if n, ok := keepAliveTimeout(value); ok {
+					c.serverIdle = keepAliveIdle(n)
+					keep = keep && c.serverIdle > 0
 				}
 			}
 		}
@@ -463,4 +564,44 @@ func truncate(b []byte) string {
 		b = b[:64]
 	}
 	return string(b)
+}
+
+// maxKeepAliveSeconds bounds the timeout a server may announce.
+const maxKeepAliveSeconds = 86400
+
+// keepAliveTimeout is the timeout parameter of a Keep-Alive response
+// header ("timeout=5, max=1000"), in whole seconds (at most a day); ok is
+// false when the value has none, or a malformed one. It allocates nothing.
+func keepAliveTimeout(value []byte) (seconds int64, ok bool) {
+	for len(value) > 0 {
+		var param []byte
+		param, value, _ = bytes.Cut(value, []byte(","))
+		name, v, found := bytes.Cut(param, []byte("="))
+		if !found || !bytes.EqualFold(bytes.TrimSpace(name), []byte("timeout")) {
+			continue
+		}
+		v = bytes.TrimSpace(v)
+		if len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"' {
+			v = v[1 : len(v)-1]
+		}
+		if len(v) == 0 {
+			return 0, false
+		}
+		for _, d := range v {
+			if d < '0' || d > '9' {
+				return 0, false
+			}
+			seconds = min(seconds*10+int64(d-'0'), maxKeepAliveSeconds)
+		}
+		return seconds, true
+	}
+	return 0, false
+}
+
+// keepAliveIdle is how long tokex reuses an idle connection the server
+// keeps for n seconds: a second less (half of it below 2 s), so that no
+// request goes out as the server closes it; 0 for n = 0 (not at all).
+func keepAliveIdle(n int64) time.Duration {
+	d := time.Duration(n) * time.Second
+	return d - min(time.Second, d/2)
 }

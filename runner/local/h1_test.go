@@ -3,10 +3,12 @@ package local
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -258,4 +260,207 @@ func TestH1OnlyWithoutHTTP2(t *testing.T) {
 		}
 		g.Close()
 	}
+}
+
+// TestH1RetriesOnANewConnection is issue 23 item 2: when the server has
+// closed every pooled connection (its keep-alive timeout passed while they
+// were idle), the request that meets the first closed one is sent again on
+// a new connection, not on the next closed one (which failed it with
+// "EOF", counted as the server's conn_error), and says it was retried; the
+// other idle connections, as old, are closed without a request sent on them.
+func TestH1RetriesOnANewConnection(t *testing.T) {
+	// The first three requests are answered after 100 ms on three
+	// connections, which the server then closes without saying so.
+	s := newRawServer(t, func(i int) (string, bool, time.Duration) {
+		if i < 3 {
+			return okResponse(""), true, 100 * time.Millisecond
+		}
+		return okResponse(""), false, 0
+	})
+	u, _ := url.Parse(s.url())
+	h := newH1Client(u, nil, false, 5*time.Second, 8)
+	h.idleFor = time.Minute
+	var dials atomic.Int64
+	var w dialWatch
+	w.set(func(time.Time) { dials.Add(1) })
+	h.dials = &w
+	t.Cleanup(h.close)
+	var wg sync.WaitGroup
+	for range 3 {
+		wg.Go(func() {
+			if _, retried, err := h.do(context.Background(), stallReq, func(int, []byte) {}); err != nil || retried {
+				t.Errorf("retried %v, err %v", retried, err)
+			}
+		})
+	}
+	wg.Wait()
+	waitFor(t, "the server to close its connections", func() bool { return s.n.Load() == 3 })
+	time.Sleep(50 * time.Millisecond)
+	status, retried, err := h.do(context.Background(), stallReq, func(int, []byte) {})
+	if err != nil || status != 200 || !retried {
+		t.Fatalf("status %d, retried %v, err %v", status, retried, err)
+	}
+	if n := s.conns.Load(); n != 4 {
+		t.Errorf("%d connections, want 4 (three closed by the server, one new)", n)
+	}
+	if n := dials.Load(); n != 4 {
+		t.Errorf("%d dials reported, want 4", n)
+	}
+	if n := s.n.Load(); n != 4 {
+		t.Errorf("the server got %d requests, want 4", n)
+	}
+	h.mu.Lock()
+	idle, open := len(h.idle), len(h.live)
+	h.mu.Unlock()
+	// The new one, and those of the closed ones last used after the one
+	// that failed (in the order the three happened to start).
+	if idle < 1 || idle > 3 || open != idle {
+		t.Errorf("%d idle, %d open", idle, open)
+	}
+}
+
+// TestH1RetireClosesTheOlderIdleConnections: once a pooled connection
+// turns out closed by the server, those last used at or before it are
+// closed too (the server keeps them no longer); the later ones stay.
+func TestH1RetireClosesTheOlderIdleConnections(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	h := newH1Client(&url.URL{Scheme: "http", Host: "127.0.0.1:1"}, nil, false, time.Second, 8)
+	var conns []*h1Conn
+	for _, s := range []int{3, 1, 4, 2, 5} { // idle order is put order, not send order
+		c := &h1Conn{c: &memConn{}, sent: t0.Add(time.Duration(s) * time.Second)}
+		h.live[c] = struct{}{}
+		h.put(c)
+		conns = append(conns, c)
+	}
+	h.retire(t0.Add(3 * time.Second))
+	if len(h.idle) != 2 || len(h.live) != 2 || h.idle[0] != conns[2] || h.idle[1] != conns[4] {
+		t.Errorf("idle %v, open %d: want the two used after 3 s, in their order", h.idle, len(h.live))
+	}
+}
+
+// TestH1IdleBound: an idle connection is reused while it has been idle
+// less than keep_alive_idle, or than the server's Keep-Alive: timeout=N
+// less a margin, whichever is shorter; an older one is closed, not sent on.
+func TestH1IdleBound(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	h := &h1Client{idleFor: 4 * time.Second}
+	for _, tc := range []struct {
+		serverIdle time.Duration
+		idle       time.Duration
+		want       bool
+	}{
+		{0, 3900 * time.Millisecond, true},
+		{0, 4 * time.Second, false},
+		{keepAliveIdle(5), 3999 * time.Millisecond, true},
+		{keepAliveIdle(5), 4 * time.Second, false},
+		{keepAliveIdle(1), 499 * time.Millisecond, true},
+		{keepAliveIdle(1), 500 * time.Millisecond, false},
+		{keepAliveIdle(60), 3900 * time.Millisecond, true}, // the client's bound is the shorter
+		{keepAliveIdle(60), 5 * time.Second, false},
+	} {
+		c := &h1Conn{sent: t0, serverIdle: tc.serverIdle}
+		if got := h.reusable(c, t0.Add(tc.idle)); got != tc.want {
+			t.Errorf("server keeps %s, idle %s: reusable %v", tc.serverIdle, tc.idle, got)
+		}
+	}
+}
+
+// TestH1HonoursKeepAliveHeaders: the server's Keep-Alive: timeout=N is
+// kept with the connection (timeout=0 and Connection: close: not pooled),
+// and a connection idle past it is replaced without a request sent on it.
+func TestH1HonoursKeepAliveHeaders(t *testing.T) {
+	for _, tc := range []struct {
+		header     string
+		serverIdle time.Duration
+		pooled     bool
+	}{
+		{"Keep-Alive: timeout=5, max=1000\r\n", 4 * time.Second, true},
+		{"Keep-Alive: timeout=1\r\n", 500 * time.Millisecond, true},
+		{"Keep-Alive: max=3\r\n", 0, true},
+		{"Keep-Alive: timeout=0\r\n", 0, false},
+		{"Connection: close\r\nKeep-Alive: timeout=5\r\n", 4 * time.Second, false},
+	} {
+		t.Run(strings.TrimSpace(tc.header), func(t *testing.T) {
+			s := newRawServer(t, func(int) (string, bool, time.Duration) { return okResponse(tc.header), false, 0 })
+			u, _ := url.Parse(s.url())
+			h := newH1Client(u, nil, false, 5*time.Second, 2)
+			t.Cleanup(h.close)
+			if _, _, err := h.do(context.Background(), stallReq, func(int, []byte) {}); err != nil {
+				t.Fatal(err)
+			}
+			h.mu.Lock()
+			var idle *h1Conn
+			if len(h.idle) == 1 {
+				idle = h.idle[0]
+			}
+			h.mu.Unlock()
+			if (idle != nil) != tc.pooled {
+				t.Fatalf("pooled %v, want %v", idle != nil, tc.pooled)
+			}
+			if idle == nil {
+				return
+			}
+			if idle.serverIdle != tc.serverIdle {
+				t.Errorf("server idle %s, want %s", idle.serverIdle, tc.serverIdle)
+			}
+			// As if it had been idle that long: it is closed, and a new one dialled.
+			idle.sent = idle.sent.Add(-max(tc.serverIdle, h.idleFor))
+			if _, retried, err := h.do(context.Background(), stallReq, func(int, []byte) {}); err != nil || retried {
+				t.Fatalf("retried %v, err %v", retried, err)
+			}
+			if n := s.conns.Load(); n != 2 {
+				t.Errorf("%d connections, want 2", n)
+			}
+			checkBooks(t, h, 1)
+		})
+	}
+}
+
+func TestKeepAliveTimeout(t *testing.T) {
+	for _, tc := range []struct {
+		value string
+		n     int64
+		ok    bool
+	}{
+		{"timeout=5", 5, true},
+		{"timeout=5, max=1000", 5, true},
+		{"max=100, timeout=15", 15, true},
+		{" Timeout = 2 ", 2, true},
+		{`timeout="7"`, 7, true},
+		{"timeout=0", 0, true},
+		{"timeout=99999999999999999999999", maxKeepAliveSeconds, true},
+		{"max=100", 0, false},
+		{"", 0, false},
+		{"timeout=", 0, false},
+		{"timeout=-1", 0, false},
+		{"timeout=1.5", 0, false},
+		{"timeout", 0, false},
+		{`timeout="`, 0, false},
+	} {
+		n, ok := keepAliveTimeout([]byte(tc.value))
+		if n != tc.n || ok != tc.ok {
+			t.Errorf("%q: %d %v, want %d %v", tc.value, n, ok, tc.n, tc.ok)
+		}
+	}
+	if a := testing.AllocsPerRun(100, func() { keepAliveTimeout([]byte("timeout=5, max=1000")) }); a != 0 {
+		t.Errorf("%v allocations", a)
+	}
+}
+
+// FuzzKeepAliveTimeout: any header value gives a timeout within a day, or
+// none, and "timeout=N" gives N.
+func FuzzKeepAliveTimeout(f *testing.F) {
+	f.Fuzz(func(t *testing.T, value []byte, n uint32) {
+		got, ok := keepAliveTimeout(value)
+		if got < 0 || got > maxKeepAliveSeconds || (!ok && got != 0) {
+			t.Fatalf("%q: %d %v", value, got, ok)
+		}
+		if d := keepAliveIdle(got); d < 0 || (got > 0 && d <= 0) {
+			t.Fatalf("%d s: idle %s", got, d)
+		}
+		want := min(int64(n), maxKeepAliveSeconds)
+		if got, ok := keepAliveTimeout(fmt.Appendf(nil, "timeout=%d", n)); !ok || got != want {
+			t.Fatalf("timeout=%d: %d %v", n, got, ok)
+		}
+	})
 }

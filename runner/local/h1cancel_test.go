@@ -92,7 +92,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 func doAsync(h *h1Client, ctx context.Context) <-chan error {
 	ch := make(chan error, 1)
 	go func() {
-		_, err := h.do(ctx, stallReq, func(int, []byte) {})
+		_, _, err := h.do(ctx, stallReq, func(int, []byte) {})
 		ch <- err
 	}()
 	return ch
@@ -145,7 +145,7 @@ func TestH1CancelUnblocks(t *testing.T) {
 			h := s.client(t, 8)
 			var pool []*h1Conn
 			for range tc.pooled {
-				c, _, err := h.get(context.Background())
+				c, _, err := h.get(context.Background(), time.Now(), false)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -180,7 +180,7 @@ func TestH1CancelUnblocks(t *testing.T) {
 			ctx2, cancel2 := context.WithCancel(context.Background())
 			defer cancel2()
 			for i := range idle + 1 {
-				if _, err := h.do(ctx2, stallReq, func(int, []byte) {}); err != nil {
+				if _, _, err := h.do(ctx2, stallReq, func(int, []byte) {}); err != nil {
 					t.Fatalf("request %d of the next context: %v", i, err)
 				}
 			}
@@ -299,7 +299,7 @@ func TestH1WatchesAContextOnce(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		vc := &valueCounter{Context: ctx}
 		send := func() {
-			if _, err := h.do(vc, stallReq, func(int, []byte) {}); err != nil {
+			if _, _, err := h.do(vc, stallReq, func(int, []byte) {}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -340,7 +340,7 @@ func TestH1OpenConnsBounded(t *testing.T) {
 				for range tc.parallel {
 					wg.Go(func() {
 						for range 10 {
-							if _, err := h.do(ctx, stallReq, func(int, []byte) {}); err != nil {
+							if _, _, err := h.do(ctx, stallReq, func(int, []byte) {}); err != nil {
 								t.Error(err)
 							}
 						}

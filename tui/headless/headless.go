@@ -223,6 +223,9 @@ func (p *Printer) runFinished(v event.RunFinished) {
 		}
 		p.printf("%s   error: %s\n", p.tag(v.RunID), k)
 	}
+	if l := s.RetriedLine(); l != "" {
+		p.printf("%s   %s\n", p.tag(v.RunID), l)
+	}
 }
 
 // sayLive prints a rule once it has broken often enough in this run's
@@ -278,9 +281,9 @@ func Report(s *stats.Summary) string {
 	if s.Reason != "" {
 		status += ": " + s.Reason
 	}
-	fmt.Fprintf(&b, "\nThresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped · campaign %s\n",
+	fmt.Fprintf(&b, "\nThresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped%s · campaign %s\n",
 		s.Thresholds, verdict,
-		stats.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, status)
+		stats.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, s.Totals.RetriedNote(), status)
 	if l := s.Totals.VerifiedLine(); l != "" {
 		b.WriteString(strings.ToUpper(l[:1]) + l[1:] + "\n")
 	}

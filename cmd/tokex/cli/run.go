@@ -118,7 +118,7 @@ func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
 	f.StringVar(&o.engine, "engine", "", "the embedded server's program, tokex-engine (default: $TOKEX_ENGINE, target.embedded.engine, beside tokex, built from the module source, or tokex itself)")
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
-	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when the target answered nothing this long, every request refused or timed out (default 10s)")
+	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when requests fail and the target neither answered nor accepted a connection this long (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
 	for _, name := range planFlags() { // a resumed campaign keeps its plan
 		cmd.MarkFlagsMutuallyExclusive("resume", name)

@@ -75,6 +75,8 @@ type Options struct {
 	Observe func(event.Event)
 	// Engine replaces the test binary as the engine (when its Path is set).
 	Engine local.Engine
+	// Search replaces the stages by a capacity search (tokex run --search).
+	Search bool
 }
 
 // Result of a campaign.
@@ -130,7 +132,8 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 	if o.Engine.Path != "" {
 		drv.Engine = o.Engine
 	}
-	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume, SecretSource: source}
+	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume, SecretSource: source,
+		Search: o.Search}
 	res.Summary, res.Err = camp.Run(ctx)
 	if err := drv.Close(); err != nil {
 		t.Errorf("driver close: %v", err)
