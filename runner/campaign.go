@@ -111,6 +111,9 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	sort.Strings(resumed)
 
 	err := c.Driver.Start(ctx, out)
+	if err == nil {
+		err = c.recordEngine()
+	}
 	c.emitStarted(started, plan, resumed)
 	var runs []*stats.Run
 	for _, p := range plan {
@@ -128,6 +131,19 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		runs, search, err = c.runSearch(ctx, plan, runs)
 	}
 	return c.finish(ctx, started, runs, c.idle, search, err)
+}
+
+// recordEngine records in the manifest which engine process the driver
+// samples and how it found it (a resumed server may have a new PID).
+func (c *Campaign) recordEngine() error {
+	r, ok := c.Driver.(EngineReporter)
+	if !ok {
+		return nil
+	}
+	if p := r.EngineProcess(); p != nil {
+		return c.Evidence.AddEngineProcess(*p)
+	}
+	return nil
 }
 
 // runPlan runs the planned runs not done before a resume, in order, and

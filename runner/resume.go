@@ -24,6 +24,8 @@ type Resumed struct {
 	// stages. Neither, for a folder from before tokex recorded the search
 	// whose plan holds only the sanity run: the command decides.
 	Search, Stages bool
+	// Engine is the engine process the campaign sampled last (nil: none).
+	Engine *evidence.EngineProcess
 }
 
 // LoadResume reads the campaign in dir for `tokex run --resume`. A
@@ -43,6 +45,7 @@ func LoadResume(dir string) (*Resumed, error) {
 		return nil, err
 	}
 	r.Cfg.Agents.ClientSecret = "" // redacted in the folder
+	r.Engine = f.Manifest.LastEngineProcess()
 	r.Search = f.Manifest.Search != nil
 	for _, run := range f.Manifest.Runs {
 		switch {

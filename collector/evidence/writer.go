@@ -70,6 +70,8 @@ type Manifest struct {
 	Idle *stats.Idle `json:"idle,omitempty"`
 	// Search is how a capacity campaign searches (nil: it runs its stages).
 	Search *stats.SearchSpec `json:"search,omitempty"`
+	// EngineProcesses: the engine processes sampled, the latest last.
+	EngineProcesses []EngineProcess `json:"engine_processes,omitempty"`
 }
 
 // Run returns the manifest entry of id.
@@ -451,6 +453,7 @@ func (w *Writer) Manifest() Manifest {
 	defer w.mu.Unlock()
 	m := w.man
 	m.Runs = append([]RunEntry(nil), w.man.Runs...)
+	m.EngineProcesses = append([]EngineProcess(nil), w.man.EngineProcesses...)
 	return m
 }
 

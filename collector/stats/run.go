@@ -227,6 +227,10 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	}
 	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
 	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, t.answeredInWindow)
+	exited := slices.ContainsFunc(m.Warnings, func(w Warning) bool { return w.Code == WarnEngineExited })
+	if exited {
+		r.EngineCPU = nil // no figure from samples of a process that stopped inside the window
+	}
 	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
 		r.GeneratorCPU = g
 	}
@@ -236,12 +240,7 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	if r.Dropped > 0 {
 		r.Warnings = append(r.Warnings, Warn(WarnDropped, m.ID, fmt.Sprintf("%d arrivals dropped: the in-flight cap was full", r.Dropped)))
 	}
-	if r.EngineCPU == nil {
-		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, m.ID, "no engine CPU samples: CPU per exchange unknown"))
-	} else if w, ok := implausibleCPU(r.EngineCPU, r.OK); ok {
-		w.Run = m.ID
-		r.Warnings = append(r.Warnings, w)
-	}
+	r.engineCPUWarning(exited)
 	if w := r.generatorLate(); w != nil {
 		r.Warnings = append(r.Warnings, *w)
 	}
@@ -251,6 +250,21 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	}
 	r.checkThresholds(th)
 	return r
+}
+
+// engineCPUWarning says when the engine CPU is unknown or implausible.
+func (r *Run) engineCPUWarning(exited bool) {
+	switch {
+	case exited:
+		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID, "the engine exited during the run: its CPU is not reported"))
+	case r.EngineCPU == nil:
+		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID, "no engine CPU samples: CPU per exchange unknown"))
+	default:
+		if w, ok := implausibleCPU(r.EngineCPU, r.OK); ok {
+			w.Run = r.ID
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
 }
 
 // MinPlausibleCPUMs is the least engine CPU an exchange can cost: verifying

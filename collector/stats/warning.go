@@ -61,6 +61,10 @@ const (
 	// so no single CPU-ms per exchange describes the server; the cost
 	// curve's segments in the detail (campaign-wide).
 	WarnMarginalCostVaries WarningCode = "marginal_cost_varies"
+	// The sampled engine process exited (or its PID was reused) during the
+	// run: the run stopped and failed, and its engine CPU is not reported
+	// (the samples stop where the process did, the window does not).
+	WarnEngineExited WarningCode = "engine_exited"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the

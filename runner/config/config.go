@@ -114,7 +114,10 @@ type Target struct {
 	// How the engine of a target.url is measured (one at most): a process
 	// on this host and its descendants (or its own cgroup), a cgroup v2
 	// directory, or a Prometheus endpoint with the server's process metrics.
-	PID        int    `yaml:"pid"`
+	PID int `yaml:"pid"`
+	// PIDFile names the file the server writes its PID to: read at every
+	// start and resume, so a restarted server is found by its new PID.
+	PIDFile    string `yaml:"pid_file"`
 	Cgroup     string `yaml:"cgroup"`
 	MetricsURL string `yaml:"metrics_url"`
 	// UnreachableAfter stops the run and the campaign when no request got an
@@ -810,8 +813,8 @@ func (c *Campaign) validateSubjectShape(doc *confload.Doc) error {
 	return nil
 }
 
-// validateEngineSampling checks target.pid, target.cgroup and
-// target.metrics_url: each measures the whole engine, so at most one.
+// validateEngineSampling checks target.pid (or pid_file), target.cgroup
+// and target.metrics_url: each measures the whole engine, so at most one.
 func (c *Campaign) validateEngineSampling(doc *confload.Doc) error {
 	t := c.Target
 	var set []string
@@ -820,6 +823,12 @@ func (c *Campaign) validateEngineSampling(doc *confload.Doc) error {
 			return doc.Errorf("target.pid", "%d is not a process id", t.PID)
 		}
 		set = append(set, "target.pid")
+	}
+	if t.PIDFile != "" {
+		if strings.ContainsAny(t.PIDFile, "\x00\n") {
+			return doc.Errorf("target.pid_file", "must be the path of the file the server writes its PID to")
+		}
+		set = append(set, "target.pid_file")
 	}
 	if t.Cgroup != "" {
 		if !filepath.IsAbs(t.Cgroup) || strings.ContainsAny(t.Cgroup, "\x00\n") {

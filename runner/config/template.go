@@ -20,6 +20,7 @@ target:
   # http2: true
   # How tokex measures the engine's CPU and memory (one of these):
   # pid: 12345                     # a server on this host: the process and all its descendants
+  # pid_file: /run/my-as.pid       # or the file it writes its PID to, read at every start and resume
   # cgroup: /sys/fs/cgroup/system.slice/my-as.service   # a cgroup v2 directory
   # metrics_url: http://as.internal:9090/metrics      # Prometheus process_cpu_seconds_total, any host
   # Stop the campaign (exit 2, evidence kept, --resume continues) when no

@@ -75,6 +75,9 @@ type Options struct {
 	Observe func(event.Event)
 	// Engine replaces the test binary as the engine (when its Path is set).
 	Engine local.Engine
+	// Driver, when set, adjusts the driver before the campaign starts
+	// (tokex run's --pid: Driver.PID).
+	Driver func(*local.Driver)
 }
 
 // Result of a campaign.
@@ -129,6 +132,13 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 	}
 	if o.Engine.Path != "" {
 		drv.Engine = o.Engine
+	}
+	if o.Resume != nil { // as tokex run --resume: the process sampled last
+		m := w.Manifest()
+		drv.Recorded = m.LastEngineProcess()
+	}
+	if o.Driver != nil {
+		o.Driver(drv)
 	}
 	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume, SecretSource: source}
 	res.Summary, res.Err = camp.Run(ctx)
