@@ -39,6 +39,10 @@ type Campaign struct {
 	idle      *stats.Idle // the engine at rest (Cfg.Idle)
 	idleTried bool
 	idleOut   *output
+	// unloaded is the server's latency at rest (Pinger), cooled is the
+	// cool-down the next run's stats record.
+	unloaded time.Duration
+	cooled   *stats.CoolDown
 }
 
 type output struct {
@@ -48,11 +52,15 @@ type output struct {
 	reach *reachability
 	descs *descriptions
 	idle  *idleMeter
+	rest  *restWatch
 }
 
 func (o *output) Emit(e event.Event) {
 	if o.idle != nil {
 		o.idle.observe(e)
+	}
+	if o.rest != nil {
+		o.rest.observe(e)
 	}
 	o.bus.Emit(e)
 }
@@ -103,7 +111,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		return nil, err
 	}
 	started := time.Now()
-	out := &output{bus: c.Bus, ev: c.Evidence, idle: &idleMeter{}}
+	out := &output{bus: c.Bus, ev: c.Evidence, idle: &idleMeter{}, rest: &restWatch{}}
 	var resumed []string
 	for id := range c.Done {
 		resumed = append(resumed, id)
@@ -256,6 +264,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 		}
 	}
 	meta := runMeta(p, res, out.descs.list())
+	meta.CoolDown, c.cooled = c.cooled, nil
 	switch {
 	case ctx.Err() != nil:
 		meta.Status, meta.Reason = stats.StatusAborted, "interrupted"

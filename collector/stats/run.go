@@ -87,6 +87,8 @@ type Run struct {
 	Warnings          []Warning         `json:"warnings,omitempty"`
 	// LatencyPeriod is a regular latency wave (curve.PeriodDefinition).
 	LatencyPeriod *curve.Period `json:"latency_period,omitempty"`
+	// CoolDown is the capacity search's cool-down before the run.
+	CoolDown *CoolDown `json:"cool_down,omitempty"`
 }
 
 // ComputeRun derives a run's statistics from its request rows, resource
@@ -202,7 +204,7 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	r := &Run{
 		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
 		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
-		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd,
+		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd, CoolDown: m.CoolDown,
 	}
 	r.MeasuredSeconds = m.MeasuredEnd.Sub(m.MeasuredStart).Seconds()
 	for _, w := range m.Warnings {

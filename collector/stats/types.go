@@ -159,6 +159,8 @@ type RunMeta struct {
 	ErrorDescriptions []ErrorDescription `json:",omitempty"`
 	// SendLagParts splits a k6 agent's send lag (kube driver only).
 	SendLagParts *SendLagParts `json:",omitempty"`
+	// CoolDown is the capacity search's cool-down before the run.
+	CoolDown *CoolDown `json:",omitempty"`
 }
 
 // ErrorDescription counts one description of one kind of failure.

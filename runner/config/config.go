@@ -59,7 +59,7 @@ type Capacity struct {
 	Resolution float64       `yaml:"resolution"` // relative width of the final bracket; 0: 0.05
 	Rounds     int           `yaml:"rounds"`     // per probe; 0: 2
 	MaxProbes  int           `yaml:"max_probes"` // 0: 20
-	CoolDown   time.Duration `yaml:"cool_down"`  // idle after a broken probe; 0: the warmup, at least 5s
+	CoolDown   time.Duration `yaml:"cool_down"`  // the longest cool-down after a broken probe; 0: twice a probe's length, 30s–10m
 	P99Ms      float64       `yaml:"p99_ms"`     // also require p99 below this (0: not checked)
 	Project    float64       `yaml:"project"`    // project the cores this rate needs (0: none)
 }

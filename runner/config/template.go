@@ -93,7 +93,8 @@ capacity:                          # tokex capacity: the highest rate that meets
   max: 0                           # highest probe; 0: what the agents can send
   resolution: 0.05                 # bisect until the bracket is this narrow
   rounds: 2                        # per probe (noise needs two; a third when a verdict is within noise)
-  cool_down: 0s                    # idle after a broken probe; 0: the warmup, at least 5s
+  cool_down: 0s                    # after a broken probe, wait until the engine is back at rest, this long at most;
+  #                                # 0: twice a probe's length, 30s to 10m (docs/cool-down.md)
   p99_ms: 0                        # also require p99 below this; 0: not checked
   project: 0                       # print the cores this rate needs; 0: none
 

@@ -473,3 +473,23 @@ func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runne
 		"issued tokens: one success in %d per agent verified against the keys of %s (%d keys)", d.gen.VerifyEvery, where, ver.Keys.Len())})
 	return nil
 }
+
+// Ping implements runner.Pinger: one exchange as agent 0, outside any run
+// (a capacity search's unloaded latency and cool-down).
+func (d *Driver) Ping(ctx context.Context, timeout time.Duration) (time.Duration, bool) {
+	if d.gen == nil || len(d.gen.Agents) == 0 {
+		return 0, false
+	}
+	a := d.gen.Agents[0]
+	tok, err := a.credential()
+	if err != nil {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	pl := &pipeline{ch: make(chan string, 1), low: make(chan struct{}, 1)}
+	pl.ch <- tok
+	var r stats.Request
+	d.gen.send(ctx, a, time.Now(), &r, pl, new([]byte))
+	return time.Duration(r.DurationUS) * time.Microsecond, r.Responded()
+}

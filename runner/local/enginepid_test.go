@@ -40,18 +40,18 @@ func TestEnginePIDWays(t *testing.T) {
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	cases := []struct {
 		name     string
-		d        Driver
+		d        *Driver
 		found    string
 		wantErr  string
 		exitedTo bool
 	}{
-		{"target.pid", Driver{Cfg: withPID}, "target.pid", "", false},
-		{"target.pid_file", Driver{Cfg: withFile}, "target.pid_file " + pidFile, "", false},
-		{"--pid N", Driver{Cfg: withPID, PID: strconv.Itoa(me), Recorded: stale}, "--pid", "", false},
-		{"--pid listen", Driver{Cfg: c, PID: PIDListen}, "--pid listen: the process listening on port " + port, "", false},
-		{"reused", Driver{Cfg: withPID, Recorded: stale}, "", "its PID now names", true},
-		{"reused through the pid file", Driver{Cfg: withFile, Recorded: stale}, "", "its PID now names", true},
-		{"another program", Driver{Cfg: withPID, Recorded: &evidence.EngineProcess{PID: me, Comm: "dex"}}, "", "not " + strconv.Itoa(me) + " (dex)", false},
+		{"target.pid", &Driver{Cfg: withPID}, "target.pid", "", false},
+		{"target.pid_file", &Driver{Cfg: withFile}, "target.pid_file " + pidFile, "", false},
+		{"--pid N", &Driver{Cfg: withPID, PID: strconv.Itoa(me), Recorded: stale}, "--pid", "", false},
+		{"--pid listen", &Driver{Cfg: c, PID: PIDListen}, "--pid listen: the process listening on port " + port, "", false},
+		{"reused", &Driver{Cfg: withPID, Recorded: stale}, "", "its PID now names", true},
+		{"reused through the pid file", &Driver{Cfg: withFile, Recorded: stale}, "", "its PID now names", true},
+		{"another program", &Driver{Cfg: withPID, Recorded: &evidence.EngineProcess{PID: me, Comm: "dex"}}, "", "not " + strconv.Itoa(me) + " (dex)", false},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -78,6 +78,8 @@ type Options struct {
 	// Driver, when set, adjusts the driver before the campaign starts
 	// (tokex run's --pid: Driver.PID).
 	Driver func(*local.Driver)
+	// Search runs a capacity search (tokex capacity) instead of the stages.
+	Search bool
 }
 
 // Result of a campaign.
@@ -140,7 +142,7 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 	if o.Driver != nil {
 		o.Driver(drv)
 	}
-	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume, SecretSource: source}
+	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume, SecretSource: source, Search: o.Search}
 	res.Summary, res.Err = camp.Run(ctx)
 	if err := drv.Close(); err != nil {
 		t.Errorf("driver close: %v", err)
