@@ -51,6 +51,7 @@ type output struct {
 	win   *windower
 	reach *reachability
 	descs *descriptions
+	refus *refusals // a sanity run's
 	idle  *idleMeter
 	rest  *restWatch
 }
@@ -84,6 +85,9 @@ func (o *output) Show(r *stats.Request) {
 	}
 	if o.reach != nil {
 		o.reach.record(r)
+	}
+	if o.refus != nil {
+		o.refus.record(r)
 	}
 }
 
@@ -243,6 +247,9 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	// failed evidence write.
 	rctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
+	if p.Sanity { // a sanity run every answer of which refuses stops early
+		out.refus = &refusals{stop: stopRun, bus: c.Bus, hint: c.invalidClientHint}
+	}
 	stopSupervising := c.supervise(rctx, stopRun, out)
 	res, derr := c.Driver.Run(rctx, p, out)
 	stopSupervising()
@@ -274,6 +281,9 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 		derr = unreachable
 		meta.Status, meta.Reason = stats.StatusFailed, unreachable.Error()
 		meta.Warnings = append(meta.Warnings, stats.Warn(stats.WarnTargetUnreachable, "", unreachable.Error()))
+	case errors.Is(context.Cause(rctx), ErrSanity):
+		derr = context.Cause(rctx)
+		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
 	case derr != nil:
 		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
 	}

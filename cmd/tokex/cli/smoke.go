@@ -26,9 +26,10 @@ verify the issued token as check.verify does: its signature against the keys
 of the target's metadata, iss and exp, aud (default the requested resource),
 the client (check.verify.client) and exp − iat (check.verify.lifetime or
 --lifetime). A target without metadata is noted, unless check.verify.sample
-is set. Without
---url it goes through a port-forward to the engine Service (kube.engines),
-like the article's smoke test. Tokens and secrets are printed truncated.`,
+is set. Then one exchange as every other agent (agents.count), each with its
+own credential, naming the clients that failed. Without --url it goes
+through a port-forward to the engine Service (kube.engines), like the
+article's smoke test. Tokens and secrets are printed truncated.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if direct != "" && o.target == "" { // a remote target: stored secret and subject key
@@ -83,12 +84,9 @@ func (o *runOptions) smoke(cmd *cobra.Command, target string, forward bool, life
 		tu.Host = fmt.Sprintf("127.0.0.1:%d", local)
 		target = tu.String()
 	}
-	so := smoke.Options{Cfg: o.cfg, Key: o.key, Secret: o.secret, URL: target, TLS: tlsCfg, Lifetime: lifetime}
-	if len(o.clientKeys) > 0 {
-		so.ClientKey = o.clientKeys[0]
-	}
-	if o.clientCerts != nil { // agent 0's certificate
-		so.TLS.Certificates = o.clientCerts.Certs[:1]
+	so := smoke.Options{Cfg: o.cfg, Key: o.key, Secret: o.secret, URL: target, TLS: tlsCfg, Lifetime: lifetime, ClientKeys: o.clientKeys}
+	if o.clientCerts != nil { // each agent's certificate
+		so.ClientCerts = o.clientCerts.Certs
 	}
 	passed, err := smoke.Run(ctx, out, so)
 	switch {
