@@ -68,6 +68,17 @@ subject:
   #   email_verified: true
   #   groups: [perf, "team-{{user_number}}"]
 
+# What counts as a successful exchange ('tokex smoke' applies the same check).
+check:
+  # required: [access_token, issued_token_type]   # members a 200 must carry, non-empty (the default; [] none)
+  # token_type: bearer             # the expected token_type, any case (default: not checked)
+  verify:                          # a sample of the issued tokens checked against the target's own keys
+    sample: 0                      # fraction of successes verified, 0 (off) to 1; 0.01 is cheap
+    # metadata_url: https://as.example/.well-known/openid-configuration   # default: discovered from target.url
+    # audience: any                # expected in aud; default the first resource or audience
+    # client: true                 # client_id or act.sub is the agent's client
+    # lifetime: 5m                 # expected exp − iat
+
 agents:
   count: 10                        # clients perf-agent-0 … perf-agent-9
   client_id_prefix: perf-agent-

@@ -49,11 +49,19 @@ article's smoke test. Tokens and secrets are printed truncated.`,
 		},
 	}
 	o.campaignFlags(cmd)
+	for _, name := range smokeIgnores {
+		_ = cmd.Flags().MarkHidden(name) // accepted, as before, but not offered
+	}
 	cmd.Flags().StringVar(&direct, "url", "", "token endpoint to call directly (no port-forward)")
 	cmd.Flags().DurationVar(&lifetime, "lifetime", 0, "expected issued-token lifetime (exp − iat); default check.verify.lifetime")
 	cmd.Flags().BoolVar(&o.insecure, "insecure", false, "do not verify the server's TLS certificate")
 	return cmd
 }
+
+// smokeIgnores are the campaign flags that change nothing a smoke test
+// does: the plan (it sends one exchange per agent, not runs) and the
+// number of users (it mints for the first).
+var smokeIgnores = []string{"stages", "rounds", "duration", "warmup", "no-sanity", "users"}
 
 // smoke runs one exchange against target, through a port-forward to the
 // engine Service when forward and kube.engines.service is set.
