@@ -26,9 +26,9 @@ type agentResult struct {
 }
 
 // everyAgent performs one exchange as each of agents 1..N-1 (agent 0's
-// was the first) and says which clients failed, grouped by what the server
-// said; true when every one succeeded.
-func everyAgent(ctx context.Context, out io.Writer, o Options, m *subject.Minter, body exchange.Body) bool {
+// was the first; firstOK: it succeeded) and says which clients failed,
+// grouped by what the server said; true when every one succeeded.
+func everyAgent(ctx context.Context, out io.Writer, o Options, m *subject.Minter, body exchange.Body, firstOK bool) bool {
 	c := o.Cfg
 	n := c.Agents.Count
 	if n <= 1 {
@@ -67,7 +67,9 @@ func everyAgent(ctx context.Context, out io.Writer, o Options, m *subject.Minter
 	for _, f := range slices.Sorted(maps.Keys(byFailure)) {
 		fmt.Fprintf(out, "  %s: %s\n", f, names(byFailure[f]))
 	}
-	fmt.Fprintf(out, "  register them with the server as %s was, or lower agents.count\n", c.ClientID(0))
+	if firstOK { // agent 0's worked: the others are set up differently
+		fmt.Fprintf(out, "  register them with the server as %s was, or lower agents.count\n", c.ClientID(0))
+	}
 	return false
 }
 

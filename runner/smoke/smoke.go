@@ -82,7 +82,7 @@ func Run(ctx context.Context, out io.Writer, o Options) (passed bool, err error)
 	outcome, detail, why := c.Check.Exchange().Classify(a.status, a.raw)
 	if outcome != exchange.OutcomeOK {
 		fmt.Fprintf(out, "✗ exchange failed: %s %s %s\n", outcome, detail, printable(failure(outcome, why, a.raw), 200))
-		everyAgent(ctx, out, o, m, body)
+		everyAgent(ctx, out, o, m, body, false)
 		return false, nil
 	}
 	showToken(out, a.raw, &c, client)
@@ -91,7 +91,7 @@ func Run(ctx context.Context, out io.Writer, o Options) (passed bool, err error)
 		expect.Lifetime = o.Lifetime
 	}
 	passed = verify(ctx, out, c.Check.Verify, expect, o, a.raw, client)
-	return everyAgent(ctx, out, o, m, body) && passed, nil
+	return everyAgent(ctx, out, o, m, body, true) && passed, nil
 }
 
 // minter mints the smoke test's subject tokens.
