@@ -39,6 +39,10 @@ type Campaign struct {
 	idle      *stats.Idle // the engine at rest (Cfg.Idle)
 	idleTried bool
 	idleOut   *output
+	// unloaded is the server's latency at rest (Pinger), cooled is the
+	// cool-down the next run's stats record.
+	unloaded time.Duration
+	cooled   *stats.CoolDown
 }
 
 type output struct {
@@ -47,12 +51,17 @@ type output struct {
 	win   *windower
 	reach *reachability
 	descs *descriptions
+	refus *refusals // a sanity run's
 	idle  *idleMeter
+	rest  *restWatch
 }
 
 func (o *output) Emit(e event.Event) {
 	if o.idle != nil {
 		o.idle.observe(e)
+	}
+	if o.rest != nil {
+		o.rest.observe(e)
 	}
 	o.bus.Emit(e)
 }
@@ -76,6 +85,9 @@ func (o *output) Show(r *stats.Request) {
 	}
 	if o.reach != nil {
 		o.reach.record(r)
+	}
+	if o.refus != nil {
+		o.refus.record(r)
 	}
 }
 
@@ -110,7 +122,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		return nil, err
 	}
 	started := time.Now()
-	out := &output{bus: c.Bus, ev: c.Evidence, idle: &idleMeter{}}
+	out := &output{bus: c.Bus, ev: c.Evidence, idle: &idleMeter{}, rest: &restWatch{}}
 	var resumed []string
 	for id := range c.Done {
 		resumed = append(resumed, id)
@@ -118,6 +130,9 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	sort.Strings(resumed)
 
 	err := c.Driver.Start(ctx, out)
+	if err == nil {
+		err = c.recordEngine()
+	}
 	c.emitStarted(started, plan, resumed)
 	var runs []*stats.Run
 	for _, p := range plan {
@@ -135,6 +150,19 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		runs, search, err = c.runSearch(ctx, plan, runs)
 	}
 	return c.finish(ctx, started, runs, c.idle, search, err)
+}
+
+// recordEngine records in the manifest which engine process the driver
+// samples and how it found it (a resumed server may have a new PID).
+func (c *Campaign) recordEngine() error {
+	r, ok := c.Driver.(EngineReporter)
+	if !ok {
+		return nil
+	}
+	if p := r.EngineProcess(); p != nil {
+		return c.Evidence.AddEngineProcess(*p)
+	}
+	return nil
 }
 
 // runPlan runs the planned runs not done before a resume, in order, and
@@ -226,6 +254,9 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	// failed evidence write.
 	rctx, stopRun := context.WithCancelCause(ctx)
 	defer stopRun(nil)
+	if p.Sanity { // a sanity run every answer of which refuses stops early
+		out.refus = &refusals{stop: stopRun, bus: c.Bus, hint: c.invalidClientHint}
+	}
 	stopSupervising := c.supervise(rctx, stopRun, out)
 	res, derr := c.Driver.Run(rctx, p, out)
 	stopSupervising()
@@ -247,6 +278,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 		}
 	}
 	meta := runMeta(p, res, out.descs.list())
+	meta.CoolDown, c.cooled = c.cooled, nil
 	switch {
 	case ctx.Err() != nil:
 		meta.Status, meta.Reason = stats.StatusAborted, "interrupted"
@@ -256,6 +288,9 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 		derr = unreachable
 		meta.Status, meta.Reason = stats.StatusFailed, unreachable.Error()
 		meta.Warnings = append(meta.Warnings, stats.Warn(stats.WarnTargetUnreachable, "", unreachable.Error()))
+	case errors.Is(context.Cause(rctx), ErrSanity):
+		derr = context.Cause(rctx)
+		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
 	case derr != nil:
 		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
 	}

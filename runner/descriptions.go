@@ -18,8 +18,10 @@ type descriptions struct {
 	other  map[string]int64 // per error: descriptions past the bound
 }
 
+// record counts q's description. Warmup rows are left out: top_errors
+// counts the measured phase, and its descriptions must count the same rows.
 func (d *descriptions) record(q *stats.Request) {
-	if q.Description == "" || q.OK() || q.Dropped() || q.Aborted() {
+	if q.Description == "" || q.OK() || q.Dropped() || q.Aborted() || q.Phase == stats.Warmup {
 		return
 	}
 	k := stats.ErrorDescription{Error: q.ErrorKey(), Text: q.Description}

@@ -32,3 +32,28 @@ func TestDescriptionsAreBounded(t *testing.T) {
 		t.Errorf("first %+v, %d kept, %d other", got[0], kept, other)
 	}
 }
+
+// TestDescriptionsCountTheMeasuredPhase (issue 23): top_errors counted the
+// measured phase while its descriptions counted the warmup too, so a run
+// read "invalid_client ×10 ("client not found" ×40)". Both count the
+// measured phase now.
+func TestDescriptionsCountTheMeasuredPhase(t *testing.T) {
+	var d descriptions
+	var rows []stats.Request
+	for i := 0; i < 40; i++ {
+		phase := stats.Warmup
+		if i >= 30 {
+			phase = stats.Measured
+		}
+		rows = append(rows, stats.Request{Seq: int64(i), Phase: phase, ScheduledUS: int64(i) * 1000, Status: 401,
+			Outcome: "oauth_error", Detail: "invalid_client", Description: "client not found"})
+	}
+	for i := range rows {
+		d.record(&rows[i])
+	}
+	m := stats.RunMeta{ID: "01-r1-10rps", Status: stats.StatusDone, ErrorDescriptions: d.list()}
+	r := stats.ComputeRun(m, rows, nil, stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99})
+	if len(r.TopErrors) != 1 || r.TopErrors[0].Count != 10 || len(r.TopErrors[0].Descriptions) != 1 || r.TopErrors[0].Descriptions[0].Count != 10 {
+		t.Errorf("top errors %+v", r.TopErrors)
+	}
+}

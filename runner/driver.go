@@ -5,9 +5,11 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -79,4 +81,17 @@ type Driver interface {
 	InFlight() int64
 	// Close stops and removes everything the driver started or created.
 	Close() error
+}
+
+// ErrEngineExited stops the run and the campaign: the engine process the
+// driver samples exited (or its PID now names another process). Its run
+// fails without a CPU figure; --resume continues once the server runs
+// again (tokex run --resume DIR --pid NEW).
+var ErrEngineExited = errors.New("the engine process is gone")
+
+// EngineReporter is implemented by a driver that samples an engine process
+// it found on this host (target.pid, target.pid_file, --pid): which one,
+// and how it was found, recorded in the manifest at every start.
+type EngineReporter interface {
+	EngineProcess() *evidence.EngineProcess
 }

@@ -32,6 +32,8 @@ type Resumed struct {
 	// wrote, unedited (manifest.json's owner seal, internal/owner).
 	// Otherwise nothing it says is trusted before the user says so.
 	Sealed bool
+	// Engine is the engine process the campaign sampled last (nil: none).
+	Engine *evidence.EngineProcess
 }
 
 // LoadResume reads the campaign in dir for `tokex run --resume`. A
@@ -56,6 +58,7 @@ func LoadResume(dir string) (*Resumed, error) {
 	}
 	r.Sealed = owner.Sealed(y, f.Manifest.Owner)
 	r.Cfg.Agents.ClientSecret = "" // redacted in the folder
+	r.Engine = f.Manifest.LastEngineProcess()
 	r.Search = f.Manifest.Search != nil
 	for _, run := range f.Manifest.Runs {
 		switch {

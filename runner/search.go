@@ -127,8 +127,8 @@ func SearchPolicy(c *config.Campaign) curve.Policy {
 	if p.MaxProbes == 0 {
 		p.MaxProbes = 20
 	}
-	if p.CoolDown == 0 {
-		p.CoolDown = max(c.Warmup, 5*time.Second)
+	if p.CoolDown == 0 { // the bound of a cool-down (docs/cool-down.md)
+		p.CoolDown = min(max(2*(c.Warmup+c.Duration), 30*time.Second), 10*time.Minute)
 	}
 	return p.WithDefaults()
 }
@@ -154,6 +154,7 @@ func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs 
 	if err := c.rest(ctx); err != nil {
 		return runs, nil, err
 	}
+	c.measureUnloaded(ctx)
 	probe := 0
 	var err error
 	for range 2 * curve.MaxSteps(s.Policy) {
@@ -173,7 +174,7 @@ func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs 
 			if err = c.Evidence.SetPlan(plan); err != nil {
 				break
 			}
-			c.coolDown(ctx, step)
+			c.coolDown(ctx, step, lastRun(runs))
 			if st, err = c.runOne(ctx, p); st == nil {
 				break
 			}
@@ -204,15 +205,20 @@ func (c *Campaign) probeRun(index, probe int, step curve.Step) event.PlannedRun 
 }
 
 // coolDown lets a server drain its backlog after a broken probe before
-// the next one, or pauses between runs as the campaign says.
-func (c *Campaign) coolDown(ctx context.Context, step curve.Step) {
-	d := c.Cfg.Pause
-	if step.CoolDown > d {
-		d = step.CoolDown
-		c.Bus.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info",
-			Message: fmt.Sprintf("cooling down %s after a broken probe, then %s", d, curve.RateLabel(step.Rate))})
+// the next one (settle), and pauses between runs as the campaign says.
+func (c *Campaign) coolDown(ctx context.Context, step curve.Step, prev *stats.Run) {
+	if step.CoolDown > 0 {
+		c.cooled = c.settle(ctx, step, prev)
 	}
-	if d > 0 {
-		sleep(ctx, d)
+	if c.Cfg.Pause > 0 {
+		sleep(ctx, c.Cfg.Pause)
 	}
+}
+
+// lastRun is the latest counted run (nil: none).
+func lastRun(runs []*stats.Run) *stats.Run {
+	if n := len(runs); n > 0 && !runs[n-1].Sanity {
+		return runs[n-1]
+	}
+	return nil
 }

@@ -92,6 +92,7 @@ type Model struct {
 	health   stats.Live // the current run's per-sample rules
 	capacity *event.Capacity
 	logs     []event.Log
+	coolDown string // the capacity search's latest cool-down line, until the next run
 	lastWarn *event.Log
 	warnings []stats.Warning  // coded warnings of finished runs, as raised
 	curve    stats.CurveModel // a capacity search's bracket and probes
@@ -295,6 +296,7 @@ func searchStart(spec stats.SearchSpec, resumed bool) (curve.Result, float64) {
 
 func (m *Model) runStarted(v event.RunStarted) {
 	rs := m.run(v.Run)
+	m.coolDown = ""
 	rs.state, rs.started = rowWarmup, v.At
 	if v.Run.Warmup <= 0 {
 		rs.state = rowMeasuring
@@ -349,6 +351,9 @@ func (m *Model) hostSample(v event.Host) {
 }
 
 func (m *Model) log(v event.Log) {
+	if v.Source == event.CoolDownSource {
+		m.coolDown = v.Message
+	}
 	m.logs = append(m.logs, v)
 	if len(m.logs) > 500 {
 		m.logs = m.logs[len(m.logs)-500:]

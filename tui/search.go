@@ -39,8 +39,11 @@ func searchTitle(res *curve.Result, next float64) string {
 func (m *Model) searchPanel(w, h int) string {
 	res, next := m.curve.Search()
 	lines := []string{m.title(panelStages, ansi.Truncate(searchTitle(res, next), w-2, "…"))}
+	if m.coolDown != "" { // the cool-down under way, until the next run starts
+		lines = append(lines, m.styles.Dim.Render(ansi.Truncate(m.coolDown, w, "…")))
+	}
 	if len(res.Probes) == 0 {
-		return lines[0]
+		return strings.Join(lines, "\n")
 	}
 	lines = append(lines, m.searchAxis(res, next, w)...)
 	rows := m.probeRows(res, w)
@@ -134,6 +137,9 @@ func (m *Model) searchLine(w int) string {
 		return ""
 	}
 	t := searchTitle(res, next)
+	if m.coolDown != "" { // what happens now, in place of the bracket
+		t = m.coolDown
+	}
 	if n := len(res.Probes); n > 0 { // the latest probe's verdict first
 		t = m.verdictMark(res.Probes[n-1].Verdict) + " " + t
 	}

@@ -207,3 +207,25 @@ func TestSearchFromTheStart(t *testing.T) {
 		t.Errorf("the first capacity_search did not make it a search:\n%s", v)
 	}
 }
+
+// TestSearchShowsTheCoolDown: a cool-down after a broken probe shows as
+// progress in the search's title until the next run starts (issue 23).
+func TestSearchShowsTheCoolDown(t *testing.T) {
+	m := New(Options{Live: true})
+	m.SetSize(200, 40)
+	evs := searchAfter(searchScript(), 4)
+	feed(m, evs)
+	line := "cooling down before 300/s: engine 0.93 cores (≤ 0.11, at rest 0.01), probe request 1.84 s (≤ 13.0 ms); 12 s of at most 60 s"
+	feed(m, []event.Event{event.Log{At: t0, Source: event.CoolDownSource, Level: "info", Message: line}})
+	if v := m.View(); !strings.Contains(v, "cooling down before 300/s: engine 0.93 cores") {
+		t.Errorf("no cool-down in\n%s", v)
+	}
+	m.SetSize(80, 24)
+	if v := m.View(); !strings.Contains(v, "✗ cooling down before 300/s") {
+		t.Errorf("compact view without the cool-down:\n%s", v)
+	}
+	feed(m, []event.Event{event.RunStarted{At: t0, Run: event.PlannedRun{ID: "09-p5-r1-300rps", Index: 9, Round: 1, TargetRPS: 300}}})
+	if v := m.View(); strings.Contains(v, "cooling down") {
+		t.Errorf("the cool-down outlived the next run's start:\n%s", v)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -475,8 +476,24 @@ func niceRate(v float64) float64 {
 	return math.Max(math.Round(r*100)/100, 0.01)
 }
 
-// RateLabel is "610/s".
-func RateLabel(v float64) string { return fmt.Sprintf("%g/s", v) }
+// RateLabel is "610/s": whole above 100/s, one decimal above 10/s, two
+// below, trailing zeros cut. A measured rate read "387.733/s"; every rate
+// a search probes (three significant digits) reads as it is.
+func RateLabel(v float64) string {
+	decimals := 2
+	switch a := math.Abs(v); {
+	case a >= 100:
+		decimals = 0
+	case a >= 10:
+		decimals = 1
+	}
+	return strconv.FormatFloat(roundTo(v, decimals), 'f', -1, 64) + "/s"
+}
+
+func roundTo(v float64, decimals int) float64 {
+	p := math.Pow(10, float64(decimals))
+	return math.Round(v*p) / p
+}
 
 func plural(n int, word string) string {
 	if n == 1 {

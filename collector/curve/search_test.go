@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -307,6 +308,26 @@ func TestNiceRate(t *testing.T) {
 	for in, want := range map[float64]float64{612.345: 612, 1234.5: 1230, 0.0012: 0.01, 87.654: 87.7, 100: 100} {
 		if got := niceRate(in); got != want {
 			t.Errorf("niceRate(%v) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+// TestRateLabel (issue 23): a measured rate printed as "387.733/s"; rates
+// read with the precision a rate has, and every rate a search probes (three
+// significant digits) reads as it is.
+func TestRateLabel(t *testing.T) {
+	for _, c := range []struct {
+		v    float64
+		want string
+	}{{387.733, "388/s"}, {610, "610/s"}, {1234.5, "1235/s"}, {62.5, "62.5/s"}, {12.345, "12.3/s"}, {7.777, "7.78/s"}, {0.01, "0.01/s"}, {0, "0/s"}} {
+		if got := RateLabel(c.v); got != c.want {
+			t.Errorf("RateLabel(%v) = %q, want %q", c.v, got, c.want)
+		}
+	}
+	for v := 0.01; v < 100000; v *= 1.07 {
+		n := niceRate(v)
+		if got, want := RateLabel(n), strconv.FormatFloat(n, 'f', -1, 64)+"/s"; got != want {
+			t.Errorf("probe rate %v reads %q, want %q", n, got, want)
 		}
 	}
 }

@@ -192,6 +192,10 @@ type AgentStatus struct {
 	Dropped int64     `json:"dropped"`
 }
 
+// CoolDownSource is the Source of a capacity search's cool-down progress
+// lines: the dashboard shows the latest until the next run starts.
+const CoolDownSource = "cool-down"
+
 // Log is a line from an agent, the server or tokex itself.
 type Log struct {
 	At      time.Time `json:"at"`

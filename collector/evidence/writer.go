@@ -73,6 +73,8 @@ type Manifest struct {
 	// Owner is the seal of config.yaml by the tokex that wrote the folder
 	// (internal/owner): a resume trusts the config of a folder it sealed.
 	Owner string `json:"owner,omitempty"`
+	// EngineProcesses: the engine processes sampled, the latest last.
+	EngineProcesses []EngineProcess `json:"engine_processes,omitempty"`
 }
 
 // Run returns the manifest entry of id.
@@ -454,6 +456,7 @@ func (w *Writer) Manifest() Manifest {
 	defer w.mu.Unlock()
 	m := w.man
 	m.Runs = append([]RunEntry(nil), w.man.Runs...)
+	m.EngineProcesses = append([]EngineProcess(nil), w.man.EngineProcesses...)
 	return m
 }
 

@@ -67,3 +67,31 @@ func protoPage() []byte {
 	}
 	return b.Bytes()
 }
+
+// FuzzParseListeners: /proc/net/tcp and tcp6 lines; never a panic, only
+// listening sockets with a port and an inode.
+func FuzzParseListeners(f *testing.F) {
+	f.Add([]byte("   0: 0100007F:1F90 00000000:0000 0A 00000000:00000000 00:00000000 00000000     0        0 4242 1 0000000000000000 100 0 0 10 0\n"))
+	f.Add([]byte("   0: 00000000000000000000000001000000:1F91 00000000000000000000000000000000:0000 0A 00000000:00000000 00:00000000 00000000 0 0 777 1\n"))
+	f.Add([]byte("  sl  local_address rem_address   st\n   1: 0100007F:FFFFF 0:0 0A 0 0 0 0 0 0\n"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		for _, l := range ParseListeners(b) {
+			if l.Port < 0 || l.Port > 65535 || l.Inode == 0 || (len(l.Addr) != 4 && len(l.Addr) != 16) {
+				t.Fatalf("listener %+v from %q", l, b)
+			}
+		}
+	})
+}
+
+// FuzzParsePIDFile: a pid file may hold anything; a PID read from it is
+// positive and within the kernel's limit.
+func FuzzParsePIDFile(f *testing.F) {
+	f.Add([]byte("1234\n"))
+	f.Add([]byte(" -1 "))
+	f.Add([]byte("0x10"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if pid, err := ParsePIDFile(b); err == nil && (pid <= 0 || pid > 1<<22) {
+			t.Fatalf("pid %d from %q", pid, b)
+		}
+	})
+}

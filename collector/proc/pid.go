@@ -21,7 +21,12 @@ func ForPID(pid int, label string) (Source, error) {
 	if pid <= 0 {
 		return nil, fmt.Errorf("pid %d is not a process", pid)
 	}
-	t := &Tree{PID: pid, Label: label}
+	return forTree(&Tree{PID: pid, Label: label})
+}
+
+// forTree is ForPID of the tree's root.
+func forTree(t *Tree) (Source, error) {
+	pid := t.PID
 	members, err := t.Members()
 	if err != nil {
 		return nil, err
@@ -40,8 +45,12 @@ type PIDCgroup struct {
 	tree *Tree
 }
 
-// Read takes one reading.
+// Read takes one reading; it fails with ErrExited once the process is
+// gone, though its cgroup may live on (a unit restarting it, its children).
 func (p *PIDCgroup) Read() (Reading, error) {
+	if err := p.tree.Alive(); err != nil {
+		return Reading{}, err
+	}
 	r, err := p.Cgroup.Read()
 	if err != nil {
 		return r, err

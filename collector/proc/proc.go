@@ -5,6 +5,7 @@
 package proc
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -79,6 +80,11 @@ func (c Cgroup) Kind() string { return "cgroup" }
 func (c Cgroup) Read() (Reading, error) {
 	now := time.Now()
 	b, err := os.ReadFile(filepath.Join(c.Dir, "cpu.stat"))
+	if errors.Is(err, os.ErrNotExist) {
+		if _, serr := os.Stat(c.Dir); errors.Is(serr, os.ErrNotExist) {
+			return Reading{}, fmt.Errorf("cgroup %s is gone: the engine %w", c.Dir, ErrExited)
+		}
+	}
 	if err != nil {
 		return Reading{}, err
 	}

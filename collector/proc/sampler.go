@@ -2,6 +2,7 @@ package proc
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -14,6 +15,16 @@ import (
 type Target struct {
 	Role   string
 	Source Source
+	// Exited, when set, is told once that the source's process is gone
+	// (a reading failed with ErrExited); sampling it then stops.
+	Exited func(error)
+}
+
+// exited tells t.Exited when err says the process is gone.
+func (t Target) exited(err error) {
+	if t.Exited != nil && errors.Is(err, ErrExited) {
+		t.Exited(err)
+	}
 }
 
 // Sample reads every target each interval and emits Resource events until
@@ -38,6 +49,7 @@ func sampleOne(ctx context.Context, interval time.Duration, t Target, emit func(
 	prev, err := t.Source.Read()
 	if err != nil && !remote {
 		warn("cannot sample " + t.Source.Name() + ": " + err.Error())
+		t.exited(err)
 		return
 	}
 	ok, failing := err == nil, err != nil
@@ -59,6 +71,7 @@ func sampleOne(ctx context.Context, interval time.Duration, t Target, emit func(
 			}
 			if !remote {
 				warn("stopped sampling " + t.Source.Name() + ": " + err.Error())
+				t.exited(err)
 				return
 			}
 			if !failing {

@@ -29,8 +29,12 @@ type Tree struct {
 	Label string
 	Proc  string // the /proc mount; default /proc
 
+	// Start is the root's start time (clock ticks after boot, /proc/<pid>/stat
+	// field 22) when known before the first read (Identify), so that a PID
+	// reused since is noticed; 0: the start time the first read finds.
+	Start uint64
+
 	mu       sync.Mutex
-	start    uint64 // the root's start time, to notice a reused PID
 	prev     map[procKey]procStat
 	departed float64 // CPU-seconds of members gone without being reaped in the tree
 	last     float64
@@ -43,6 +47,8 @@ type procKey struct {
 
 // procStat is what the tree needs of /proc/<pid>/stat.
 type procStat struct {
+	state    byte // R, S, D, Z (a zombie: exited, not yet reaped), X (dead), …
+	comm     string
 	ppid     int
 	start    uint64
 	own      float64 // utime+stime, seconds
@@ -115,19 +121,49 @@ func (t *Tree) Members() ([]int, error) {
 	return out, nil
 }
 
+// root reads the root's stat: an error wrapping ErrExited when it is gone,
+// a zombie, or its PID names another process than the one first read (or
+// than Start, when set).
+func (t *Tree) root() (procStat, error) {
+	root, err := readPIDStat(filepath.Join(t.dir(), strconv.Itoa(t.PID), "stat"))
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return root, fmt.Errorf("process %d %w", t.PID, ErrExited)
+	case err != nil:
+		return root, err
+	case t.Start == 0:
+		t.Start = root.start
+	}
+	if root.start != t.Start {
+		return root, fmt.Errorf("process %d %w (its PID was reused by %q)", t.PID, ErrExited, root.comm)
+	}
+	if (root.state == 'Z' || root.state == 'X') && !t.threadsLeft() {
+		return root, fmt.Errorf("process %d %w (a zombie its parent has not reaped)", t.PID, ErrExited)
+	}
+	return root, nil
+}
+
+// threadsLeft reports whether a root that reads as a zombie still has
+// threads: a leader thread that ended alone (pthread_exit in main) shows Z
+// while the process runs on.
+func (t *Tree) threadsLeft() bool {
+	ents, err := os.ReadDir(filepath.Join(t.dir(), strconv.Itoa(t.PID), "task"))
+	return err == nil && len(ents) > 1
+}
+
+// Alive checks that the root process is still the one first read.
+func (t *Tree) Alive() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	_, err := t.root()
+	return err
+}
+
 // scan reads every process once and keeps the root's descendants.
 func (t *Tree) scan() (map[procKey]procStat, error) {
-	root, err := readPIDStat(filepath.Join(t.dir(), strconv.Itoa(t.PID), "stat"))
+	root, err := t.root()
 	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("process %d exited", t.PID)
-		}
 		return nil, err
-	}
-	if t.start == 0 {
-		t.start = root.start
-	} else if root.start != t.start {
-		return nil, fmt.Errorf("process %d exited (its PID was reused)", t.PID)
 	}
 	ents, err := os.ReadDir(t.dir())
 	if err != nil {
@@ -247,7 +283,7 @@ func parsePIDStat(b []byte) (procStat, error) {
 	// After ")": state is field 3 (index 0), ppid 4, utime 14, stime 15,
 	// cutime 16, cstime 17, starttime 22, rss 24.
 	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 22 {
+	if len(f) < 22 || len(f[0]) != 1 {
 		return procStat{}, errors.New("malformed stat")
 	}
 	var v [6]uint64
@@ -262,8 +298,12 @@ func parsePIDStat(b []byte) (procStat, error) {
 	if err != nil {
 		return procStat{}, fmt.Errorf("malformed stat: %w", err)
 	}
+	var comm string
+	if j := bytes.IndexByte(b, '('); j >= 0 && j < i {
+		comm = string(b[j+1 : i])
+	}
 	return procStat{
-		ppid: ppid, start: v[4],
+		state: f[0][0], comm: comm, ppid: ppid, start: v[4],
 		own:      float64(v[0]+v[1]) / clockTicks,
 		children: float64(v[2]+v[3]) / clockTicks,
 		rss:      int64(min(v[5], 1<<40)) * pageSize,

@@ -94,6 +94,8 @@ type Run struct {
 	// Verification counts the issued tokens verified in the measured
 	// phase (check.verify), nil when none were.
 	Verification *Verification `json:"verification,omitempty"`
+	// CoolDown is the capacity search's cool-down before the run.
+	CoolDown *CoolDown `json:"cool_down,omitempty"`
 }
 
 // ComputeRun derives a run's statistics from its request rows, resource
@@ -213,7 +215,7 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	r := &Run{
 		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
 		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
-		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd,
+		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd, CoolDown: m.CoolDown,
 	}
 	r.MeasuredSeconds = m.MeasuredEnd.Sub(m.MeasuredStart).Seconds()
 	for _, w := range m.Warnings {
@@ -243,6 +245,10 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	if w, bad := cpuCounterWarning(res, "engine", m.ID); bad {
 		r.Warnings = append(r.Warnings, w)
 	}
+	exited := slices.ContainsFunc(m.Warnings, func(w Warning) bool { return w.Code == WarnEngineExited })
+	if exited {
+		r.EngineCPU = nil // no figure from samples of a process that stopped inside the window
+	}
 	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
 		r.GeneratorCPU = g
 	}
@@ -252,12 +258,7 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	if r.Dropped > 0 {
 		r.Warnings = append(r.Warnings, Warn(WarnDropped, m.ID, fmt.Sprintf("%d arrivals dropped: the in-flight cap was full", r.Dropped)))
 	}
-	if r.EngineCPU == nil {
-		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, m.ID, "no engine CPU samples: CPU per exchange unknown"))
-	} else if w, ok := implausibleCPU(r.EngineCPU, r.OK); ok {
-		w.Run = m.ID
-		r.Warnings = append(r.Warnings, w)
-	}
+	r.engineCPUWarning(exited)
 	if w := r.generatorLate(); w != nil {
 		r.Warnings = append(r.Warnings, *w)
 	}
@@ -267,6 +268,21 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 	}
 	r.checkThresholds(th)
 	return r
+}
+
+// engineCPUWarning says when the engine CPU is unknown or implausible.
+func (r *Run) engineCPUWarning(exited bool) {
+	switch {
+	case exited:
+		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID, "the engine exited during the run: its CPU is not reported"))
+	case r.EngineCPU == nil:
+		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID, "no engine CPU samples: CPU per exchange unknown"))
+	default:
+		if w, ok := implausibleCPU(r.EngineCPU, r.OK); ok {
+			w.Run = r.ID
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
 }
 
 // MinPlausibleCPUMs is the least engine CPU an exchange can cost: verifying

@@ -167,6 +167,8 @@ type RunMeta struct {
 	SendLagParts *SendLagParts `json:",omitempty"`
 	// Verification counts the issued tokens verified (check.verify).
 	Verification *Verification `json:",omitempty"`
+	// CoolDown is the capacity search's cool-down before the run.
+	CoolDown *CoolDown `json:",omitempty"`
 }
 
 // ErrorDescription counts one description of one kind of failure.

@@ -65,6 +65,10 @@ const (
 	// server can (an overflow, a restart, a hostile metrics endpoint): the
 	// CPU figure comes from the sampled rates, never from it.
 	WarnCPUCounterInvalid WarningCode = "cpu_counter_invalid"
+	// The sampled engine process exited (or its PID was reused) during the
+	// run: the run stopped and failed, and its engine CPU is not reported
+	// (the samples stop where the process did, the window does not).
+	WarnEngineExited WarningCode = "engine_exited"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the

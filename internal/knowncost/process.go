@@ -19,6 +19,7 @@ import (
 
 // Options of a server process started by Start.
 type Options struct {
+	Addr    string        // listen address; default 127.0.0.1:0
 	Cost    time.Duration // CPU per request; default 2ms
 	Procs   int           // GOMAXPROCS; default 1
 	Metrics bool          // serve /metrics
@@ -47,6 +48,9 @@ type Process struct {
 // server in its own process group and waits for its URL.
 func Start(ctx context.Context, exe string, o Options) (*Process, error) {
 	args := []string{"-procs", strconv.Itoa(max(o.Procs, 1))}
+	if o.Addr != "" {
+		args = append(args, "-addr", o.Addr)
+	}
 	if o.Cost > 0 {
 		args = append(args, "-cost", o.Cost.String())
 	}

@@ -59,7 +59,7 @@ type Capacity struct {
 	Resolution float64       `yaml:"resolution"` // relative width of the final bracket; 0: 0.05
 	Rounds     int           `yaml:"rounds"`     // per probe; 0: 2
 	MaxProbes  int           `yaml:"max_probes"` // 0: 20
-	CoolDown   time.Duration `yaml:"cool_down"`  // idle after a broken probe; 0: the warmup, at least 5s
+	CoolDown   time.Duration `yaml:"cool_down"`  // the longest cool-down after a broken probe; 0: twice a probe's length, 30s–10m
 	P99Ms      float64       `yaml:"p99_ms"`     // also require p99 below this (0: not checked)
 	Project    float64       `yaml:"project"`    // project the cores this rate needs (0: none)
 }
@@ -121,7 +121,10 @@ type Target struct {
 	// How the engine of a target.url is measured (one at most): a process
 	// on this host and its descendants (or its own cgroup), a cgroup v2
 	// directory, or a Prometheus endpoint with the server's process metrics.
-	PID        int    `yaml:"pid"`
+	PID int `yaml:"pid"`
+	// PIDFile names the file the server writes its PID to: read at every
+	// start and resume, so a restarted server is found by its new PID.
+	PIDFile    string `yaml:"pid_file"`
 	Cgroup     string `yaml:"cgroup"`
 	MetricsURL string `yaml:"metrics_url"`
 	// UnreachableAfter stops the run and the campaign when requests failed
@@ -839,8 +842,8 @@ func (c *Campaign) validateSubjectShape(doc *confload.Doc) error {
 	return nil
 }
 
-// validateEngineSampling checks target.pid, target.cgroup and
-// target.metrics_url: each measures the whole engine, so at most one.
+// validateEngineSampling checks target.pid (or pid_file), target.cgroup
+// and target.metrics_url: each measures the whole engine, so at most one.
 func (c *Campaign) validateEngineSampling(doc *confload.Doc) error {
 	t := c.Target
 	var set []string
@@ -849,6 +852,12 @@ func (c *Campaign) validateEngineSampling(doc *confload.Doc) error {
 			return doc.Errorf("target.pid", "%d is not a process id", t.PID)
 		}
 		set = append(set, "target.pid")
+	}
+	if t.PIDFile != "" {
+		if strings.ContainsAny(t.PIDFile, "\x00\n") {
+			return doc.Errorf("target.pid_file", "must be the path of the file the server writes its PID to")
+		}
+		set = append(set, "target.pid_file")
 	}
 	if t.Cgroup != "" {
 		if !filepath.IsAbs(t.Cgroup) || strings.ContainsAny(t.Cgroup, "\x00\n") {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/subject"
 )
@@ -248,6 +250,23 @@ func TestSubjectKeyFileMustMatchAlg(t *testing.T) {
 	for _, alg := range []string{"RS256", "ES256"} {
 		if err := loadAndValidate(t, body(alg, alg)); err != nil {
 			t.Errorf("%s key with alg %s: %v", alg, alg, err)
+		}
+	}
+}
+
+// TestTemplateHasEveryBlock (issue 23): `tokex init` wrote no check:
+// block, so a user never learned that check.verify exists. Every
+// top-level field of the campaign is a key of the template.
+func TestTemplateHasEveryBlock(t *testing.T) {
+	var doc map[string]any
+	if err := yaml.Unmarshal([]byte(Template), &doc); err != nil {
+		t.Fatal(err)
+	}
+	ct := reflect.TypeOf(Campaign{})
+	for i := range ct.NumField() {
+		name, _, _ := strings.Cut(ct.Field(i).Tag.Get("yaml"), ",")
+		if _, ok := doc[name]; !ok {
+			t.Errorf("the template has no %s: block", name)
 		}
 	}
 }

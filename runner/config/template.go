@@ -20,6 +20,7 @@ target:
   # http2: true
   # How tokex measures the engine's CPU and memory (one of these):
   # pid: 12345                     # a server on this host: the process and all its descendants
+  # pid_file: /run/my-as.pid       # or the file it writes its PID to, read at every start and resume
   # cgroup: /sys/fs/cgroup/system.slice/my-as.service   # a cgroup v2 directory
   # metrics_url: http://as.internal:9090/metrics      # Prometheus process_cpu_seconds_total, any host
   # Stop the campaign (exit 2, evidence kept, --resume continues) when the target
@@ -70,6 +71,17 @@ subject:
   #   email_verified: true
   #   groups: [perf, "team-{{user_number}}"]
 
+# What counts as a successful exchange ('tokex smoke' applies the same check).
+check:
+  # required: [access_token, issued_token_type]   # members a 200 must carry, non-empty (the default; [] none)
+  # token_type: bearer             # the expected token_type, any case (default: not checked)
+  verify:                          # a sample of the issued tokens checked against the target's own keys
+    sample: 0                      # fraction of successes verified, 0 (off) to 1; 0.01 is cheap
+    # metadata_url: https://as.example/.well-known/openid-configuration   # default: discovered from target.url
+    # audience: any                # expected in aud; default the first resource or audience
+    # client: true                 # client_id or act.sub is the agent's client
+    # lifetime: 5m                 # expected exp − iat
+
 agents:
   count: 10                        # clients perf-agent-0 … perf-agent-9
   client_id_prefix: perf-agent-
@@ -95,7 +107,8 @@ capacity:                          # tokex capacity: the highest rate that meets
   max: 0                           # highest probe; 0: what the agents can send
   resolution: 0.05                 # bisect until the bracket is this narrow
   rounds: 2                        # per probe (noise needs two; a third when a verdict is within noise)
-  cool_down: 0s                    # idle after a broken probe; 0: the warmup, at least 5s
+  cool_down: 0s                    # after a broken probe, wait until the engine is back at rest, this long at most;
+  #                                # 0: twice a probe's length, 30s to 10m (docs/cool-down.md)
   p99_ms: 0                        # also require p99 below this; 0: not checked
   project: 0                       # print the cores this rate needs; 0: none
 

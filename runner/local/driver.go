@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/proc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
@@ -38,6 +39,13 @@ type Driver struct {
 	// with EngineSearch (its Explicit defaults to target.embedded.engine).
 	Engine       Engine
 	EngineSearch EngineSearch
+	// PID overrides target.pid and target.pid_file (tokex run --pid): a
+	// process id, or PIDListen for the process listening on the target's
+	// port. A resumed campaign whose server restarted gives its new PID.
+	PID string
+	// Recorded is the engine process a resumed campaign sampled last: the
+	// PID target.pid names is refused when it now names another process.
+	Recorded *evidence.EngineProcess
 
 	gen      *Generator
 	pre      *preminter // subject.premint
@@ -47,7 +55,16 @@ type Driver struct {
 	cancel   context.CancelFunc
 	samplers sync.WaitGroup
 	engineAt atomic.Int64 // unix µs of the latest engine sample
+	// engine is the sampled process and how it was found (EngineProcess).
+	engine *evidence.EngineProcess
+	// gone is closed when the sampled engine process exited (goneErr why).
+	gone     chan struct{}
+	goneOnce sync.Once
+	goneErr  error
 }
+
+// EngineProcess implements runner.EngineReporter.
+func (d *Driver) EngineProcess() *evidence.EngineProcess { return d.engine }
 
 var _ runner.Driver = (*Driver)(nil)
 
@@ -108,7 +125,7 @@ func (d *Driver) startTarget(ctx context.Context, out runner.Output) (*tls.Confi
 		}
 		tlsCfg.RootCAs = tlscert.Pool(pem)
 	}
-	src, how, err := engineSource(c.Target, tlsCfg)
+	src, how, err := d.engineSource(tlsCfg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -118,7 +135,8 @@ func (d *Driver) startTarget(ctx context.Context, out runner.Output) (*tls.Confi
 		return tlsCfg, nil, nil
 	}
 	out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "info", Message: "engine CPU and memory: " + how})
-	return tlsCfg, []proc.Target{{Role: "engine", Source: src}}, nil
+	d.gone = make(chan struct{})
+	return tlsCfg, []proc.Target{{Role: "engine", Source: src, Exited: d.engineExited}}, nil
 }
 
 // startEmbedded finds the engine (FindEngine) and starts it.
@@ -195,22 +213,28 @@ func (d *Driver) startSamplers(targets []proc.Target, out runner.Output) {
 // first reading so a wrong pid, cgroup or endpoint stops the campaign before
 // it starts. TOKEX_METRICS_URL overrides target.metrics_url (credentials
 // stay out of the evidence, and a resumed campaign finds them again).
-func engineSource(t config.Target, tlsCfg *tls.Config) (proc.Source, string, error) {
+func (d *Driver) engineSource(tlsCfg *tls.Config) (proc.Source, string, error) {
+	t := d.Cfg.Target
+	id, found, err := d.enginePID()
+	if err != nil {
+		return nil, "", err
+	}
 	var src proc.Source
 	var how, field string
 	switch {
-	case t.PID > 0:
-		field = "target.pid"
-		s, err := proc.ForPID(t.PID, "")
+	case id.PID > 0:
+		field = found
+		s, err := proc.ForProcess(id, "")
 		if err != nil {
 			return nil, "", fmt.Errorf("%s: %w", field, err)
 		}
-		src = s
+		src, d.engine = s, engineRecord(id, found)
 		if cg, ok := s.(*proc.PIDCgroup); ok {
-			how = fmt.Sprintf("cgroup %s, the process %d's own (cpu.stat usage_usec)", cg.Dir, t.PID)
+			how = fmt.Sprintf("cgroup %s, the process %s's own (cpu.stat usage_usec)", cg.Dir, id)
 		} else {
-			how = fmt.Sprintf("process %d and all its descendants, from /proc", t.PID)
+			how = fmt.Sprintf("process %s and all its descendants, from /proc", id)
 		}
+		how += "; found by " + found
 	case t.Cgroup != "":
 		field, src = "target.cgroup", proc.Cgroup{Dir: t.Cgroup}
 		how = "cgroup " + t.Cgroup + " (cpu.stat usage_usec)"
@@ -256,17 +280,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	rctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var died atomic.Pointer[error]
-	if d.emb != nil {
-		go func() {
-			select {
-			case <-d.emb.Exited():
-				err := fmt.Errorf("embedded server exited: %v", d.emb.ExitErr())
-				died.Store(&err)
-				cancel()
-			case <-rctx.Done():
-			}
-		}()
-	}
+	go d.watchEngine(rctx, cancel, &died)
 	// Phase change and agent status, driven by the clock.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -307,6 +321,13 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 		out.Emit(s)
 	}
 	if err := died.Load(); err != nil {
+		if now := time.Now(); now.Before(res.MeasuredEnd) {
+			res.MeasuredEnd = now // the run ends where the engine did
+		}
+		if res.MeasuredEnd.Before(res.MeasuredStart) {
+			res.MeasuredEnd = res.MeasuredStart // it died in the warmup
+		}
+		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnEngineExited, "", (*err).Error()))
 		return res, *err
 	}
 	d.awaitEngineSample(ctx, res.MeasuredEnd)
@@ -315,6 +336,26 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 		return res, ctx.Err()
 	}
 	return res, nil
+}
+
+// watchEngine stops the run (cancel) when the engine exits: the embedded
+// server, or the process sampled for a remote target.
+func (d *Driver) watchEngine(rctx context.Context, cancel context.CancelFunc, died *atomic.Pointer[error]) {
+	var embExited <-chan struct{}
+	if d.emb != nil {
+		embExited = d.emb.Exited()
+	}
+	var err error
+	select {
+	case <-embExited:
+		err = fmt.Errorf("%w: embedded server exited: %v", runner.ErrEngineExited, d.emb.ExitErr())
+	case <-d.gone:
+		err = d.goneErr
+	case <-rctx.Done():
+		return
+	}
+	died.Store(&err)
+	cancel()
 }
 
 // awaitEngineSample waits (15 s at most) for an engine sample taken after
@@ -436,4 +477,24 @@ func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runne
 		"issued tokens: %.4g %% of the successes, picked at random, verified against the keys of %s (%d keys)",
 		v.Sample*100, where, ver.Keys.Len())})
 	return nil
+}
+
+// Ping implements runner.Pinger: one exchange as agent 0, outside any run
+// (a capacity search's unloaded latency and cool-down).
+func (d *Driver) Ping(ctx context.Context, timeout time.Duration) (time.Duration, bool) {
+	if d.gen == nil || len(d.gen.Agents) == 0 {
+		return 0, false
+	}
+	a := d.gen.Agents[0]
+	tok, err := a.credential()
+	if err != nil {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	pl := &pipeline{ch: make(chan string, 1), low: make(chan struct{}, 1)}
+	pl.ch <- tok
+	var r stats.Request
+	d.gen.send(ctx, a, time.Now(), &r, pl, new([]byte))
+	return time.Duration(r.DurationUS) * time.Microsecond, r.Responded()
 }

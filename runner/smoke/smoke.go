@@ -1,6 +1,8 @@
 // Package smoke is `tokex smoke`: one real token exchange as agent 0
 // before any load, checked as the campaign checks responses (check:), the
-// issued token decoded and verified as check.verify does.
+// issued token decoded and verified as check.verify does; then one
+// exchange as every other agent, so that a client the server does not
+// know is named before a campaign fails on it.
 package smoke
 
 import (
@@ -8,7 +10,6 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,11 +29,16 @@ type Options struct {
 	Cfg    config.Campaign
 	Key    *subject.Key
 	Secret string
-	// ClientKey signs the client assertion (private_key_jwt).
-	ClientKey *subject.Key
-	URL       string      // the token endpoint the request goes to
-	TLS       *tls.Config // see TLSConfig
-	Lifetime  time.Duration
+	// ClientKeys sign each agent's client assertion (private_key_jwt);
+	// ClientKey, agent 0's when ClientKeys is empty.
+	ClientKeys []*subject.Key
+	ClientKey  *subject.Key
+	// ClientCerts are each agent's certificate (tls_client_auth); without
+	// them every exchange presents TLS's.
+	ClientCerts []tls.Certificate
+	URL         string      // the token endpoint the request goes to
+	TLS         *tls.Config // see TLSConfig
+	Lifetime    time.Duration
 }
 
 // TLSConfig trusts what the campaign trusts for target: target.ca_file,
@@ -54,70 +60,115 @@ func TLSConfig(c *config.Campaign, target string, insecure bool) (*tls.Config, e
 	return cfg, nil
 }
 
-// Run performs the exchange and writes to out what happened: the request
-// (never the secret), the answer and the decoded token (truncated and made
-// printable: a target may be hostile), then each check. passed: the
-// exchange succeeded and every check held; err: it could not be performed.
+// Run performs the exchange as agent 0 and writes to out what happened:
+// the request (never the secret), the answer and the decoded token
+// (truncated and made printable: a target may be hostile), then each
+// check; then one exchange as every other agent, naming the clients that
+// failed (issue 23: a smoke test as agent 0 passed with 8 of 10 clients
+// unregistered). passed: every exchange succeeded and every check held;
+// err: agent 0's exchange could not be performed.
 func Run(ctx context.Context, out io.Writer, o Options) (passed bool, err error) {
 	c := o.Cfg
 	client := c.ClientID(0)
-	m := &subject.Minter{Key: o.Key, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime, Users: c.Users.Names(), Shape: c.Subject.Shape(),
+	m := minter(o)
+	body := c.Request.Template().Compile()
+	a, err := exchangeAs(ctx, o, m, body, 0)
+	if err != nil {
+		return false, fmt.Errorf("exchange: %w", err)
+	}
+	fmt.Fprintf(out, "POST %s as %s (%s, credentials not shown): HTTP %d in %s over %s\n", o.URL, client,
+		body.Auth(), a.status, a.took.Round(time.Microsecond), a.proto)
+	// The campaign's own check (check.required, check.token_type).
+	outcome, detail, why := c.Check.Exchange().Classify(a.status, a.raw)
+	if outcome != exchange.OutcomeOK {
+		fmt.Fprintf(out, "✗ exchange failed: %s %s %s\n", outcome, detail, printable(failure(outcome, why, a.raw), 200))
+		everyAgent(ctx, out, o, m, body, false)
+		return false, nil
+	}
+	showToken(out, a.raw, &c, client)
+	expect := c.Expect()
+	if o.Lifetime > 0 {
+		expect.Lifetime = o.Lifetime
+	}
+	passed = verify(ctx, out, c.Check.Verify, expect, o, a.raw, client)
+	return everyAgent(ctx, out, o, m, body, true) && passed, nil
+}
+
+// minter mints the smoke test's subject tokens.
+func minter(o Options) *subject.Minter {
+	c := o.Cfg
+	return &subject.Minter{Key: o.Key, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime, Users: c.Users.Names(), Shape: c.Subject.Shape(),
 		Prefix: fmt.Sprintf("smoke-%d-", time.Now().UnixNano())}
+}
+
+// failure is what the server said about a failed exchange.
+func failure(outcome exchange.Outcome, why string, raw []byte) string {
+	if why == "" || outcome != exchange.OutcomeBadResponse {
+		exact(raw, map[string]any{"error_description": &why})
+	}
+	return why
+}
+
+// answer is one exchange's response.
+type answer struct {
+	status int
+	raw    []byte
+	proto  string
+	took   time.Duration
+}
+
+// exchangeAs performs one exchange as agent i, with its credential (its
+// client assertion, its certificate), over the protocol and connection
+// handling the campaign's generator uses.
+func exchangeAs(ctx context.Context, o Options, m *subject.Minter, body exchange.Body, i int) (answer, error) {
+	c := o.Cfg
+	client := c.ClientID(i)
 	tok, err := m.Mint(client)
 	if err != nil {
-		return false, err
+		return answer{}, err
 	}
-	body := c.Request.Template().Compile()
-	cred, err := credential(o, body.Auth())
+	cred, err := credential(o, body.Auth(), i)
 	if err != nil {
-		return false, err
+		return answer{}, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, o.URL, strings.NewReader(body.Form(tok, client, cred)))
 	if err != nil {
-		return false, err
+		return answer{}, err
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if body.Auth() == exchange.AuthBasic {
 		req.Header.Set("Authorization", exchange.BasicAuth(client, o.Secret))
 	}
-	// The protocol and connection handling the campaign's generator uses.
-	tr := &http.Transport{TLSClientConfig: o.TLS, Protocols: c.Target.HTTPProtocols(), DisableKeepAlives: c.Target.NewConnectionPerRequest()}
+	tlsCfg := o.TLS.Clone()
+	if i < len(o.ClientCerts) {
+		tlsCfg.Certificates = o.ClientCerts[i : i+1]
+	}
+	tr := &http.Transport{TLSClientConfig: tlsCfg, Protocols: c.Target.HTTPProtocols(), DisableKeepAlives: c.Target.NewConnectionPerRequest()}
+	defer tr.CloseIdleConnections()
 	hc := &http.Client{Timeout: 30 * time.Second, Transport: tr, CheckRedirect: exchange.NoRedirect}
 	start := time.Now()
 	resp, err := hc.Do(req)
 	if err != nil {
-		return false, fmt.Errorf("exchange: %w", err)
+		return answer{}, err
 	}
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	fmt.Fprintf(out, "POST %s as %s (%s, credentials not shown): HTTP %d in %s over %s\n", o.URL, client,
-		body.Auth(), resp.StatusCode, time.Since(start).Round(time.Microsecond), resp.Proto)
-	// The campaign's own check (check.required, check.token_type).
-	outcome, detail, why := c.Check.Exchange().Classify(resp.StatusCode, raw)
-	if outcome != exchange.OutcomeOK {
-		if why == "" || outcome != exchange.OutcomeBadResponse {
-			exact(raw, map[string]any{"error_description": &why})
-		}
-		fmt.Fprintf(out, "✗ exchange failed: %s %s %s\n", outcome, detail, printable(why, 200))
-		return false, nil
-	}
-	showToken(out, raw, &c, client)
-	expect := c.Expect()
-	if o.Lifetime > 0 {
-		expect.Lifetime = o.Lifetime
-	}
-	return verify(ctx, out, c.Check.Verify, expect, o, raw, client), nil
+	return answer{status: resp.StatusCode, raw: raw, proto: resp.Proto, took: time.Since(start)}, nil
 }
 
-// credential is what authenticates agent 0 besides its id: its secret, or
+// credential is what authenticates agent i besides its id: its secret, or
 // for private_key_jwt a fresh client assertion for the target's token
 // endpoint (request.client_assertion.audience when set).
-func credential(o Options, m exchange.AuthMethod) (string, error) {
+func credential(o Options, m exchange.AuthMethod, i int) (string, error) {
 	if m != exchange.AuthPrivateKeyJWT {
 		return o.Secret, nil
 	}
-	if o.ClientKey == nil {
-		return "", errors.New("private_key_jwt: no client key")
+	key := o.ClientKey
+	if i < len(o.ClientKeys) {
+		key = o.ClientKeys[i]
+	}
+	if key == nil || (i > 0 && i >= len(o.ClientKeys)) {
+		return "", fmt.Errorf("private_key_jwt: no client key for agent %d", i)
 	}
 	c := o.Cfg
 	aud := c.Request.ClientAssertion.Audience
@@ -127,7 +178,7 @@ func credential(o Options, m exchange.AuthMethod) (string, error) {
 	if aud == "" {
 		aud = o.URL
 	}
-	a := &subject.Asserter{Key: o.ClientKey, ClientID: c.ClientID(0), Audience: aud, Lifetime: c.Request.ClientAssertion.Lifetime,
+	a := &subject.Asserter{Key: key, ClientID: c.ClientID(i), Audience: aud, Lifetime: c.Request.ClientAssertion.Lifetime,
 		Prefix: fmt.Sprintf("smoke-%d-", time.Now().UnixNano())}
 	return a.Assert()
 }

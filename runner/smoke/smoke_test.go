@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -19,15 +20,29 @@ import (
 	"github.com/tokex-dev/tokex/subject"
 )
 
-// smokeAgainst runs one smoke exchange against the reference server.
+// smokeAgainst runs the smoke test against the reference server.
 func smokeAgainst(t *testing.T, c config.Campaign, lifetime time.Duration) (bool, string) {
 	t.Helper()
-	return smokeOver(t, c, lifetime, func(ts *httptest.Server) { ts.Start() }, nil)
+	return smokeOver(t, c, lifetime, func(ts *httptest.Server) { ts.Start() }, nil, nil)
 }
 
-// smokeOver is smokeAgainst with the test server started by start; with a
-// client key, perf-agent-0 is registered with it (private_key_jwt).
-func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server), clientKey *subject.Key) (bool, string) {
+// smokeOver is smokeAgainst with the test server started by start and its
+// config adjusted by server; with client keys, perf-agent-i is registered
+// with the i-th (private_key_jwt).
+func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server), clientKeys []*subject.Key,
+	server func(*authserver.Config)) (bool, string) {
+	t.Helper()
+	return smokeWith(t, c, lifetime, start, clientKeys, clientKeys, server)
+}
+
+// smokeOverKeys registers the agents' keys registered and signs with used.
+func smokeOverKeys(t *testing.T, c config.Campaign, registered, used []*subject.Key, server func(*authserver.Config)) (bool, string) {
+	t.Helper()
+	return smokeWith(t, c, 0, func(ts *httptest.Server) { ts.Start() }, registered, used, server)
+}
+
+func smokeWith(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server), clientKeys, used []*subject.Key,
+	server func(*authserver.Config)) (bool, string) {
 	t.Helper()
 	key, err := subject.GenerateKey(subject.ES256)
 	if err != nil {
@@ -35,12 +50,19 @@ func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start fu
 	}
 	jwks, _ := subject.JWKS(key)
 	sc := authserver.Default()
-	if clientKey != nil {
-		ck, _ := subject.JWKS(clientKey)
+	if clientKeys != nil {
+		sets := map[string]json.RawMessage{}
+		for i, k := range clientKeys {
+			sets[c.ClientID(i)], _ = subject.JWKS(k)
+		}
+		b, _ := json.Marshal(sets)
 		sc.DefaultClients.JWKSFile = filepath.Join(t.TempDir(), "clients.json")
-		if err := os.WriteFile(sc.DefaultClients.JWKSFile, []byte(`{"perf-agent-0":`+string(ck)+`}`), 0o600); err != nil {
+		if err := os.WriteFile(sc.DefaultClients.JWKSFile, b, 0o600); err != nil {
 			t.Fatal(err)
 		}
+	}
+	if server != nil {
+		server(&sc)
 	}
 	srv, err := authserver.New(context.Background(), sc, authserver.Options{ClientSecret: "s3cret-smoke", SubjectJWKS: jwks})
 	if err != nil {
@@ -60,7 +82,7 @@ func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start fu
 		tlsCfg.RootCAs.AddCert(ts.Certificate())
 	}
 	var out bytes.Buffer
-	passed, err := Run(context.Background(), &out, Options{Cfg: c, Key: key, Secret: "s3cret-smoke", ClientKey: clientKey, URL: c.Target.URL,
+	passed, err := Run(context.Background(), &out, Options{Cfg: c, Key: key, Secret: "s3cret-smoke", ClientKeys: used, URL: c.Target.URL,
 		TLS: tlsCfg, Lifetime: lifetime})
 	if err != nil {
 		t.Fatal(err)
@@ -127,7 +149,7 @@ func TestRunHonoursTargetHTTP(t *testing.T) {
 			t.Fatal(err)
 		}
 		c.Target.HTTP = tc.http
-		if ok, out := smokeOver(t, c, 0, tc.start, nil); !ok || !strings.Contains(out, tc.want) {
+		if ok, out := smokeOver(t, c, 0, tc.start, nil, nil); !ok || !strings.Contains(out, tc.want) {
 			t.Errorf("http %q: passed %v, want %q:\n%s", tc.http, ok, tc.want, out)
 		}
 	}
@@ -141,12 +163,48 @@ func TestRunWithPrivateKeyJWT(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Request.AuthMethod = "private_key_jwt"
-	ck, err := subject.GenerateKey(subject.ES256)
+	var keys []*subject.Key
+	for range c.Agents.Count {
+		ck, err := subject.GenerateKey(subject.ES256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, ck)
+	}
+	if ok, out := smokeOver(t, c, 0, func(ts *httptest.Server) { ts.Start() }, keys, nil); !ok || !strings.Contains(out, "as perf-agent-0 (private_key_jwt, credentials not shown): HTTP 200") ||
+		!strings.Contains(out, "✓ every agent's client exchanged: perf-agent-0…perf-agent-9") {
+		t.Errorf("passed %v:\n%s", ok, out)
+	}
+	// Agent 3 signs with a key the server does not have for it.
+	wrong := append([]*subject.Key{}, keys...)
+	wrong[3], _ = subject.GenerateKey(subject.ES256)
+	sc := func(*authserver.Config) {}
+	ok, out := smokeOverKeys(t, c, keys, wrong, sc)
+	if ok || !strings.Contains(out, "✗ 1 of the other 9 agents' clients failed") || !strings.Contains(out, ": perf-agent-3\n") {
+		t.Errorf("a wrong key for agent 3 passed %v:\n%s", ok, out)
+	}
+}
+
+// TestRunNamesEveryMissingClient (issue 23): smoke exchanged as agent 0
+// only, and passed against a server that knew 2 of the campaign's 10
+// clients; the sanity run then failed at 20 %. Every agent's client now
+// makes one exchange, and the ones the server refused are named.
+func TestRunNamesEveryMissingClient(t *testing.T) {
+	c, err := config.FromProfile("quick")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, out := smokeOver(t, c, 0, func(ts *httptest.Server) { ts.Start() }, ck); !ok || !strings.Contains(out, "as perf-agent-0 (private_key_jwt, credentials not shown): HTTP 200") {
-		t.Errorf("passed %v:\n%s", ok, out)
+	ok, out := smokeOver(t, c, 5*time.Minute, func(ts *httptest.Server) { ts.Start() }, nil, func(sc *authserver.Config) {
+		sc.DefaultClients.Count = 2
+	})
+	want := "✗ 8 of the other 9 agents' clients failed (the campaign sends as all 10):\n  oauth_error invalid_client"
+	if ok || !strings.Contains(out, "✓ issued token verified") || !strings.Contains(out, want) ||
+		!strings.Contains(out, ": perf-agent-2, perf-agent-3, perf-agent-4, perf-agent-5, perf-agent-6, perf-agent-7, perf-agent-8, perf-agent-9\n") {
+		t.Errorf("passed %v with 2 of 10 clients registered:\n%s", ok, out)
+	}
+	c.Agents.Count = 2
+	if ok, out := smokeAgainst(t, c, 5*time.Minute); !ok || !strings.Contains(out, "✓ every agent's client exchanged: perf-agent-0…perf-agent-1") {
+		t.Errorf("both clients registered: passed %v:\n%s", ok, out)
 	}
 }
 
@@ -193,10 +251,22 @@ func TestRunWithTLSClientAuth(t *testing.T) {
 	tlsCfg.RootCAs = x509.NewCertPool()
 	tlsCfg.RootCAs.AddCert(ts.Certificate())
 	tlsCfg.Certificates = []tls.Certificate{cert.Cert}
+	certs := []tls.Certificate{cert.Cert}
+	for i := 1; i < c.Agents.Count; i++ {
+		p, _ := ca.Issue(c.ClientID(i), time.Hour)
+		certs = append(certs, p.Cert)
+	}
 	var out bytes.Buffer
-	passed, err := Run(context.Background(), &out, Options{Cfg: c, Key: key, URL: c.Target.URL, TLS: tlsCfg})
+	passed, err := Run(context.Background(), &out, Options{Cfg: c, Key: key, URL: c.Target.URL, TLS: tlsCfg, ClientCerts: certs})
 	if err != nil || !passed || !strings.Contains(out.String(), "(tls_client_auth, credentials not shown): HTTP 200") ||
-		!strings.Contains(out.String(), `"cnf":{"x5t#S256":`) {
+		!strings.Contains(out.String(), `"cnf":{"x5t#S256":`) || !strings.Contains(out.String(), "✓ every agent's client exchanged") {
 		t.Errorf("passed %v %v:\n%s", passed, err, out.String())
+	}
+	// Agent 5 presents agent 0's certificate.
+	certs[5] = cert.Cert
+	out.Reset()
+	passed, _ = Run(context.Background(), &out, Options{Cfg: c, Key: key, URL: c.Target.URL, TLS: tlsCfg, ClientCerts: certs})
+	if passed || !strings.Contains(out.String(), "not the one registered for the client\": perf-agent-5\n") {
+		t.Errorf("agent 5 with agent 0's certificate passed %v:\n%s", passed, out.String())
 	}
 }

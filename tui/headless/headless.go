@@ -307,7 +307,7 @@ func (p *Printer) log(v event.Log) {
 	switch {
 	case v.Level == "warn" || v.Level == "error":
 		p.printf("%s: [%s] %s\n", v.Level, v.Source, v.Message)
-	case v.Source == "tokex":
+	case v.Source == "tokex" || v.Source == event.CoolDownSource:
 		p.printf("note: %s\n", v.Message)
 	}
 }

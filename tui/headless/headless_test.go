@@ -26,6 +26,7 @@ func TestPrinterLinesAndTable(t *testing.T) {
 	}
 	p.Consume(event.Log{At: t0, Source: "server", Level: "info", Message: "quiet"})
 	p.Consume(event.Log{At: t0, Source: "tokex", Level: "warn", Message: "loud"})
+	p.Consume(event.Log{At: t0, Source: event.CoolDownSource, Level: "info", Message: "cooling down before 50/s: 3 s of at most 60 s"})
 	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 100, Status: stats.StatusDone, Requests: 200, OK: 198, SuccessRatio: 0.99, AchievedRatio: 1,
 		LatencyMs: stats.Latency{P95: 7.5}, EngineCPU: &stats.CPU{AvgCores: 0.25, CPUMsPerExchange: 2.5}, ThresholdsPassed: true, Retried: 12}
 	p.Consume(event.RunFinished{At: t0, RunID: run.ID, Status: stats.StatusDone, Stats: st})
@@ -34,7 +35,7 @@ func TestPrinterLinesAndTable(t *testing.T) {
 	p.Consume(event.CampaignFinished{At: t0, Status: "done", Summary: s})
 	out := b.String()
 	for _, want := range []string{"tokex campaign c (n) · driver local · 2 runs", "[2/2] 01-r1-100rps round 1: 100/s",
-		"ok  99.00%  p95    7.50 ms", "engine  250 m", "warn: [tokex] loud", "done ✓: 200 exchanges", "Latency by stage",
+		"ok  99.00%  p95    7.50 ms", "engine  250 m", "warn: [tokex] loud", "note: cooling down before 50/s: 3 s of at most 60 s", "done ✓: 200 exchanges", "Latency by stage",
 		"Per-run p95: 100/s: 7.50 ms", "✓ 1/1 passed", "PASSED",
 		"[2/2]   12× retried (not an error): sent again on a new connection", "0 dropped, 12 retried after a keep-alive race (not errors) · campaign done"} {
 		if !strings.Contains(out, want) {

@@ -37,7 +37,7 @@ func (k *costOptions) flags(cmd *cobra.Command, capacity bool) {
 	f.Float64Var(&k.max, "max", 0, "capacity search: highest probe, exchanges/s")
 	f.Float64Var(&k.resolution, "resolution", 0, "capacity search: stop when the bracket is this narrow, relative (default 0.05)")
 	f.IntVar(&k.probeRuns, "probe-rounds", 0, "capacity search: rounds per probe (default 2; a third when a verdict is within noise)")
-	f.DurationVar(&k.coolDown, "cool-down", 0, "capacity search: idle time after a broken probe (default: the warmup, at least 5s)")
+	f.DurationVar(&k.coolDown, "cool-down", 0, "capacity search: the longest cool-down after a broken probe, which waits until the engine is back at rest (default: twice a probe's length, 30s–10m)")
 	f.Float64Var(&k.p99, "p99", 0, "capacity search: also require p99 below this many ms")
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -177,4 +178,21 @@ func planFlags() []string {
 		}
 	}
 	return out
+}
+
+// pidValue is --pid: a process id, or listen.
+type pidValue string
+
+func (v *pidValue) Type() string   { return "pid|listen" }
+func (v *pidValue) String() string { return string(*v) }
+
+func (v *pidValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if s != local.PIDListen {
+		if n, err := strconv.Atoi(s); err != nil || n <= 0 || n > 1<<22 {
+			return &flagError{fmt.Sprintf("%q is neither a process id nor %s", s, local.PIDListen)}
+		}
+	}
+	*v = pidValue(s)
+	return nil
 }

@@ -21,7 +21,7 @@ func newImportCmd() *cobra.Command {
 	var p95 float64
 	k := &cobra.Command{
 		Use:   "k6 DIR",
-		Short: "Import k6-native results: per-agent --out json files, k6 logs with summaries, a resource CSV",
+		Short: "Import k6 results: per-agent --out json files, logs with summaries, a resource CSV",
 		Long: `Read a folder of k6 results and write a tokex evidence folder, so report,
 replay and compare work on it. DIR holds one run's files, or one sub-folder per
 run: per-agent --out json NDJSON (*.json, *.ndjson, plain or .gz), per-agent k6

@@ -61,12 +61,12 @@ func (o *runOptions) campaignFlags(cmd *cobra.Command) {
 	f.StringVar(&o.subjectKey, "subject-key", "", "subject-token signing key (PEM)")
 	f.StringVar(&o.clientSecret, "client-secret", "", "client secret of the agents (or TOKEX_CLIENT_SECRET)")
 	f.BoolVar(&o.noSanity, "no-sanity", false, "skip the discarded sanity run")
-	f.StringVar(&o.subjectIssuer, "subject-issuer", "", "iss of the subject tokens (subject.issuer; `tokex jwks --serve` prints it)")
+	f.StringVar(&o.subjectIssuer, "subject-issuer", "", "iss of the subject tokens (subject.issuer; 'tokex jwks --serve' prints it)")
 	f.StringVar(&o.subjectTokenType, "subject-token-type", "", "subject_token_type: access_token|jwt|id_token or a URI")
 	f.StringVar(&o.subjectAudience, "subject-audience", "", "aud of the subject tokens (default: the agent's client id)")
 	f.StringArrayVar(&o.claims, "subject-claim", nil, "extra subject-token claim NAME=VALUE, VALUE JSON or a string with {{user}}, {{user_number}}, {{client_id}} (repeatable)")
 	f.StringArrayVar(&o.form, "form", nil, "extra form field NAME=VALUE sent with every exchange, e.g. connector_id=tokex for Dex (repeatable)")
-	f.StringVar(&o.authMethod, "auth-method", "", "client authentication: client_secret_basic|client_secret_post|private_key_jwt|tls_client_auth (the last two: local driver)")
+	f.StringVar(&o.authMethod, "auth-method", "", "client authentication: client_secret_basic, client_secret_post, private_key_jwt or tls_client_auth (the last two: local driver)")
 	f.StringVar(&o.httpProto, "http", "", "HTTP protocol: 1.1|2|h2c (default: HTTP/2 when TLS offers it)")
 	f.BoolVar(&o.perRequest, "new-connection-per-request", false, "no keep-alive: a new connection and handshake for every exchange")
 	o.kube.addFlags(f)
@@ -125,7 +125,7 @@ func newVerifyCmd() *cobra.Command {
 	o := &runOptions{kube: newKubeConn()}
 	cmd := &cobra.Command{
 		Use:   "verify",
-		Short: "Check the cluster is ready for a kube campaign (engines, Service, metrics API, permissions)",
+		Short: "Check the cluster is ready for a kube campaign (engines, Service, metrics, RBAC)",
 		Long: `A checklist with a verdict: engines Ready and on distinct nodes (the article's
 anti-affinity check), the engine Service has ready endpoints, metrics.k8s.io is
 served, and the caller may create Jobs, Secrets and ConfigMaps, read Pod logs

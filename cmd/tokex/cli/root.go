@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
 
 	"github.com/tokex-dev/tokex/internal/termsafe"
 )
@@ -49,8 +52,31 @@ func NewRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(flagErrors)
+	wrapFlagHelp(root)
 	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(), newCapacityCmd(), newInitCmd(), newMintCmd(), newReplayCmd(), newLsCmd(), newReportCmd(), newCompareCmd(), newImportCmd(), newManifestsCmd(), newCleanupCmd(), newVerifyCmd(), newSmokeCmd(), newEngineCmd())
 	return root
+}
+
+// wrapFlagHelp wraps every command's flag list to the terminal's width
+// (HelpWidth without one): pflag's own lists ran to 200 columns, their
+// descriptions padded behind the longest flag.
+func wrapFlagHelp(root *cobra.Command) {
+	cobra.AddTemplateFunc("wrappedFlagUsages", func(f *pflag.FlagSet) string { return f.FlagUsagesWrapped(helpWidth()) })
+	root.SetUsageTemplate(strings.NewReplacer(
+		"{{.LocalFlags.FlagUsages", "{{wrappedFlagUsages .LocalFlags",
+		"{{.InheritedFlags.FlagUsages", "{{wrappedFlagUsages .InheritedFlags",
+	).Replace(root.UsageTemplate()))
+}
+
+// HelpWidth is the width help text is wrapped to without a terminal.
+const HelpWidth = 100
+
+// helpWidth is the terminal's width (at most 160), or HelpWidth.
+func helpWidth() int {
+	if w, _, err := term.GetSize(int(os.Stdout.Fd())); err == nil && w >= 40 {
+		return min(w, 160)
+	}
+	return HelpWidth
 }
 
 // Main runs the CLI with args and returns the exit code.

@@ -55,6 +55,7 @@ type runOptions struct {
 	resume       string
 	trustFolder  bool
 	resumed      *runner.Resumed
+	pid          pidValue
 	caFile       string
 	insecure     bool
 	engine       string
@@ -80,6 +81,8 @@ type runOptions struct {
 	// clientCerts are the agents' tls_client_auth certificates.
 	clientCerts *config.ClientCerts
 	key         *subject.Key
+	// engine is the engine process a resumed campaign sampled last.
+	sampled *evidence.EngineProcess
 }
 
 func newRunCmd() *cobra.Command {
@@ -114,6 +117,7 @@ func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f.BoolVar(&o.premint, "premint", false, "sign each run's subject tokens before it starts (memory only): no signing CPU in the measured window")
 	f.StringVar(&o.resume, "resume", "", "continue the interrupted campaign in this evidence folder")
 	f.BoolVar(&o.trustFolder, "trust-folder", false, "resume a folder this user's tokex did not write (or whose config.yaml was edited): follow its config.yaml")
+	f.Var(&o.pid, "pid", "the engine's process on this host, instead of target.pid or target.pid_file: a PID, or listen (the process listening on the target's port); a resumed server that restarted has a new one")
 	f.StringVar(&o.caFile, "ca-file", "", "CA certificate (PEM) trusted for an https --target")
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
 	f.StringVar(&o.engine, "engine", "", "the embedded server's program, tokex-engine (default: $TOKEX_ENGINE, target.embedded.engine, beside tokex, built from the module source, or tokex itself)")
@@ -184,7 +188,7 @@ func (o *runOptions) load() error {
 		if err != nil {
 			return err
 		}
-		o.cfg, o.doc, o.id, o.done, o.resumed = r.Cfg, r.Doc, r.ID, r.Done, r
+		o.cfg, o.doc, o.id, o.done, o.resumed, o.sampled = r.Cfg, r.Doc, r.ID, r.Done, r, r.Engine
 		// The folder says what the campaign is, whichever command resumes it.
 		if r.Stages && o.cost.search {
 			return fmt.Errorf("%s ran stages, not a capacity search: continue it with tokex run --resume %s", o.resume, o.resume)
@@ -298,14 +302,36 @@ func (o *runOptions) resumeEngine() string {
 // newDriver is the configured driver, connected.
 func (o *runOptions) newDriver() (runner.Driver, error) {
 	c := o.cfg
+	if err := pidApplies(o.pid, c); err != nil {
+		return nil, err
+	}
 	if c.Driver != "kube" {
-		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, EngineSearch: o.engineSearch()}, nil
+		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, EngineSearch: o.engineSearch(),
+			PID: string(o.pid), Recorded: o.sampled}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
 		return nil, err
 	}
 	return &kube.Driver{Cfg: c, CampaignID: o.id, Client: o.kube.Client, Metrics: o.kube.Metrics, RESTConfig: o.kube.Config,
 		Namespace: o.kube.Namespace, Context: o.kube.Context, Secret: o.secret, Key: o.key, API: o.kube.API}, nil
+}
+
+// pidApplies refuses --pid where no engine process on this host is
+// sampled. It overrides target.pid and target.pid_file without changing
+// the campaign's configuration: a resumed server that restarted has a new
+// PID, and the manifest records which process was sampled, and how found.
+func pidApplies(pid pidValue, c config.Campaign) error {
+	switch {
+	case pid == "":
+		return nil
+	case c.Driver == "kube":
+		return errors.New("--pid: the kube driver measures the engine Pods (kube.engines)")
+	case c.Embedded():
+		return errors.New("--pid: tokex measures its embedded server itself; --pid is for a target.url on this host")
+	case c.Target.Cgroup != "" || c.Target.MetricsURL != "":
+		return errors.New("--pid: this campaign measures the engine through target.cgroup or target.metrics_url")
+	}
+	return nil
 }
 
 // interrupt is Ctrl-C handling: the first SIGINT or SIGTERM (or stop)
@@ -400,6 +426,9 @@ func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error
 	case interrupted || (sum != nil && sum.Status == stats.CampaignAborted):
 		fmt.Fprintf(stdout, "interrupted: finished runs are kept; continue with: tokex run --resume %s\n", dir)
 		return &exitError{code: ExitInterrupted}
+	case errors.Is(res.runErr, runner.ErrEngineExited):
+		fmt.Fprintf(stdout, "the engine process is gone: finished runs are kept; once the server runs again, continue with: tokex run --resume %s --pid NEW_PID (or --pid listen: the process listening on the target's port)\n", dir)
+		return &exitError{code: ExitCannotRun, err: res.runErr}
 	case errors.Is(res.runErr, runner.ErrUnreachable):
 		fmt.Fprintf(stdout, "the target stopped answering: finished runs are kept; once it is back, continue with: tokex run --resume %s\n", dir)
 		return &exitError{code: ExitCannotRun, err: res.runErr}

@@ -26,9 +26,10 @@ verify the issued token as check.verify does: its signature against the keys
 of the target's metadata, iss and exp, aud (default the requested resource),
 the client (check.verify.client) and exp − iat (check.verify.lifetime or
 --lifetime). A target without metadata is noted, unless check.verify.sample
-is set. Without
---url it goes through a port-forward to the engine Service (kube.engines),
-like the article's smoke test. Tokens and secrets are printed truncated.`,
+is set. Then one exchange as every other agent (agents.count), each with its
+own credential, naming the clients that failed. Without --url it goes
+through a port-forward to the engine Service (kube.engines), like the
+article's smoke test. Tokens and secrets are printed truncated.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if direct != "" && o.target == "" { // a remote target: stored secret and subject key
@@ -48,11 +49,19 @@ like the article's smoke test. Tokens and secrets are printed truncated.`,
 		},
 	}
 	o.campaignFlags(cmd)
+	for _, name := range smokeIgnores {
+		_ = cmd.Flags().MarkHidden(name) // accepted, as before, but not offered
+	}
 	cmd.Flags().StringVar(&direct, "url", "", "token endpoint to call directly (no port-forward)")
 	cmd.Flags().DurationVar(&lifetime, "lifetime", 0, "expected issued-token lifetime (exp − iat); default check.verify.lifetime")
 	cmd.Flags().BoolVar(&o.insecure, "insecure", false, "do not verify the server's TLS certificate")
 	return cmd
 }
+
+// smokeIgnores are the campaign flags that change nothing a smoke test
+// does: the plan (it sends one exchange per agent, not runs) and the
+// number of users (it mints for the first).
+var smokeIgnores = []string{"stages", "rounds", "duration", "warmup", "no-sanity", "users"}
 
 // smoke runs one exchange against target, through a port-forward to the
 // engine Service when forward and kube.engines.service is set.
@@ -83,12 +92,9 @@ func (o *runOptions) smoke(cmd *cobra.Command, target string, forward bool, life
 		tu.Host = fmt.Sprintf("127.0.0.1:%d", local)
 		target = tu.String()
 	}
-	so := smoke.Options{Cfg: o.cfg, Key: o.key, Secret: o.secret, URL: target, TLS: tlsCfg, Lifetime: lifetime}
-	if len(o.clientKeys) > 0 {
-		so.ClientKey = o.clientKeys[0]
-	}
-	if o.clientCerts != nil { // agent 0's certificate
-		so.TLS.Certificates = o.clientCerts.Certs[:1]
+	so := smoke.Options{Cfg: o.cfg, Key: o.key, Secret: o.secret, URL: target, TLS: tlsCfg, Lifetime: lifetime, ClientKeys: o.clientKeys}
+	if o.clientCerts != nil { // each agent's certificate
+		so.ClientCerts = o.clientCerts.Certs
 	}
 	passed, err := smoke.Run(ctx, out, so)
 	switch {

@@ -75,7 +75,10 @@ type Options struct {
 	Observe func(event.Event)
 	// Engine replaces the test binary as the engine (when its Path is set).
 	Engine local.Engine
-	// Search replaces the stages by a capacity search (tokex run --search).
+	// Driver, when set, adjusts the driver before the campaign starts
+	// (tokex run's --pid: Driver.PID).
+	Driver func(*local.Driver)
+	// Search runs a capacity search (tokex capacity) instead of the stages.
 	Search bool
 }
 
@@ -132,8 +135,14 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 	if o.Engine.Path != "" {
 		drv.Engine = o.Engine
 	}
-	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume, SecretSource: source,
-		Search: o.Search}
+	if o.Resume != nil { // as tokex run --resume: the process sampled last
+		m := w.Manifest()
+		drv.Recorded = m.LastEngineProcess()
+	}
+	if o.Driver != nil {
+		o.Driver(drv)
+	}
+	camp := &runner.Campaign{Cfg: c, ID: id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Done: o.Resume, SecretSource: source, Search: o.Search}
 	res.Summary, res.Err = camp.Run(ctx)
 	if err := drv.Close(); err != nil {
 		t.Errorf("driver close: %v", err)
