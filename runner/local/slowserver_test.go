@@ -105,6 +105,32 @@ func TestCampaignCompletesWhenTheServerHoldsSomeRequests(t *testing.T) {
 	}
 }
 
+// TestSanityRunOfAServerHoldingSomeRequests: with the sanity run on, as a
+// user runs it, a server that holds one request in 37 past the timeout
+// passes the sanity run (it answers, it refuses nothing) and the campaign
+// completes; its counted run fails the success threshold.
+func TestSanityRunOfAServerHoldingSomeRequests(t *testing.T) {
+	s := newHoldServer(t, 37)
+	c := tinyCampaign()
+	c.Target.URL = s.url
+	c.Stages, c.Rounds = []float64{40}, 1
+	c.Duration, c.Warmup = 2*time.Second, 0
+	c.Sanity.Enabled, c.Sanity.Rate, c.Sanity.Duration = true, 40, 2*time.Second
+	c.Request.Timeout = time.Second
+	c.Target.UnreachableAfter = time.Second
+	c.Thresholds.P95Ms = float64(c.Request.Timeout / time.Millisecond)
+	r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "hold"), nil, nil, nil)
+	if r.err != nil || r.summary.Status != stats.CampaignDone {
+		t.Fatalf("the campaign did not complete: %v", r.err)
+	}
+	if n := len(r.summary.Stages); n != 1 || len(r.summary.Stages[0].Runs) != 1 {
+		t.Fatalf("%d stages: the counted run did not run", n)
+	}
+	if run := r.summary.Stages[0].Runs[0]; run.Errors["timeout"] == 0 || run.ThresholdsPassed {
+		t.Errorf("counted run: errors %v, thresholds passed %v", run.Errors, run.ThresholdsPassed)
+	}
+}
+
 // TestCapacityProbeOfAServerSlowerThanTheTimeout: a server that accepts
 // every connection but answers no request within the timeout is
 // overloaded, not dead: each probe of a capacity search reads it as broken
