@@ -143,11 +143,7 @@ func (s *Series) Len() int {
 	}
 	n := 0
 	for _, b := range s.bk {
-		switch {
-		case !b.used:
-		case b.lo == b.hi:
-			n++
-		default:
+		if b.used {
 			n += 2
 		}
 	}
@@ -162,7 +158,10 @@ func (s *Series) Dropped() int { return s.dropped }
 func (s *Series) Decimated() bool { return s.bk != nil }
 
 // Points returns the series: the points as added when they were few,
-// otherwise each bucket's low and high in X order, buckets in X order.
+// otherwise each bucket's low and high in X order, buckets in X order. A
+// bucket always gives two points (its one point twice when low and high
+// are one sample), so that series sampled together, decimated alike, keep
+// their points index for index, as a stacked chart adds them.
 func (s *Series) Points() (xs, ys []float64) {
 	if s.bk == nil {
 		xs, ys = make([]float64, len(s.raw)), make([]float64, len(s.raw))
@@ -181,10 +180,7 @@ func (s *Series) Points() (xs, ys []float64) {
 		if second.X < first.X {
 			first, second = second, first
 		}
-		xs, ys = append(xs, first.X), append(ys, first.Y)
-		if b.lo != b.hi {
-			xs, ys = append(xs, second.X), append(ys, second.Y)
-		}
+		xs, ys = append(xs, first.X, second.X), append(ys, first.Y, second.Y)
 	}
 	return xs, ys
 }

@@ -158,3 +158,29 @@ func TestSetSharesItsBudget(t *testing.T) {
 		t.Errorf("one series has %d buckets", s.n)
 	}
 }
+
+// Series sampled at the same times keep their points index for index
+// (two per bucket, a lone sample twice), as a stacked chart adds them.
+func TestSeriesSampledTogetherStayAligned(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	st := NewSet(0, 100, 4*Buckets)
+	a, b := st.New(), st.New()
+	for k := range 50_000 {
+		x := float64(k) / 500
+		if k%97 == 0 {
+			x = float64(k%2000) / 20 // now and then far back: order does not matter
+		}
+		a.Add(x, rng.Float64())
+		b.Add(x, 7) // constant: its lows and highs are one sample
+	}
+	xa, _ := a.Points()
+	xb, yb := b.Points()
+	if len(xa) != len(xb) || len(xa) != 2*Buckets {
+		t.Fatalf("%d and %d points", len(xa), len(xb))
+	}
+	for j := range xa {
+		if bucketOf(xa[j], 0, 100, Buckets) != bucketOf(xb[j], 0, 100, Buckets) || yb[j] != 7 {
+			t.Fatalf("point %d: x %v and %v", j, xa[j], xb[j])
+		}
+	}
+}
