@@ -473,6 +473,21 @@ func (rg *resourceGroups) add(smp *stats.ResourceSample) {
 	g.mem.Add(x, float64(smp.MemoryBytes)/(1<<20))
 }
 
+// label is a process's or pod's name as a chart shows it (legend and
+// tooltip): at most 64 characters, a cut one ending in "…". A name may be
+// 64 KiB (a CSV line), and 200 of them in four places would outweigh the
+// run's decimated lines.
+func label(name string) string {
+	i := 0
+	for k := range name {
+		if i == 64 {
+			return name[:k] + "…"
+		}
+		i++
+	}
+	return name
+}
+
 // names are a role's members, sorted.
 func (rg *resourceGroups) names(role string) []string {
 	return slices.Sorted(maps.Keys(rg.byRole[role]))
@@ -484,15 +499,15 @@ func (rv *RunView) engineCharts(rg *resourceGroups, xmax float64, bands []charts
 	var stacked, memLines, nodeLines []charts.Line
 	for i, n := range rg.names("engine") {
 		g := rg.byRole["engine"][n]
-		stacked = append(stacked, line(n, g.cpu, fmt.Sprintf("s%d", 1+i%7), false))
-		memLines = append(memLines, line(n, g.mem, fmt.Sprintf("s%d", 1+i%7), false))
+		stacked = append(stacked, line(label(n), g.cpu, fmt.Sprintf("s%d", 1+i%7), false))
+		memLines = append(memLines, line(label(n), g.mem, fmt.Sprintf("s%d", 1+i%7), false))
 	}
 	for i, n := range rg.names("node") {
-		nodeLines = append(nodeLines, line("node "+n, rg.byRole["node"][n].cpu, fmt.Sprintf("s%d", 1+i%7), true))
+		nodeLines = append(nodeLines, line("node "+label(n), rg.byRole["node"][n].cpu, fmt.Sprintf("s%d", 1+i%7), true))
 	}
 	for _, role := range []string{"generator", "agent"} {
 		for i, n := range rg.names(role) {
-			genLines = append(genLines, line(n, rg.byRole[role][n].cpu, fmt.Sprintf("s%d", 5+i%3), false))
+			genLines = append(genLines, line(label(n), rg.byRole[role][n].cpu, fmt.Sprintf("s%d", 5+i%3), false))
 		}
 	}
 	if len(stacked) > 0 {
