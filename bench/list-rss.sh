@@ -40,7 +40,7 @@ code=$?
 set -e
 report "ls --no-tui" "$out/t1.txt" $code
 awk '{ if (length($0) > m) m = length($0) } END { printf "  printed %d bytes in %d lines, longest %d bytes\n", bytes, NR, m } { bytes += length($0) + 1 }' "$out/table.txt"
-head -c 300 "$out/err.txt" | tr -d '\033\007'
+if [ -s "$out/err.txt" ]; then head -c 300 "$out/err.txt" | tr -d '\033\007'; echo; fi
 
 # The picker: q once the title is drawn (or after 120 s).
 mkfifo "$out/keys"
