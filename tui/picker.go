@@ -9,7 +9,6 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/tokex-dev/tokex/collector/evidence"
-	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
@@ -49,16 +48,8 @@ func (c campaignItem) Title() string {
 
 func (c campaignItem) Description() string {
 	l := c.l
-	var rates, p95s []string
-	for _, s := range l.Stages {
-		rates = append(rates, stats.StageLabel(s.TargetRPS))
-		p := "—"
-		if s.Reported {
-			p = ms(s.P95Ms)
-		}
-		p95s = append(p95s, p)
-	}
-	d := fmt.Sprintf("%s  ·  p95 %s ms  ·  %d/%d runs", strings.Join(rates, " "), strings.Join(p95s, " "), l.Done, l.Runs)
+	rates, p95s := l.StageCells(ms)
+	d := fmt.Sprintf("%s  ·  p95 %s ms  ·  %d/%d runs", rates, p95s, l.Done, l.Runs)
 	if l.Verdict == "" {
 		d += "  ·  no summary"
 	}

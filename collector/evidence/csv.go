@@ -244,55 +244,70 @@ func AppendResource(buf []byte, s *stats.ResourceSample) []byte {
 // MaxResourceRows. A last line cut by a crash is dropped and reported by
 // torn; any other malformed line is an error.
 func parseSamples[T any](name string, r io.Reader, header string, parse func(string) (T, error)) (out []T, torn bool, err error) {
+	torn, err = eachSample(name, r, header, parse, func(s *T) { out = append(out, *s) })
+	return out, torn, err
+}
+
+// eachSample is parseSamples streaming: each sample is handed to fn and
+// not kept, so a file of MaxResourceRows samples costs one line.
+func eachSample[T any](name string, r io.Reader, header string, parse func(string) (T, error), fn func(*T)) (torn bool, err error) {
 	lr := lines.NewReader(r, maxRowLine)
+	rows := 0
 	for {
 		b, err := lr.Next()
 		if err == io.EOF {
 			break
 		}
 		if err != nil {
-			return out, false, fmt.Errorf("%s: %w", name, err)
+			return false, fmt.Errorf("%s: %w", name, err)
 		}
 		if lr.Long > 0 {
-			return out, false, fmt.Errorf("%s:%d: a line longer than %d bytes", name, lr.FirstLong, maxRowLine)
+			return false, fmt.Errorf("%s:%d: a line longer than %d bytes", name, lr.FirstLong, maxRowLine)
 		}
 		if lr.Line == 1 {
 			if string(b) != header {
-				return nil, false, fmt.Errorf("%s: unexpected header %q", name, clip(string(b)))
+				return false, fmt.Errorf("%s: unexpected header %q", name, clip(string(b)))
 			}
 			continue
 		}
 		s, perr := parse(string(b))
 		if perr != nil && lr.Partial {
-			return out, true, nil
+			return true, nil
 		}
 		if perr != nil {
-			return out, false, fmt.Errorf("%s:%d: %w", name, lr.Line, perr)
+			return false, fmt.Errorf("%s:%d: %w", name, lr.Line, perr)
 		}
-		if len(out) >= MaxResourceRows {
-			return out, false, fmt.Errorf("%s: refused: more than %s samples", name, stats.Thousands(MaxResourceRows))
+		if rows >= MaxResourceRows {
+			return false, fmt.Errorf("%s: refused: more than %s samples", name, stats.Thousands(MaxResourceRows))
 		}
-		out = append(out, s)
+		rows++
+		fn(&s)
 	}
-	return out, false, nil
+	return false, nil
 }
 
 // readSamples reads one sample file of the folder (name relative to it);
 // a missing file is no samples, a torn last line is said in note.
 func readSamples[T any](f *Folder, name, header string, parse func(string) (T, error)) (samples []T, note string, err error) {
+	note, err = eachSampleOf(f, name, header, parse, func(s *T) { samples = append(samples, *s) })
+	return samples, note, err
+}
+
+// eachSampleOf is readSamples streaming (see eachSample).
+func eachSampleOf[T any](f *Folder, name, header string, parse func(string) (T, error), fn func(*T)) (note string, err error) {
 	fh, err := f.d.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, "", nil
+		return "", nil
 	}
 	if err != nil {
-		return nil, "", err
+		return "", err
 	}
 	defer fh.Close()
-	samples, torn, err := parseSamples(f.d.Join(name), fh, header, parse)
+	torn, err := eachSample(f.d.Join(name), fh, header, parse, fn)
 	if torn {
 		note = path.Base(name) + " ends with a torn line (tokex stopped while writing it); it was skipped"
 	}
-	return samples, note, err
+	return note, err
 }
 
 func parseResource(line string) (stats.ResourceSample, error) {

@@ -2,8 +2,12 @@ package evidence
 
 import (
 	"bytes"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -48,8 +52,9 @@ func folderWith(t *testing.T, tmpl string, files map[string][]byte) string {
 	return dir
 }
 
-// readAll exercises every reader of an opened folder.
+// readAll exercises every reader of an opened folder, and the listing.
 func readAll(t *testing.T, dir string) {
+	checkListing(t, dir)
 	f, err := Open(dir)
 	if err != nil {
 		return
@@ -133,5 +138,108 @@ func FuzzResources(f *testing.F) {
 		tally := stats.NewTally(meta)
 		tally.Add(&stats.Request{Phase: stats.Measured, Outcome: "ok", Status: 200, DurationUS: 1})
 		_ = tally.Run(meta, res, stats.Thresholds{})
+	})
+}
+
+// checkListing lists dir's parent, and checks that the folder is listed
+// as listFolder reads it whole, if Open can open it.
+func checkListing(t *testing.T, dir string) {
+	if ls, _, err := List(filepath.Dir(dir)); err == nil {
+		_ = ListTable(ls).Text()
+	}
+	l, lerr := listOne(dir)
+	f, err := Open(dir)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	if lerr != nil {
+		t.Fatalf("opened, not listed: %v", lerr)
+	}
+	if want := listFolder(f); !reflect.DeepEqual(manifestPart(l, want), want) {
+		t.Fatalf("listed\n%+v\nread whole\n%+v", l, want)
+	}
+}
+
+// listFolder is what List showed of a folder before it streamed (Open and
+// Summary, which read the files whole), with the listing's cuts: the
+// streaming reader must list the same.
+func listFolder(f *Folder) Listing {
+	m := f.Manifest
+	l := Listing{Dir: f.Dir, ID: m.CampaignID, Name: cutText(m.Name, ListNameMax), Driver: cutText(m.Driver, ListWordMax),
+		Status: cutText(string(m.Status), ListWordMax), Reason: cutText(m.Reason, ListReasonMax), Started: m.Started}
+	for _, r := range m.Runs {
+		if r.Plan.Sanity {
+			continue
+		}
+		l.Runs++
+		if r.Status == "done" {
+			l.Done++
+		}
+		switch {
+		case slices.ContainsFunc(l.Stages, func(s ListedStage) bool { return s.TargetRPS == r.Plan.TargetRPS }):
+		case len(l.Stages) < MaxListedStages:
+			l.Stages = append(l.Stages, ListedStage{TargetRPS: r.Plan.TargetRPS})
+		default:
+			l.MoreStages = true
+		}
+	}
+	if s, err := f.Summary(); err == nil {
+		l.Verdict = "failed"
+		if s.ThresholdsPassed {
+			l.Verdict = "passed"
+		}
+		for _, st := range s.Stages {
+			i := slices.IndexFunc(l.Stages, func(x ListedStage) bool { return x.TargetRPS == st.TargetRPS })
+			if i < 0 {
+				continue
+			}
+			if rep := st.Reported(); rep != nil && rep.Requests > 0 {
+				l.Stages[i].P95Ms, l.Stages[i].Reported = rep.LatencyMs.P95, true
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		l.SummaryErr = "?" // see manifestPart
+		for i := range l.Stages {
+			l.Stages[i] = ListedStage{TargetRPS: l.Stages[i].TargetRPS}
+		}
+	}
+	if fi, err := os.Lstat(filepath.Join(f.Dir, "report.html")); err == nil && fi.Mode().IsRegular() {
+		l.Report = filepath.Join(f.Dir, "report.html")
+	}
+	return l
+}
+
+// manifestPart is l as listFolder words a summary that could not be read
+// whole: the streaming reader decodes only the fields it shows, so it may
+// show a verdict where Summary refuses a field it does not read.
+func manifestPart(l, whole Listing) Listing {
+	if whole.SummaryErr == "" {
+		return l
+	}
+	l.Verdict, l.SummaryErr = "", "?"
+	l.Stages = slices.Clone(l.Stages)
+	for i := range l.Stages {
+		l.Stages[i] = ListedStage{TargetRPS: l.Stages[i].TargetRPS}
+	}
+	return l
+}
+
+// FuzzListing: whatever manifest.json and summary.json hold, List shows
+// what reading them whole shows, cut to its bounds (listFolder), or skips a
+// folder that Open refuses.
+func FuzzListing(f *testing.F) {
+	tmpl := template(f)
+	m, _ := os.ReadFile(filepath.Join(tmpl, ManifestFile))
+	s, _ := os.ReadFile(filepath.Join(tmpl, SummaryJSON))
+	f.Add(m, s)
+	f.Add(m, []byte(`{"thresholds_passed":true,"stages":[null,{"target_rps":10,"reported_run":"01-r1-10rps","runs":[null,{"id":"01-r1-10rps","requests":3,"latency_ms":{"p95":2.5}}]}]}`))
+	f.Add([]byte(`{"campaign_id":"c","name":"\u001b]0;x\u0007`+strings.Repeat("n", 2000)+`","runs":[{"id":"a","plan":{"target_rps":1}},{"id":"b","plan":{"sanity":true}}]}`), []byte(`{"totals":"x"}`))
+	f.Fuzz(func(t *testing.T, manifest, summary []byte) {
+		dir := filepath.Join(t.TempDir(), "c")
+		must(t, os.Mkdir(dir, 0o755))
+		must(t, os.WriteFile(filepath.Join(dir, ManifestFile), manifest, 0o644))
+		must(t, os.WriteFile(filepath.Join(dir, SummaryJSON), summary, 0o644))
+		checkListing(t, dir)
 	})
 }

@@ -120,14 +120,29 @@ func ParseHost(line string) (stats.HostSample, error) {
 // a missing file (evidence from before it, the kube driver, imports) is no
 // samples. A last line cut by a crash is dropped, and said in note.
 func (f *Folder) Host(id string) ([]stats.HostSample, string, error) {
-	name := HostFile
-	if id != "" {
-		if err := CheckID(id); err != nil {
-			return nil, "", err
-		}
-		name = runFile(id, HostFile)
+	name, err := hostFile(id)
+	if err != nil {
+		return nil, "", err
 	}
 	return readSamples(f, name, HostHeader, ParseHost)
+}
+
+// EachHost streams a run's host.csv (the campaign's for id "") to fn, one
+// sample at a time, as EachResource does.
+func (f *Folder) EachHost(id string, fn func(*stats.HostSample)) (note string, err error) {
+	name, err := hostFile(id)
+	if err != nil {
+		return "", err
+	}
+	return eachSampleOf(f, name, HostHeader, ParseHost, fn)
+}
+
+// hostFile is the host.csv of run id, or the campaign's for "".
+func hostFile(id string) (string, error) {
+	if id == "" {
+		return HostFile, nil
+	}
+	return runFile(id, HostFile), CheckID(id)
 }
 
 // consumeHost writes a host sample to the open run's host.csv, or to the

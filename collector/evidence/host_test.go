@@ -110,3 +110,58 @@ func FuzzParseHost(f *testing.F) {
 		}
 	})
 }
+
+// EachResource and EachHost stream what Resources and Host read, one sample
+// at a time: the same samples, the same torn-line note, the same refusals
+// (a wrong header, more than MaxResourceRows samples, an id that leaves the
+// folder).
+func TestEachSampleStreamsWhatTheReadersRead(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	w := interrupted(t, dir)
+	start := time.Unix(1_800_000_000, 0)
+	for i := range 5 {
+		w.Consume(event.Host{At: start.Add(time.Duration(i) * time.Second), HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: float64(i)}})
+		w.Consume(event.Resource{At: start.Add(time.Duration(i) * time.Second), Role: "engine", Name: "e", CPUMillicores: float64(i)})
+	}
+	must(t, w.Flush())
+	id := testPlan[1].ID
+	res := filepath.Join(dir, RunsDir, id, ResourcesFile)
+	b, err := os.ReadFile(res)
+	must(t, err)
+	must(t, os.WriteFile(res, append(b, "1800000009000000,engine,e,1"...), 0o644)) // torn by a crash
+	f, err := Open(dir)
+	must(t, err)
+	defer f.Close()
+	wantRes, wantNote, err := f.Resources(id)
+	must(t, err)
+	var gotRes []stats.ResourceSample
+	note, err := f.EachResource(id, func(s *stats.ResourceSample) { gotRes = append(gotRes, *s) })
+	must(t, err)
+	if len(wantRes) != 5 || !reflect.DeepEqual(gotRes, wantRes) || note != wantNote || !strings.Contains(note, "torn") {
+		t.Errorf("EachResource: %d samples, note %q; Resources: %d, %q", len(gotRes), note, len(wantRes), wantNote)
+	}
+	wantHost, _, err := f.Host(id)
+	must(t, err)
+	var gotHost []stats.HostSample
+	_, err = f.EachHost(id, func(s *stats.HostSample) { gotHost = append(gotHost, *s) })
+	must(t, err)
+	if len(wantHost) != 5 || !reflect.DeepEqual(gotHost, wantHost) {
+		t.Errorf("EachHost: %d samples; Host: %d", len(gotHost), len(wantHost))
+	}
+	if _, err := f.EachHost("../x", func(*stats.HostSample) {}); err == nil {
+		t.Error("EachHost took an id that leaves the folder")
+	}
+	if _, err := f.EachResource("../x", func(*stats.ResourceSample) {}); err == nil {
+		t.Error("EachResource took an id that leaves the folder")
+	}
+	must(t, os.WriteFile(res, []byte("at,x\n"), 0o644))
+	if _, err := f.EachResource(id, func(*stats.ResourceSample) {}); err == nil || !strings.Contains(err.Error(), "unexpected header") {
+		t.Errorf("a wrong header: %v", err)
+	}
+	many := []byte(ResourcesHeader + "\n" + strings.Repeat("1800000000000000,engine,e,1,1,1,proc\n", MaxResourceRows+1))
+	must(t, os.WriteFile(res, many, 0o644))
+	n := 0
+	if _, err := f.EachResource(id, func(*stats.ResourceSample) { n++ }); err == nil || n != MaxResourceRows {
+		t.Errorf("%d samples over the cap: %v after %d", MaxResourceRows+1, err, n)
+	}
+}

@@ -352,6 +352,17 @@ func (f *Folder) Resources(id string) ([]stats.ResourceSample, string, error) {
 	return readSamples(f, runFile(id, ResourcesFile), ResourcesHeader, parseResource)
 }
 
+// EachResource streams a run's resources.csv to fn, one sample at a time
+// (the sample is not kept: fn copies what it needs); a missing file is no
+// samples, a torn last line is said in note. Samples handed to fn before
+// an error stay handed.
+func (f *Folder) EachResource(id string, fn func(*stats.ResourceSample)) (note string, err error) {
+	if err := CheckID(id); err != nil {
+		return "", err
+	}
+	return eachSampleOf(f, runFile(id, ResourcesFile), ResourcesHeader, parseResource, fn)
+}
+
 // ComputeRun recomputes a run's statistics from its folder, streaming the
 // rows; a truncated requests file becomes a warning of the run.
 func (f *Folder) ComputeRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, error) {

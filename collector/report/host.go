@@ -4,6 +4,7 @@ import (
 	"html/template"
 
 	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/decimate"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -14,53 +15,80 @@ type hostView struct {
 	charts    []template.HTML
 }
 
-func hostCharts(host []stats.HostSample, startUS int64, xmax float64, bands []charts.Band) hostView {
-	var v hostView
-	var x, busy, steal, runnable, cpus, limit, wait, psiCPU, psiMemSome, psiMemFull, memAvail []float64
-	var waitX, psiX []float64
-	for _, h := range host {
-		t := float64(h.AtUS-startUS) / 1e6
-		if t < 0 || t > xmax {
-			continue
-		}
-		x = append(x, t)
-		busy, steal = append(busy, h.BusyCores), append(steal, h.StealCores)
-		runnable, cpus = append(runnable, float64(h.Runnable)), append(cpus, float64(h.CPUs))
-		limit = append(limit, h.GeneratorLimitCores*1000)
-		if h.GeneratorWaitCores != nil {
-			waitX, wait = append(waitX, t), append(wait, *h.GeneratorWaitCores*1000)
-		}
-		if h.MemTotalBytes > 0 {
-			memAvail = append(memAvail, 100*float64(h.MemAvailableBytes)/float64(h.MemTotalBytes))
-		}
-		if p := h.PSI; p != nil {
-			psiX = append(psiX, t)
-			psiCPU, psiMemSome, psiMemFull = append(psiCPU, 100*p.CPUSome), append(psiMemSome, 100*p.MemorySome), append(psiMemFull, 100*p.MemoryFull)
-		}
+// hostSeries are a run's host samples as decimated series, filled as
+// host.csv is read.
+type hostSeries struct {
+	startUS int64
+	xmax    float64
+	// samples in the run's span, and those of them that know the memory
+	samples, withMem                                   int
+	busy, steal, runnable, cpus, limit, wait, memAvail *decimate.Series
+	psiCPU, psiMemSome, psiMemFull                     *decimate.Series
+}
+
+func newHostSeries(startUS int64, xmax float64) *hostSeries {
+	h := &hostSeries{startUS: startUS, xmax: xmax}
+	for _, s := range []**decimate.Series{&h.busy, &h.steal, &h.runnable, &h.cpus, &h.limit, &h.wait, &h.memAvail, &h.psiCPU, &h.psiMemSome, &h.psiMemFull} {
+		*s = decimate.New(0, xmax, decimate.Buckets)
 	}
-	if len(x) == 0 {
+	return h
+}
+
+func (h *hostSeries) add(s *stats.HostSample) {
+	t := float64(s.AtUS-h.startUS) / 1e6
+	if t < 0 || t > h.xmax {
+		return
+	}
+	h.samples++
+	h.busy.Add(t, s.BusyCores)
+	h.steal.Add(t, s.StealCores)
+	h.runnable.Add(t, float64(s.Runnable))
+	h.cpus.Add(t, float64(s.CPUs))
+	h.limit.Add(t, s.GeneratorLimitCores*1000)
+	if s.GeneratorWaitCores != nil {
+		h.wait.Add(t, *s.GeneratorWaitCores*1000)
+	}
+	if s.MemTotalBytes > 0 {
+		h.withMem++
+		h.memAvail.Add(t, 100*float64(s.MemAvailableBytes)/float64(s.MemTotalBytes))
+	}
+	if p := s.PSI; p != nil {
+		h.psiCPU.Add(t, 100*p.CPUSome)
+		h.psiMemSome.Add(t, 100*p.MemorySome)
+		h.psiMemFull.Add(t, 100*p.MemoryFull)
+	}
+}
+
+func line(name string, s *decimate.Series, class string, dash bool) charts.Line {
+	x, y := s.Points()
+	return charts.Line{Name: name, X: x, Y: y, Class: class, Dash: dash}
+}
+
+func (h *hostSeries) charts(xmax float64, bands []charts.Band) hostView {
+	var v hostView
+	if h.samples == 0 {
 		return v
 	}
-	v.generator = append(v.generator, charts.Line{Name: "may use", X: x, Y: limit, Class: "s0", Dash: true})
-	if len(wait) > 0 {
-		v.generator = append(v.generator, charts.Line{Name: "waiting for a CPU", X: waitX, Y: wait, Class: "s4"})
+	v.generator = append(v.generator, line("may use", h.limit, "s0", true))
+	if h.wait.Kept() > 0 {
+		v.generator = append(v.generator, line("waiting for a CPU", h.wait, "s4", false))
 	}
 	v.charts = append(v.charts, template.HTML(charts.Chart{Title: "Host CPU (the machine running the generator)", YUnit: "cores, threads", XMax: xmax, Bands: bands, Height: 180,
 		Lines: []charts.Line{
-			{Name: "CPUs", X: x, Y: cpus, Class: "s0", Dash: true},
-			{Name: "busy", X: x, Y: busy, Class: "s1"},
-			{Name: "steal", X: x, Y: steal, Class: "s4"},
-			{Name: "runnable threads", X: x, Y: runnable, Class: "s3"},
+			line("CPUs", h.cpus, "s0", true),
+			line("busy", h.busy, "s1", false),
+			line("steal", h.steal, "s4", false),
+			line("runnable threads", h.runnable, "s3", false),
 		}}.SVG()))
 	lines := []charts.Line{}
-	if len(memAvail) == len(x) {
-		lines = append(lines, charts.Line{Name: "memory available", X: x, Y: memAvail, Class: "s6"})
+	if h.withMem == h.samples {
+		lines = append(lines, line("memory available", h.memAvail, "s6", false))
 	}
-	if len(psiX) > 0 {
+	if h.psiCPU.Kept() > 0 {
 		lines = append(lines,
-			charts.Line{Name: "CPU stalls (some)", X: psiX, Y: psiCPU, Class: "s1"},
-			charts.Line{Name: "memory stalls (some)", X: psiX, Y: psiMemSome, Class: "s2"},
-			charts.Line{Name: "memory stalls (full)", X: psiX, Y: psiMemFull, Class: "s4"})
+			line("CPU stalls (some)", h.psiCPU, "s1", false),
+			line("memory stalls (some)", h.psiMemSome, "s2", false),
+			line("memory stalls (full)", h.psiMemFull, "s4", false))
 	}
 	if len(lines) > 0 {
 		v.charts = append(v.charts, template.HTML(charts.Chart{Title: "Host memory and pressure", YUnit: "% (of memory, of time)", XMax: xmax, Bands: bands, Height: 180, Lines: lines}.SVG()))

@@ -1,18 +1,23 @@
 package report
 
 import (
+	"bufio"
 	"bytes"
 	_ "embed"
 	"errors"
 	"fmt"
 	"html/template"
+	"io"
 	"io/fs"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/decimate"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
@@ -52,7 +57,6 @@ type View struct {
 	ScheduleTable table.Table
 	ResourceTable table.Table
 	SpreadTable   table.Table
-	Runs          []RunView
 	Recomputed    bool
 	// The cost curve: capacity, marginal cost, projection, the probes of a
 	// capacity search, and the campaign-level charts.
@@ -61,24 +65,43 @@ type View struct {
 	Curve     []template.HTML
 }
 
-// Build renders the evidence folder dir as HTML.
+// Build renders the evidence folder dir as HTML, in memory (see Render).
 func Build(dir string) ([]byte, error) {
-	f, err := evidence.Open(dir)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := Render(&buf, dir); err != nil {
 		return nil, err
 	}
+	return buf.Bytes(), nil
+}
+
+// Render writes the HTML report of the evidence folder dir to w.
+func Render(w io.Writer, dir string) error {
+	f, err := evidence.Open(dir)
+	if err != nil {
+		return err
+	}
 	defer f.Close()
+	return render(w, f)
+}
+
+// render keeps memory bounded whatever the folder holds: each run's rows
+// and samples are read into decimated series (collector/decimate), its
+// section is rendered and set aside (a temporary file) before the next run
+// is read, and the sections follow the campaign's head once every run has
+// added its notes to the warnings there.
+func render(w io.Writer, f *evidence.Folder) error {
 	v := &View{Manifest: f.Manifest}
+	var err error
 	v.S, err = f.Summary()
 	if errors.Is(err, fs.ErrNotExist) {
 		if v.S, err = f.Recompute(stats.Thresholds{}); err != nil {
-			return nil, err
+			return err
 		}
 		v.Recomputed = true
 		v.Warnings = append(v.Warnings, "no summary.json (the campaign did not finish): figures recomputed from the rows, thresholds unknown")
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s := v.S
 	v.LatencyTable, v.ScheduleTable, v.ResourceTable = s.LatencyTable(), s.ScheduleTable(), s.ResourceTable()
@@ -86,6 +109,24 @@ func Build(dir string) ([]byte, error) {
 	v.tiles()
 	v.costView()
 	v.Warnings = append(v.Warnings, warnings(s, f.Manifest)...)
+	sections := newSpill()
+	defer sections.close()
+	if err := v.runSections(sections, f); err != nil {
+		return err
+	}
+	if err := page.Execute(w, v); err != nil {
+		return err
+	}
+	if err := sections.copyTo(w); err != nil {
+		return err
+	}
+	return page.ExecuteTemplate(w, "foot", v)
+}
+
+// runSections renders every run's section to out, in plan order, one run
+// at a time; each run's notes join the campaign's warnings.
+func (v *View) runSections(out io.Writer, f *evidence.Folder) error {
+	s := v.S
 	reported := map[string]bool{}
 	for _, st := range s.Stages {
 		reported[st.ReportedRun] = true
@@ -110,32 +151,95 @@ func Build(dir string) ([]byte, error) {
 			rv.Missing = err.Error()
 		}
 		v.Warnings = append(v.Warnings, notes...)
-		v.Runs = append(v.Runs, rv)
+		if err := page.ExecuteTemplate(out, "run", rv); err != nil {
+			return err
+		}
 	}
-	var buf bytes.Buffer
-	if err := page.Execute(&buf, v); err != nil {
-		return nil, err
-	}
-	return buf.Bytes(), nil
+	return nil
 }
 
-// Write renders dir's report into file (default dir/report.html). The file
-// is replaced atomically; a link or special file in its place is refused,
-// never written through.
+// spill holds the runs' sections until the head is written: a temporary
+// file, removed at once where the system allows it, or memory when no
+// temporary file can be made.
+type spill struct {
+	f      *os.File
+	linked bool // still has a name to remove
+	w      *bufio.Writer
+	mem    *bytes.Buffer
+}
+
+func newSpill() *spill {
+	f, err := os.CreateTemp("", "tokex-report-*.html")
+	if err != nil {
+		return &spill{mem: new(bytes.Buffer)}
+	}
+	// Unlinked at once, the open file is all that is left of it.
+	return &spill{f: f, linked: os.Remove(f.Name()) != nil, w: bufio.NewWriterSize(f, 64<<10)}
+}
+
+func (s *spill) Write(p []byte) (int, error) {
+	if s.mem != nil {
+		return s.mem.Write(p)
+	}
+	return s.w.Write(p)
+}
+
+func (s *spill) copyTo(w io.Writer) error {
+	if s.mem != nil {
+		_, err := s.mem.WriteTo(w)
+		return err
+	}
+	if err := s.w.Flush(); err != nil {
+		return err
+	}
+	if _, err := s.f.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	_, err := io.Copy(w, s.f)
+	return err
+}
+
+func (s *spill) close() {
+	if s.f == nil {
+		return
+	}
+	s.f.Close()
+	if s.linked {
+		_ = os.Remove(s.f.Name())
+	}
+}
+
+// Write renders dir's report into file (default dir/report.html), as it
+// is rendered: the file is replaced atomically; a link or special file in
+// its place is refused, never written through.
 func Write(dir, file string) (string, error) {
 	if file == "" {
 		file = filepath.Join(dir, "report.html")
 	}
-	b, err := Build(dir)
+	f, err := evidence.Open(dir)
 	if err != nil {
 		return "", err
 	}
+	defer f.Close()
 	d, err := safefs.Open(filepath.Dir(file))
 	if err != nil {
 		return "", err
 	}
 	defer d.Close()
-	return file, d.WriteFile(filepath.Base(file), b, nil)
+	a, err := d.CreateAtomic(filepath.Base(file))
+	if err != nil {
+		return "", err
+	}
+	bw := bufio.NewWriterSize(a, 64<<10)
+	if err := render(bw, f); err != nil {
+		a.Abort()
+		return "", err
+	}
+	if err := bw.Flush(); err != nil {
+		a.Abort()
+		return "", err
+	}
+	return file, a.Commit()
 }
 
 func (v *View) tiles() {
@@ -231,8 +335,10 @@ func suffix(reason string) string {
 	return " (" + reason + ")"
 }
 
-// build computes the run's charts from its rows and samples, streaming the
-// rows; notes say what the charts lack (a truncated file, rows left out).
+// build computes the run's charts from its rows and samples, streaming
+// both: the rows into per-second figures, the samples into decimated
+// series, so a run costs the same whatever its files hold. notes say what
+// the charts lack (a truncated file, rows left out).
 func (rv *RunView) build(f *evidence.Folder) ([]string, error) {
 	r := rv.Run
 	start := r.Started.UnixMicro()
@@ -251,7 +357,9 @@ func (rv *RunView) build(f *evidence.Folder) ([]string, error) {
 		notes = append(notes, r.ID+": "+n+" (charts and per-agent table)")
 	}
 	notes = append(notes, ser.notes(r.ID)...)
-	res, note, err := f.Resources(r.ID)
+	xmax := total + 2
+	rg := newResourceGroups(start, xmax)
+	note, err := f.EachResource(r.ID, rg.add)
 	if err != nil {
 		return notes, err
 	}
@@ -262,18 +370,17 @@ func (rv *RunView) build(f *evidence.Folder) ([]string, error) {
 	if warm > 0 {
 		bands = append(bands, charts.Band{X0: 0, X1: warm, Label: "warmup"})
 	}
-	xmax := total + 2
 	rv.Charts = append(rv.Charts, loadCharts(ser, r.TargetRPS, total, xmax, bands)...)
-	rg := groupResources(res, start, xmax)
 	genLines := rv.engineCharts(rg, xmax, bands)
-	host, note, err := f.Host(r.ID)
+	hs := newHostSeries(start, xmax)
+	note, err = f.EachHost(r.ID, hs.add)
 	if err != nil {
 		return notes, err
 	}
 	if note != "" {
 		notes = append(notes, r.ID+": "+note)
 	}
-	hc := hostCharts(host, start, xmax, bands)
+	hc := hs.charts(xmax, bands)
 	if len(genLines) > 0 {
 		genLines = append(genLines, hc.generator...)
 		rv.Charts = append(rv.Charts, template.HTML(charts.Chart{Title: "Load generator CPU", YUnit: "millicores", XMax: xmax, Bands: bands, Lines: genLines, Height: 180}.SVG()))
@@ -286,92 +393,121 @@ func (rv *RunView) build(f *evidence.Folder) ([]string, error) {
 	return notes, nil
 }
 
-// loadCharts are throughput and latency per second of the run.
+// loadCharts are throughput and latency per second of the run, each line
+// decimated over the seconds charted.
 func loadCharts(ser *series, target, total, xmax float64, bands []charts.Band) []template.HTML {
-	var tx, done, drop, mean, p50, p95, p99 []float64
+	var lines [6]*decimate.Series
+	for i := range lines {
+		lines[i] = decimate.New(0, float64(ser.last)+1, decimate.Buckets)
+	}
 	for _, s := range ser.seconds() {
 		if s.t < 0 {
 			continue
 		}
 		x := s.t + 0.5
-		tx = append(tx, x)
-		done = append(done, float64(s.answered))
-		drop = append(drop, float64(s.dropped))
-		mean, p50, p95, p99 = append(mean, s.mean), append(p50, s.p50), append(p95, s.p95), append(p99, s.p99)
+		for i, y := range [...]float64{float64(s.answered), float64(s.dropped), s.mean, s.p50, s.p95, s.p99} {
+			lines[i].Add(x, y)
+		}
 	}
 	return []template.HTML{
 		template.HTML(charts.Chart{Title: "Throughput", YUnit: "exchanges / s", XMax: xmax, Bands: bands, Lines: []charts.Line{
 			{Name: "target", X: []float64{0, total}, Y: []float64{target, target}, Class: "s0", Dash: true},
-			{Name: "achieved", X: tx, Y: done, Class: "s1"},
-			{Name: "dropped", X: tx, Y: drop, Class: "s4"},
+			line("achieved", lines[0], "s1", false),
+			line("dropped", lines[1], "s4", false),
 		}}.SVG()),
 		template.HTML(charts.Chart{Title: "Latency per second (from send)", YUnit: "ms", XMax: xmax, Bands: bands, Lines: []charts.Line{
-			{Name: "avg", X: tx, Y: mean, Class: "s0", Dash: true},
-			{Name: "p50", X: tx, Y: p50, Class: "s1"},
-			{Name: "p95", X: tx, Y: p95, Class: "s2"},
-			{Name: "p99", X: tx, Y: p99, Class: "s3"},
+			line("avg", lines[2], "s0", true),
+			line("p50", lines[3], "s1", false),
+			line("p95", lines[4], "s2", false),
+			line("p99", lines[5], "s3", false),
 		}}.SVG()),
 	}
 }
 
-// resourceGroup is one process's or pod's samples, as chart points.
-type resourceGroup struct{ x, cpu, mem []float64 }
+// resourceGroup is one process's or pod's samples, as chart series.
+type resourceGroup struct{ cpu, mem *decimate.Series }
+
+// resourceBudget bounds the buckets of one run's resource series: a run of
+// a few processes charts each at full resolution, one of maxSeries at
+// 64 buckets each.
+const resourceBudget = 32 * decimate.Buckets
 
 // resourceGroups are the run's resource samples by role and name, at most
-// maxSeries of them; skipped counts the samples of the others.
+// maxSeries of them, decimated as read; skipped counts the samples of the
+// others.
 type resourceGroups struct {
+	start   int64
+	xmax    float64
+	set     *decimate.Set
 	byRole  map[string]map[string]*resourceGroup
+	series  int
 	skipped int
 }
 
-func groupResources(res []stats.ResourceSample, start int64, xmax float64) resourceGroups {
-	rg := resourceGroups{byRole: map[string]map[string]*resourceGroup{}}
-	series := 0
-	for _, smp := range res {
-		x := float64(smp.AtUS-start) / 1e6
-		if x < 0 || x > xmax {
-			continue
-		}
-		if rg.byRole[smp.Kind] == nil {
-			rg.byRole[smp.Kind] = map[string]*resourceGroup{}
-		}
-		g := rg.byRole[smp.Kind][smp.Name]
-		if g == nil {
-			if series >= maxSeries {
-				rg.skipped++
-				continue
-			}
-			series++
-			g = &resourceGroup{}
-			rg.byRole[smp.Kind][smp.Name] = g
-		}
-		g.x, g.cpu, g.mem = append(g.x, x), append(g.cpu, smp.CPUMillicores), append(g.mem, float64(smp.MemoryBytes)/(1<<20))
+func newResourceGroups(start int64, xmax float64) *resourceGroups {
+	return &resourceGroups{start: start, xmax: xmax, set: decimate.NewSet(0, xmax, resourceBudget), byRole: map[string]map[string]*resourceGroup{}}
+}
+
+// add files one sample (the sample is the reader's: names are copied).
+func (rg *resourceGroups) add(smp *stats.ResourceSample) {
+	x := float64(smp.AtUS-rg.start) / 1e6
+	if x < 0 || x > rg.xmax {
+		return
 	}
-	return rg
+	g := rg.byRole[smp.Kind][smp.Name]
+	if g == nil {
+		if rg.series >= maxSeries {
+			rg.skipped++
+			return
+		}
+		rg.series++
+		g = &resourceGroup{cpu: rg.set.New(), mem: rg.set.New()}
+		role := rg.byRole[smp.Kind]
+		if role == nil {
+			role = map[string]*resourceGroup{}
+			rg.byRole[strings.Clone(smp.Kind)] = role
+		}
+		role[strings.Clone(smp.Name)] = g
+	}
+	g.cpu.Add(x, smp.CPUMillicores)
+	g.mem.Add(x, float64(smp.MemoryBytes)/(1<<20))
+}
+
+// label is a process's or pod's name as a chart shows it (legend and
+// tooltip): at most 64 characters, a cut one ending in "…". A name may be
+// 64 KiB (a CSV line), and 200 of them in four places would outweigh the
+// run's decimated lines.
+func label(name string) string {
+	i := 0
+	for k := range name {
+		if i == 64 {
+			return name[:k] + "…"
+		}
+		i++
+	}
+	return name
 }
 
 // names are a role's members, sorted.
-func (rg resourceGroups) names(role string) []string {
+func (rg *resourceGroups) names(role string) []string {
 	return slices.Sorted(maps.Keys(rg.byRole[role]))
 }
 
 // engineCharts adds the engines' CPU (stacked, with the nodes') and memory
 // charts, and returns the generator's and agents' CPU lines.
-func (rv *RunView) engineCharts(rg resourceGroups, xmax float64, bands []charts.Band) (genLines []charts.Line) {
+func (rv *RunView) engineCharts(rg *resourceGroups, xmax float64, bands []charts.Band) (genLines []charts.Line) {
 	var stacked, memLines, nodeLines []charts.Line
 	for i, n := range rg.names("engine") {
 		g := rg.byRole["engine"][n]
-		stacked = append(stacked, charts.Line{Name: n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 1+i%7)})
-		memLines = append(memLines, charts.Line{Name: n, X: g.x, Y: g.mem, Class: fmt.Sprintf("s%d", 1+i%7)})
+		stacked = append(stacked, line(label(n), g.cpu, fmt.Sprintf("s%d", 1+i%7), false))
+		memLines = append(memLines, line(label(n), g.mem, fmt.Sprintf("s%d", 1+i%7), false))
 	}
 	for i, n := range rg.names("node") {
-		g := rg.byRole["node"][n]
-		nodeLines = append(nodeLines, charts.Line{Name: "node " + n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 1+i%7), Dash: true})
+		nodeLines = append(nodeLines, line("node "+label(n), rg.byRole["node"][n].cpu, fmt.Sprintf("s%d", 1+i%7), true))
 	}
 	for _, role := range []string{"generator", "agent"} {
 		for i, n := range rg.names(role) {
-			g := rg.byRole[role][n]
-			genLines = append(genLines, charts.Line{Name: n, X: g.x, Y: g.cpu, Class: fmt.Sprintf("s%d", 5+i%3)})
+			genLines = append(genLines, line(label(n), rg.byRole[role][n].cpu, fmt.Sprintf("s%d", 5+i%3), false))
 		}
 	}
 	if len(stacked) > 0 {

@@ -1,15 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/tui"
 )
 
 // folderOf writes an evidence folder holding evs (and one finished run with
@@ -178,5 +182,46 @@ func TestReportNeverWritesThroughALink(t *testing.T) {
 	_ = os.Remove(filepath.Join(dir, "report.html"))
 	if code, _, errs := run(t, "report", dir); code != 0 {
 		t.Fatal(errs)
+	}
+}
+
+// TestPickerReportPathIsClean is issue 25 item 6: the picker's o printed
+// the report's path as it was, so escape sequences in a folder's name
+// reached the terminal (a window title, a screen clear). The path is
+// cleaned like any other text from the evidence; so are the paths `tokex
+// report` and `tokex ls` print.
+func TestPickerReportPathIsClean(t *testing.T) {
+	attack := "\x1b]0;pwned\x07\x1b[2J\u009b2J\u202e\r"
+	dir := folderOf(t, "t", true)
+	hostile := filepath.Join(filepath.Dir(dir), "c"+attack)
+	if err := os.Rename(dir, hostile); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	cmd := &cobra.Command{}
+	cmd.SetOut(&out)
+	if err := actOnChoice(cmd, tui.PickerChoice{Dir: hostile, Report: true}, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(hostile, "report.html")); err != nil {
+		t.Errorf("no report: %v", err)
+	}
+	printed := map[string]string{"picker o": out.String()}
+	_, printed["report"], _ = run(t, "report", hostile)
+	empty := filepath.Join(t.TempDir(), "e"+attack)
+	_ = os.Mkdir(empty, 0o755)
+	_, printed["ls (empty)"], _ = run(t, "ls", empty)
+	_ = os.Mkdir(filepath.Join(empty, "not-evidence"), 0o755)
+	_ = os.Rename(hostile, filepath.Join(empty, "c"))
+	_, printed["ls"], _ = run(t, "ls", empty)
+	for name, s := range printed {
+		if !strings.Contains(s, "]0;pwned[2J") {
+			t.Errorf("%s does not show the path: %q", name, s)
+		}
+		for _, bad := range []string{"\x1b", "\x07", "\u009b", "\u202e", "\r"} {
+			if strings.Contains(s, bad) {
+				t.Errorf("%s prints %q: %q", name, bad, s)
+			}
+		}
 	}
 }

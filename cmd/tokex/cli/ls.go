@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/report"
+	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/tui"
 )
 
@@ -49,12 +50,12 @@ func listTable(out io.Writer, parent string) error {
 		return &exitError{code: ExitCannotRun, err: err}
 	}
 	if len(ls) == 0 {
-		fmt.Fprintf(out, "no campaigns in %s\n", parent)
+		fmt.Fprintf(out, "no campaigns in %s\n", termsafe.Text(parent))
 		return nil
 	}
 	fmt.Fprint(out, evidence.ListTable(ls).Text())
 	if skipped > 0 {
-		fmt.Fprintf(out, "(%d other entries of %s are not evidence folders)\n", skipped, parent)
+		fmt.Fprintf(out, "(%d other entries of %s are not evidence folders)\n", skipped, termsafe.Text(parent))
 	}
 	return nil
 }
@@ -71,7 +72,13 @@ func pickAndReplay(cmd *cobra.Command, parent string, speed float64) error {
 	if _, err := tea.NewProgram(p, tea.WithAltScreen(), tea.WithOutput(out)).Run(); err != nil {
 		return &exitError{code: ExitCannotRun, err: err}
 	}
-	c := p.Choice()
+	return actOnChoice(cmd, p.Choice(), speed)
+}
+
+// actOnChoice replays the campaign picked, or writes its report and
+// prints the report's path: a folder's name is the evidence's, so the
+// path is cleaned of control sequences like any other text it holds.
+func actOnChoice(cmd *cobra.Command, c tui.PickerChoice, speed float64) error {
 	switch {
 	case c.Dir == "":
 		return nil
@@ -80,7 +87,7 @@ func pickAndReplay(cmd *cobra.Command, parent string, speed float64) error {
 		if err != nil {
 			return &exitError{code: ExitCannotRun, err: err}
 		}
-		fmt.Fprintln(out, "report:", file)
+		fmt.Fprintln(cmd.OutOrStdout(), "report:", termsafe.Text(file))
 		return nil
 	}
 	return replayDir(cmd, c.Dir, speed, false)

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tokex-dev/tokex/collector/report"
+	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
 func newReportCmd() *cobra.Command {
@@ -24,7 +25,7 @@ at the end of every campaign.`,
 			if err != nil {
 				return &exitError{code: ExitCannotRun, err: err}
 			}
-			fmt.Fprintln(cmd.OutOrStdout(), "wrote", file)
+			fmt.Fprintln(cmd.OutOrStdout(), "wrote", termsafe.Text(file)) // a folder's name may be anyone's
 			return nil
 		},
 	}
