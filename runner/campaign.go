@@ -36,7 +36,8 @@ type Campaign struct {
 	// Search replaces the stages by a capacity search (Cfg.Capacity).
 	Search bool
 
-	idle      *stats.Idle // the engine at rest (Cfg.Idle)
+	rec       *evidence.Recorder // writes the runs and the end into Evidence, announced on Bus
+	idle      *stats.Idle        // the engine at rest (Cfg.Idle)
 	idleTried bool
 	idleOut   *output
 	// unloaded is the server's latency at rest (Pinger), cooled is the
@@ -47,7 +48,7 @@ type Campaign struct {
 
 type output struct {
 	bus   *event.Bus
-	ev    *evidence.Writer
+	run   *evidence.Run // nil outside a run: rows are not evidence
 	win   *windower
 	reach *reachability
 	descs *descriptions
@@ -101,7 +102,9 @@ func (o *output) Connected(at time.Time) {
 // Keep implements Keeper: the evidence and the run's error descriptions,
 // not the live windows nor the reachability watch.
 func (o *output) Keep(r *stats.Request) {
-	o.ev.Record(r)
+	if o.run != nil {
+		o.run.Record(r)
+	}
 	if o.descs != nil {
 		o.descs.record(r)
 	}
@@ -111,6 +114,7 @@ func (o *output) Keep(r *stats.Request) {
 // the current run within a second; finished runs keep their evidence. The
 // summary is returned whenever it could be computed, also with an error.
 func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
+	c.rec = evidence.NewRecorder(c.Evidence, c.Bus.Emit)
 	plan := Plan(&c.Cfg)
 	if c.Search {
 		plan = sanityOnly(plan)
@@ -122,7 +126,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		return nil, err
 	}
 	started := time.Now()
-	out := &output{bus: c.Bus, ev: c.Evidence, idle: &idleMeter{}, rest: &restWatch{}}
+	out := &output{bus: c.Bus, idle: &idleMeter{}, rest: &restWatch{}}
 	var resumed []string
 	for id := range c.Done {
 		resumed = append(resumed, id)
@@ -225,9 +229,7 @@ func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.
 	if reason != "" {
 		s.Warnings = append(s.Warnings, stats.Warn(stats.WarnCampaignEnded, "", "campaign "+string(status)+": "+reason))
 	}
-	c.Evidence.SetStatus(status, reason)
-	c.Bus.Emit(event.CampaignFinished{At: s.Finished, Status: status, Reason: reason, Summary: s})
-	if ferr := c.Evidence.Finish(s); ferr != nil && err == nil {
+	if ferr := c.rec.Finish(s); ferr != nil && err == nil {
 		err = ferr
 	}
 	return s, err
@@ -247,12 +249,12 @@ func sleep(ctx context.Context, d time.Duration) {
 // evidence it wrote. The first failed evidence write stops the run at once:
 // load whose evidence is lost would only be load without a measurement.
 func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, error) {
-	if err := c.Evidence.BeginRun(p, time.Now()); err != nil {
+	run, err := c.rec.Begin(p, time.Now())
+	if err != nil {
 		return nil, err
 	}
-	c.Bus.Emit(event.RunStarted{At: time.Now(), Run: p})
 	win := newWindower(p, c.Bus.Emit, c.Driver.InFlight)
-	out := &output{bus: c.Bus, ev: c.Evidence, win: win, reach: &reachability{}, descs: &descriptions{}}
+	out := &output{bus: c.Bus, run: run, win: win, reach: &reachability{}, descs: &descriptions{}}
 	// The run stops early when the target stops answering, or at the first
 	// failed evidence write.
 	rctx, stopRun := context.WithCancelCause(ctx)
@@ -297,7 +299,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	case derr != nil:
 		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
 	}
-	return c.endRun(ctx, p, meta, derr)
+	return c.endRun(ctx, run, meta, derr)
 }
 
 // supervise flushes the run's per-second windows and its evidence once a
@@ -349,13 +351,11 @@ func runMeta(p event.PlannedRun, res RunResult, descs []stats.ErrorDescription) 
 
 // endRun computes the run's statistics from its evidence and announces its
 // end. A driver error is returned unless the campaign was interrupted.
-func (c *Campaign) endRun(ctx context.Context, p event.PlannedRun, meta stats.RunMeta, derr error) (*stats.Run, error) {
-	st, err := c.Evidence.EndRun(meta, c.Cfg.Thresholds)
+func (c *Campaign) endRun(ctx context.Context, run *evidence.Run, meta stats.RunMeta, derr error) (*stats.Run, error) {
+	st, err := run.End(time.Now(), meta, c.Cfg.Thresholds)
 	if err != nil {
-		c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: stats.StatusFailed, Reason: err.Error()})
 		return nil, err
 	}
-	c.Bus.Emit(event.RunFinished{At: time.Now(), RunID: p.ID, Status: st.Status, Reason: meta.Reason, Stats: st})
 	if derr != nil && ctx.Err() == nil {
 		return st, derr
 	}

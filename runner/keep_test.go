@@ -19,14 +19,18 @@ func TestKeepIsEvidenceOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := event.PlannedRun{ID: "r", TargetRPS: 10, Duration: time.Second}
-	if err := w.BeginRun(p, time.Now()); err != nil {
+	if err := w.SetPlan([]event.PlannedRun{p}); err != nil {
+		t.Fatal(err)
+	}
+	run, err := evidence.NewRecorder(w, nil).Begin(p, time.Now())
+	if err != nil {
 		t.Fatal(err)
 	}
 	var wins []event.Window
 	win := newWindower(p, func(e event.Event) { wins = append(wins, e.(event.Window)) }, nil)
 	start := time.Unix(1000, 0)
 	win.Schedule(start)
-	o := &output{ev: w, win: win, reach: &reachability{}, descs: &descriptions{}}
+	o := &output{run: run, win: win, reach: &reachability{}, descs: &descriptions{}}
 	var _ Keeper = o
 	row := func(k int) *stats.Request {
 		return &stats.Request{Phase: stats.Measured, Seq: int64(k), ScheduledUS: start.Add(time.Duration(k) * 100 * time.Millisecond).UnixMicro(),
@@ -45,7 +49,7 @@ func TestKeepIsEvidenceOnly(t *testing.T) {
 	if o.reach.failures != 1 {
 		t.Errorf("reachability saw %d failures, want 1", o.reach.failures)
 	}
-	st, err := w.EndRun(stats.RunMeta{ID: "r", Status: stats.StatusDone, MeasuredStart: start, MeasuredEnd: start.Add(time.Second)}, stats.Thresholds{})
+	st, err := run.End(time.Now(), stats.RunMeta{ID: "r", Status: stats.StatusDone, MeasuredStart: start, MeasuredEnd: start.Add(time.Second)}, stats.Thresholds{})
 	if err != nil {
 		t.Fatal(err)
 	}

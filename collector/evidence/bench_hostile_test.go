@@ -138,12 +138,14 @@ func writeSampleCampaign(tb testing.TB, dir string, runs, samples int) {
 	if err := w.SetPlan(plan); err != nil {
 		tb.Fatal(err)
 	}
+	rec := NewRecorder(w, nil)
 	rng := rand.New(rand.NewPCG(25, 2))
 	var done []*stats.Run
 	start := time.Unix(1_800_000_000, 0)
 	var starts []time.Time
 	for _, p := range plan {
-		if err := w.BeginRun(p, start); err != nil {
+		run, err := rec.Begin(p, start)
+		if err != nil {
 			tb.Fatal(err)
 		}
 		for k := range 10_000 {
@@ -152,7 +154,7 @@ func writeSampleCampaign(tb testing.TB, dir string, runs, samples int) {
 			if at.Sub(start) < p.Warmup {
 				ph = stats.Warmup
 			}
-			w.Record(&stats.Request{Agent: k % 10, Seq: int64(k / 10), Phase: ph, ScheduledUS: at.UnixMicro(),
+			run.Record(&stats.Request{Agent: k % 10, Seq: int64(k / 10), Phase: ph, ScheduledUS: at.UnixMicro(),
 				SendLagUS: int64(rng.IntN(200)), DurationUS: 3000 + int64(rng.ExpFloat64()*2500), Status: 200, Outcome: "ok"})
 		}
 		for s := 0; s <= 101; s++ {
@@ -161,7 +163,7 @@ func writeSampleCampaign(tb testing.TB, dir string, runs, samples int) {
 		}
 		meta := stats.RunMeta{ID: p.ID, Round: p.Round, TargetRPS: p.TargetRPS, Started: start,
 			MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total()), Status: stats.StatusDone}
-		st, err := w.EndRun(meta, th)
+		st, err := run.End(meta.MeasuredEnd, meta, th)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -171,8 +173,7 @@ func writeSampleCampaign(tb testing.TB, dir string, runs, samples int) {
 	}
 	s := &stats.Summary{CampaignID: "samples", Name: "samples", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
 	stats.BuildSummary(s, done, true)
-	w.SetStatus("done", "")
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		tb.Fatal(err)
 	}
 	for i, p := range plan {

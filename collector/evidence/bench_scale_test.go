@@ -25,11 +25,13 @@ func writeScaleRun(tb testing.TB, dir string, rows int) stats.Thresholds {
 		tb.Fatal(err)
 	}
 	p := event.PlannedRun{ID: "01-r1-50000rps", Index: 1, Round: 1, TargetRPS: 50000, Warmup: 30 * time.Second, Duration: 300 * time.Second, Agents: 120}
+	rec := NewRecorder(w, nil)
 	if err := w.SetPlan([]event.PlannedRun{p}); err != nil {
 		tb.Fatal(err)
 	}
 	start := time.Unix(1_800_000_000, 0)
-	if err := w.BeginRun(p, start); err != nil {
+	run, err := rec.Begin(p, start)
+	if err != nil {
 		tb.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(17, 17))
@@ -40,19 +42,18 @@ func writeScaleRun(tb testing.TB, dir string, rows int) stats.Thresholds {
 		if at < start.Add(p.Warmup).UnixMicro() {
 			ph = stats.Warmup
 		}
-		w.Record(&stats.Request{Agent: k % 120, Seq: int64(k / 120), Phase: ph, ScheduledUS: at,
+		run.Record(&stats.Request{Agent: k % 120, Seq: int64(k / 120), Phase: ph, ScheduledUS: at,
 			SendLagUS: int64(rng.IntN(400)), DurationUS: 3000 + int64(rng.ExpFloat64()*2500), Status: 200, Outcome: "ok"})
 	}
 	meta := stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: p.TargetRPS, Started: start,
 		MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total()), Status: stats.StatusDone}
-	st, err := w.EndRun(meta, th)
+	st, err := run.End(meta.MeasuredEnd, meta, th)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	s := &stats.Summary{CampaignID: "scale", Name: "scale", Status: "done", Started: start, Finished: start.Add(p.Total()), Thresholds: th}
 	stats.BuildSummary(s, []*stats.Run{st}, true)
-	w.SetStatus("done", "")
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		tb.Fatal(err)
 	}
 	return th

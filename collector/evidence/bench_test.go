@@ -29,6 +29,7 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 				TargetRPS: s, Warmup: 30 * time.Second, Duration: 5 * time.Minute, Agents: 10})
 		}
 	}
+	rec := NewRecorder(w, nil)
 	if err := w.SetPlan(plan); err != nil {
 		tb.Fatal(err)
 	}
@@ -37,7 +38,8 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 	var runs []*stats.Run
 	start := time.Unix(1_800_000_000, 0)
 	for _, p := range plan {
-		if err := w.BeginRun(p, start); err != nil {
+		run, err := rec.Begin(p, start)
+		if err != nil {
 			tb.Fatal(err)
 		}
 		n := int(p.TargetRPS * p.Total().Seconds())
@@ -47,7 +49,7 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 			if at.Sub(start) < p.Warmup {
 				ph = stats.Warmup
 			}
-			w.Record(&stats.Request{Agent: k % 10, Seq: int64(k / 10), Phase: ph, ScheduledUS: at.UnixMicro(),
+			run.Record(&stats.Request{Agent: k % 10, Seq: int64(k / 10), Phase: ph, ScheduledUS: at.UnixMicro(),
 				SendLagUS: int64(rng.IntN(200)), DurationUS: 3000 + int64(rng.ExpFloat64()*2500), Status: 200, Outcome: "ok"})
 			total++
 		}
@@ -58,7 +60,7 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 		}
 		meta := stats.RunMeta{ID: p.ID, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS, Started: start,
 			MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total()), Status: stats.StatusDone}
-		st, err := w.EndRun(meta, th)
+		st, err := run.End(meta.MeasuredEnd, meta, th)
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -67,8 +69,7 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 	}
 	s := &stats.Summary{CampaignID: "synthetic", Name: "synthetic", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
 	stats.BuildSummary(s, runs, true)
-	w.SetStatus("done", "")
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		tb.Fatal(err)
 	}
 	return total, th

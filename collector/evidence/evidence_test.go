@@ -55,24 +55,25 @@ func TestWriterReaderAndEvents(t *testing.T) {
 	_ = w.SetPlan([]event.PlannedRun{p})
 	w.Consume(event.CampaignStarted{At: time.Now(), ID: "c", Runs: []event.PlannedRun{p}})
 	start := time.Now()
-	_ = w.BeginRun(p, start)
-	w.Consume(event.RunStarted{At: start, Run: p})
+	rec := NewRecorder(w, nil)
+	run, err := rec.Begin(p, start)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 10; i++ {
-		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+		run.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
 	}
 	w.Consume(event.Resource{At: start.Add(500 * time.Millisecond), Role: "engine", Name: "e", CPUMillicores: 100})
-	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
+	st, err := run.End(time.Now(), stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st.Requests != 10 || st.EngineCPU == nil || !st.ThresholdsPassed {
 		t.Fatalf("stats %+v", st)
 	}
-	w.Consume(event.RunFinished{At: time.Now(), RunID: p.ID, Status: stats.StatusDone, Stats: st})
 	s := &stats.Summary{CampaignID: "c", Status: "done", Finished: time.Now()}
 	stats.BuildSummary(s, []*stats.Run{st}, true)
-	w.Consume(event.CampaignFinished{At: time.Now(), Status: "done", Summary: s})
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(dir)
@@ -136,11 +137,14 @@ func TestTruncatedRequestsKeepWhatWasRead(t *testing.T) {
 	w, _ := Create(dir, nil, Manifest{CampaignID: "c"})
 	p := event.PlannedRun{ID: "r"}
 	_ = w.SetPlan([]event.PlannedRun{p})
-	_ = w.BeginRun(p, time.Now())
-	for i := 0; i < 5000; i++ {
-		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, Outcome: "ok", Status: 200, DurationUS: int64(i)})
+	run, err := NewRecorder(w, nil).Begin(p, time.Now())
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, _ = w.EndRun(stats.RunMeta{ID: "r", Status: stats.StatusDone}, stats.Thresholds{})
+	for i := 0; i < 5000; i++ {
+		run.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, Outcome: "ok", Status: 200, DurationUS: int64(i)})
+	}
+	_, _ = run.End(time.Now(), stats.RunMeta{ID: "r", Status: stats.StatusDone}, stats.Thresholds{})
 	path := filepath.Join(dir, RunsDir, "r", RequestsFile)
 	b, _ := os.ReadFile(path)
 	_ = os.WriteFile(path, b[:len(b)/2], 0o644) // a crash mid-write

@@ -31,8 +31,9 @@ func template(f *testing.F) string {
 	if err := w.SetPlan(testPlan[:1]); err != nil {
 		f.Fatal(err)
 	}
-	runOne(f, w, testPlan[0], time.Unix(1_800_000_000, 0))
-	if err := w.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
+	rec := NewRecorder(w, nil)
+	runOne(f, rec, testPlan[0], time.Unix(1_800_000_000, 0))
+	if err := rec.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
 		f.Fatal(err)
 	}
 	return dir

@@ -50,30 +50,34 @@ func TestWriterHostFile(t *testing.T) {
 	_ = w.SetPlan([]event.PlannedRun{p})
 	start := time.Unix(1_800_000_000, 0)
 	w.Consume(event.Host{At: start.Add(-time.Second), HostMetrics: stats.HostMetrics{CPUs: 2}})
-	_ = w.BeginRun(p, start)
+	rec := NewRecorder(w, nil)
+	run, err := rec.Begin(p, start)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := 0; i < 20; i++ {
-		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+		run.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
 	}
 	for s := 1; s <= 2; s++ {
 		at := start.Add(time.Duration(s)*time.Second - 100*time.Millisecond)
 		w.Consume(event.Resource{At: at, Role: "generator", Name: "g", CPUMillicores: 100})
 		w.Consume(event.Host{At: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 2, Runnable: 5}})
 	}
-	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
+	st, err := run.End(start.Add(2*time.Second), stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	w.Consume(event.Host{At: start.Add(3 * time.Second), HostMetrics: stats.HostMetrics{CPUs: 2}})
-	if err := w.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
+	if err := rec.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	run, _, err := f.Host(p.ID)
-	if err != nil || len(run) != 2 || run[0].BusyCores != 2 {
-		t.Fatalf("run host.csv: %+v %v", run, err)
+	inRun, _, err := f.Host(p.ID)
+	if err != nil || len(inRun) != 2 || inRun[0].BusyCores != 2 {
+		t.Fatalf("run host.csv: %+v %v", inRun, err)
 	}
 	top, _, err := f.Host("")
 	if err != nil || len(top) != 2 {

@@ -35,44 +35,51 @@ func interrupted(t *testing.T, dir string, opts ...Option) *Writer {
 	if err := w.SetPlan(testPlan); err != nil {
 		t.Fatal(err)
 	}
+	rec := NewRecorder(w, nil)
 	start := time.Unix(1_800_000_000, 0)
 	w.Consume(event.CampaignStarted{At: start, ID: filepath.Base(dir), Runs: testPlan})
-	runOne(t, w, testPlan[0], start)
+	runOne(t, rec, testPlan[0], start)
 	w.Consume(event.Resource{At: start.Add(1500 * time.Millisecond), Role: "engine", Name: "between", CPUMillicores: 5})
-	if err := w.BeginRun(testPlan[1], start.Add(2*time.Second)); err != nil {
+	run, err := rec.Begin(testPlan[1], start.Add(2*time.Second))
+	if err != nil {
 		t.Fatal(err)
 	}
-	w.Record(&stats.Request{Phase: stats.Measured, ScheduledUS: start.Add(2 * time.Second).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	run.Record(&stats.Request{Phase: stats.Measured, ScheduledUS: start.Add(2 * time.Second).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
 	return w
 }
 
-func runOne(t testing.TB, w *Writer, p event.PlannedRun, start time.Time) *stats.Run {
+// resumed reopens an interrupted campaign, as tokex run --resume does.
+func resumed(t *testing.T, dir string) *Recorder {
 	t.Helper()
-	if err := w.BeginRun(p, start); err != nil {
+	w, err := Resume(dir)
+	must(t, err)
+	return NewRecorder(w, nil)
+}
+
+func runOne(t testing.TB, rec *Recorder, p event.PlannedRun, start time.Time) *stats.Run {
+	t.Helper()
+	run, err := rec.Begin(p, start)
+	if err != nil {
 		t.Fatal(err)
 	}
-	w.Consume(event.RunStarted{At: start, Run: p})
 	for i := 0; i < 10; i++ {
-		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(),
+		run.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(),
 			DurationUS: 1000 + int64(i), Status: 200, Outcome: "ok"})
 	}
-	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: p.Round, TargetRPS: p.TargetRPS, Started: start, MeasuredStart: start,
+	st, err := run.End(start.Add(time.Second), stats.RunMeta{ID: p.ID, Round: p.Round, TargetRPS: p.TargetRPS, Started: start, MeasuredStart: start,
 		MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Consume(event.RunFinished{At: start.Add(time.Second), RunID: p.ID, Status: st.Status, Stats: st})
 	return st
 }
 
 // finish ends a (resumed) campaign the way the runner does.
-func finish(t *testing.T, w *Writer, runs ...*stats.Run) error {
+func finish(t *testing.T, rec *Recorder, runs ...*stats.Run) error {
 	t.Helper()
 	s := &stats.Summary{CampaignID: "c", Status: "done", Finished: time.Unix(1_800_000_100, 0)}
 	stats.BuildSummary(s, runs, true)
-	w.SetStatus("done", "")
-	w.Consume(event.CampaignFinished{At: s.Finished, Status: "done", Summary: s})
-	return w.Finish(s)
+	return rec.Finish(s)
 }
 
 // snapshot is every file under dir with its content, links as "-> target".
@@ -165,8 +172,9 @@ func TestResumeNeverWritesThroughLinks(t *testing.T) {
 					t.Logf("resume refused: %v", err)
 					return
 				}
-				st := runOne(t, w2, testPlan[1], time.Unix(1_800_000_010, 0))
-				_ = finish(t, w2, st)
+				rec := NewRecorder(w2, nil)
+				st := runOne(t, rec, testPlan[1], time.Unix(1_800_000_010, 0))
+				_ = finish(t, rec, st)
 			}()
 			select {
 			case <-done:
@@ -219,9 +227,10 @@ func TestReadersRefuseIDsThatLeaveTheFolder(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "c")
-			w := interrupted(t, dir)
-			st := runOne(t, w, testPlan[1], time.Unix(1_800_000_010, 0))
-			must(t, finish(t, w, st))
+			interrupted(t, dir)
+			rec := resumed(t, dir)
+			st := runOne(t, rec, testPlan[1], time.Unix(1_800_000_010, 0))
+			must(t, finish(t, rec, st))
 			if c.file != "" {
 				p := filepath.Join(dir, c.file)
 				b, _ := os.ReadFile(p)
@@ -347,8 +356,9 @@ func TestResumeRepairsTornTails(t *testing.T) {
 			w, err := Resume(dir)
 			must(t, err)
 			w.Consume(event.Resource{At: time.Unix(1_800_000_009, 0), Role: "engine", Name: "after-resume", CPUMillicores: 7})
-			st := runOne(t, w, testPlan[1], time.Unix(1_800_000_010, 0))
-			must(t, finish(t, w, st))
+			rec := NewRecorder(w, nil)
+			st := runOne(t, rec, testPlan[1], time.Unix(1_800_000_010, 0))
+			must(t, finish(t, rec, st))
 			f, err := Open(dir)
 			must(t, err)
 			evs, info := allEvents(t, f)
@@ -434,25 +444,27 @@ func TestFullDiskFailsFastAndLeavesWholeFiles(t *testing.T) {
 			}
 			_ = w.SetPlan(testPlan)
 			w.Consume(event.CampaignStarted{ID: "c", Runs: testPlan})
+			rec := NewRecorder(w, nil)
 			var runErr error
 			for _, p := range testPlan {
-				if runErr = w.BeginRun(p, time.Unix(1_800_000_000, 0)); runErr != nil {
+				var run *Run
+				if run, runErr = rec.Begin(p, time.Unix(1_800_000_000, 0)); runErr != nil {
 					break
 				}
 				for i := 0; i < 2000; i++ {
-					w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: int64(i), DurationUS: int64(1000 + i%977), Status: 200, Outcome: "ok"})
+					run.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: int64(i), DurationUS: int64(1000 + i%977), Status: 200, Outcome: "ok"})
 					w.Consume(event.Log{Message: "row"})
 					if i%500 == 0 {
 						_ = w.Flush()
 					}
 				}
-				if _, runErr = w.EndRun(stats.RunMeta{ID: p.ID, Status: stats.StatusDone}, stats.Thresholds{}); runErr != nil {
+				if _, runErr = run.End(time.Unix(1_800_000_001, 0), stats.RunMeta{ID: p.ID, Status: stats.StatusDone}, stats.Thresholds{}); runErr != nil {
 					break
 				}
 			}
 			s := &stats.Summary{CampaignID: "c", Status: "done"}
 			stats.BuildSummary(s, nil, true)
-			ferr := w.Finish(s)
+			ferr := rec.Finish(s)
 			err = errors.Join(runErr, ferr)
 			if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrWrite) || !strings.Contains(err.Error(), "evidence cannot be written") {
 				t.Fatalf("err = %v", err)
@@ -494,7 +506,7 @@ func assertWholeFiles(t *testing.T, dir string) {
 }
 
 // TestFinishKeepsTheCampaignsReason is issue 9 item 19: Finish cleared the
-// reason SetStatus had recorded.
+// reason SetStatus had recorded. The reason is now the summary's.
 func TestFinishKeepsTheCampaignsReason(t *testing.T) {
 	cases := []struct {
 		status stats.CampaignStatus
@@ -507,10 +519,9 @@ func TestFinishKeepsTheCampaignsReason(t *testing.T) {
 	}
 	for _, c := range cases {
 		dir := filepath.Join(t.TempDir(), "c")
-		w := interrupted(t, dir)
-		w.SetStatus(c.status, c.reason)
-		s := &stats.Summary{CampaignID: "c", Status: c.status, Finished: time.Unix(1_800_000_100, 0)}
-		must(t, w.Finish(s))
+		interrupted(t, dir)
+		s := &stats.Summary{CampaignID: "c", Status: c.status, Reason: c.reason, Finished: time.Unix(1_800_000_100, 0)}
+		must(t, resumed(t, dir).Finish(s))
 		f, err := Open(dir)
 		must(t, err)
 		if f.Manifest.Status != c.status || f.Manifest.Reason != c.reason {
@@ -587,9 +598,10 @@ func TestCompressionBombIsRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			limits.runRows, limits.requestBytes = c.rowCap, c.byteCap
 			dir := filepath.Join(t.TempDir(), "c")
-			w := interrupted(t, dir)
-			st := runOne(t, w, testPlan[1], time.Unix(1_800_000_010, 0))
-			must(t, finish(t, w, st))
+			interrupted(t, dir)
+			rec := resumed(t, dir)
+			st := runOne(t, rec, testPlan[1], time.Unix(1_800_000_010, 0))
+			must(t, finish(t, rec, st))
 			bomb(t, filepath.Join(dir, RunsDir, testPlan[0].ID, RequestsFile), c.rows)
 			f, err := Open(dir)
 			must(t, err)

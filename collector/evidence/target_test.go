@@ -20,7 +20,7 @@ func TestManifestNamesTheTarget(t *testing.T) {
 	}
 	const target = "https://127.0.0.1:40123/as/token.oauth2"
 	w.Consume(event.CampaignStarted{At: time.Now(), ID: "c", Target: target})
-	if err := w.Finish(&stats.Summary{Status: "done", Finished: time.Now()}); err != nil {
+	if err := NewRecorder(w, nil).Finish(&stats.Summary{Status: "done", Finished: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(dir)

@@ -91,9 +91,16 @@ func (m *Manifest) Run(id string) *RunEntry {
 // stops the current run at once (its figures could not be proven).
 var ErrWrite = errors.New("evidence cannot be written")
 
-// Writer writes one campaign's evidence folder. Consume, Record and Flush
-// are safe for concurrent use. The first write error is kept: Failed is
-// closed, Err returns it, later rows are not written.
+// ErrOrder marks a step of the evidence lifecycle taken out of order (a
+// run begun while another is open, ended twice, a campaign finished
+// twice...): a bug of the caller, refused before anything is written.
+var ErrOrder = errors.New("evidence lifecycle out of order")
+
+// Writer writes one campaign's evidence folder: the event stream (Consume)
+// and, through its Recorder, the runs, their rows and the campaign's end.
+// Consume, Flush and Run.Record are safe for concurrent use. The first
+// write error is kept: Failed is closed, Err returns it, later rows are not
+// written.
 type Writer struct {
 	Dir string
 
@@ -110,6 +117,7 @@ type Writer struct {
 	failed   chan struct{}
 	linebuf  []byte
 	finished bool
+	begun    map[string]bool // runs begun by this writer (Recorder.Begin)
 	notes    []string
 	final    string // a staged folder's final path
 }
@@ -568,21 +576,27 @@ func (w *Writer) Consume(e event.Event) {
 	}
 }
 
-// Record appends one request row to the current run.
-func (w *Writer) Record(r *stats.Request) {
+// record appends one request row to run id, if it is the open run; false
+// when it is not (the row came too late, or for another run). Rows after a
+// write error are not written either, but that is the error's to tell.
+func (w *Writer) record(id string, r *stats.Request) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.cur == nil || w.cur.closed || w.err != nil {
-		return
+	if w.cur == nil || w.cur.closed || w.cur.id != id {
+		return false
+	}
+	if w.err != nil {
+		return true
 	}
 	if w.cur.rows >= MaxRunRows {
 		w.fail(fmt.Errorf("run %s: more than %d rows, more than a reader accepts", w.cur.id, MaxRunRows))
-		return
+		return true
 	}
 	w.linebuf = AppendRequest(w.linebuf[:0], r)
 	_, err := w.cur.reqW.Write(w.linebuf)
 	w.fail(err)
 	w.cur.rows++
+	return true
 }
 
 // Flush pushes everything buffered to the files, so a write error shows
@@ -615,13 +629,18 @@ func (w *Writer) flushLocked() {
 	}
 }
 
-// BeginRun creates the run's folder, replacing what an aborted attempt left.
-func (w *Writer) BeginRun(p event.PlannedRun, started time.Time) error {
+// beginRun creates the run's folder, replacing what an aborted attempt (of
+// an earlier process) left. The run must be planned, begun once, and no
+// other run open (Recorder.Begin).
+func (w *Writer) beginRun(p event.PlannedRun, started time.Time) error {
 	if err := CheckID(p.ID); err != nil {
 		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if err := w.canBegin(p.ID); err != nil {
+		return err
+	}
 	w.flushLocked() // a run boundary: the campaign's files are complete on disk
 	if w.err != nil {
 		return w.err
@@ -652,10 +671,32 @@ func (w *Writer) BeginRun(p event.PlannedRun, started time.Time) error {
 		return fmt.Errorf("evidence folder: %w", err)
 	}
 	w.cur = rf
-	if e := w.man.Run(p.ID); e != nil {
-		e.Status, e.Started, e.Finished, e.Reason, e.Meta = stats.StatusRunning, started, time.Time{}, "", nil
+	if w.begun == nil {
+		w.begun = map[string]bool{}
 	}
-	return w.saveManifestLocked()
+	w.begun[p.ID] = true
+	e := w.man.Run(p.ID)
+	e.Status, e.Started, e.Finished, e.Reason, e.Meta = stats.StatusRunning, started, time.Time{}, "", nil
+	if err := w.saveManifestLocked(); err != nil {
+		w.closeRun() // never begun: no run stays open
+		return err
+	}
+	return nil
+}
+
+// canBegin says why run id cannot begin now (w.mu held).
+func (w *Writer) canBegin(id string) error {
+	switch {
+	case w.finished:
+		return fmt.Errorf("%w: run %s begun after the campaign finished", ErrOrder, id)
+	case w.cur != nil && !w.cur.closed:
+		return fmt.Errorf("%w: run %s begun while run %s is still open", ErrOrder, id, w.cur.id)
+	case w.begun[id]:
+		return fmt.Errorf("%w: run %s begun twice", ErrOrder, id)
+	case w.man.Run(id) == nil:
+		return fmt.Errorf("%w: run %s is not in the plan", ErrOrder, id)
+	}
+	return nil
 }
 
 // closeRun flushes and closes the current run's files.
@@ -679,11 +720,15 @@ func (w *Writer) closeRun() {
 	}
 }
 
-// EndRun closes the run's files, computes its statistics from them (never
-// from memory: every figure must be reproducible from the folder), writes
-// stats.json and updates the manifest.
-func (w *Writer) EndRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, error) {
+// endRun closes the open run's files, computes its statistics from them
+// (never from memory: every figure must be reproducible from the folder),
+// writes stats.json and updates the manifest. meta.ID must be the open run.
+func (w *Writer) endRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, error) {
 	w.mu.Lock()
+	if w.cur == nil || w.cur.closed || w.cur.id != meta.ID {
+		w.mu.Unlock()
+		return nil, fmt.Errorf("%w: run %s ended but not open (ended twice?)", ErrOrder, meta.ID)
+	}
 	w.closeRun()
 	err := w.err
 	if err != nil {
@@ -716,23 +761,18 @@ func (w *Writer) EndRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, er
 	return st, w.saveManifestLocked()
 }
 
-// Finish writes summary.json and summary.md and closes the folder. The
-// campaign's status and reason are what SetStatus recorded.
-func (w *Writer) Finish(s *stats.Summary) error {
+// finish records how the campaign ended (the summary's status, reason and
+// end), writes summary.json and summary.md and closes the folder. No run
+// may be open (Recorder.Finish).
+func (w *Writer) finish(s *stats.Summary) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.finished {
-		return w.err
+	if err := w.canFinishLocked(); err != nil {
+		return err
 	}
-	w.closeRun()
-	if s != nil {
-		if w.man.Status == stats.CampaignRunning {
-			w.man.Status = s.Status
-		}
-		w.man.Finished = s.Finished
-		w.fail(w.writeJSON(SummaryJSON, s))
-		w.fail(w.writeFile(SummaryMD, []byte(s.Markdown())))
-	}
+	w.man.Status, w.man.Reason, w.man.Finished = s.Status, s.Reason, s.Finished
+	w.fail(w.writeJSON(SummaryJSON, s))
+	w.fail(w.writeFile(SummaryMD, []byte(s.Markdown())))
 	w.fail(w.top.close())
 	w.fail(w.topRes.close())
 	w.closeHost(&w.topHost)
@@ -742,11 +782,21 @@ func (w *Writer) Finish(s *stats.Summary) error {
 	return w.err
 }
 
-// SetStatus records the campaign's status and reason in the manifest.
-func (w *Writer) SetStatus(status stats.CampaignStatus, reason string) {
+// canFinish says why the campaign cannot finish now.
+func (w *Writer) canFinish() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	w.man.Status, w.man.Reason = status, reason
+	return w.canFinishLocked()
+}
+
+func (w *Writer) canFinishLocked() error {
+	switch {
+	case w.finished:
+		return fmt.Errorf("%w: the campaign finished twice", ErrOrder)
+	case w.cur != nil && !w.cur.closed:
+		return fmt.Errorf("%w: the campaign finished while run %s is still open", ErrOrder, w.cur.id)
+	}
+	return nil
 }
 
 func (w *Writer) saveManifest() error {

@@ -31,19 +31,23 @@ func writeDenseRun(t *testing.T, samples int) string {
 	p := event.PlannedRun{ID: "01-r1-1rps", Round: 1, TargetRPS: 1, Duration: 45 * time.Minute, Agents: 1}
 	_ = w.SetPlan([]event.PlannedRun{p})
 	start := time.Unix(1_800_000_000, 0)
-	_ = w.BeginRun(p, start)
+	rec := evidence.NewRecorder(w, nil)
+	run, err := rec.Begin(p, start)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for i := range int(p.Duration.Seconds()) {
-		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * time.Second).UnixMicro(),
+		run.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * time.Second).UnixMicro(),
 			DurationUS: 1000 + int64(i%7)*100, Status: 200, Outcome: "ok"})
 	}
-	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 1, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(p.Duration),
+	st, err := run.End(start.Add(p.Duration), stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 1, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(p.Duration),
 		Status: stats.StatusDone}, stats.Thresholds{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &stats.Summary{CampaignID: "dense", Status: "done"}
 	stats.BuildSummary(s, []*stats.Run{st}, true)
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
 	runDir := filepath.Join(dir, evidence.RunsDir, p.ID)

@@ -34,10 +34,14 @@ func writeCampaign(t *testing.T) string {
 		{ID: "02-r1-200rps", Index: 2, Round: 1, TargetRPS: 200, Warmup: time.Second, Duration: 4 * time.Second, Agents: 2},
 	}
 	_ = w.SetPlan(plan)
+	rec := evidence.NewRecorder(w, nil)
 	start := time.Unix(1_800_000_000, 0)
 	var runs []*stats.Run
 	for _, p := range plan {
-		_ = w.BeginRun(p, start)
+		run, err := rec.Begin(p, start)
+		if err != nil {
+			t.Fatal(err)
+		}
 		n := int(p.TargetRPS * p.Total().Seconds())
 		for k := 0; k < n; k++ {
 			at := start.Add(time.Duration(float64(k) / p.TargetRPS * float64(time.Second)))
@@ -51,7 +55,7 @@ func writeCampaign(t *testing.T) string {
 			if p.TargetRPS == 200 && k%50 == 0 {
 				r.Outcome, r.Status, r.SendLagUS, r.DurationUS = "dropped", 0, 0, 0
 			}
-			w.Record(&r)
+			run.Record(&r)
 		}
 		for s := 0; s <= int(p.Total().Seconds())+1; s++ {
 			at := start.Add(time.Duration(s)*time.Second + 200*time.Millisecond)
@@ -67,7 +71,7 @@ func writeCampaign(t *testing.T) string {
 			}
 			w.Consume(event.Host{At: at, HostMetrics: h})
 		}
-		st, err := w.EndRun(stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS, Agents: 2,
+		st, err := run.End(start.Add(p.Total()), stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS, Agents: 2,
 			Started: start, MeasuredStart: start.Add(p.Warmup), MeasuredEnd: start.Add(p.Total()), Status: stats.StatusDone}, th)
 		if err != nil {
 			t.Fatal(err)
@@ -77,7 +81,7 @@ func writeCampaign(t *testing.T) string {
 	}
 	s := &stats.Summary{CampaignID: "c", Name: "t", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
 	stats.BuildSummary(s, runs, true)
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
 	return dir
@@ -282,20 +286,24 @@ func TestReportListsTopErrors(t *testing.T) {
 	p := event.PlannedRun{ID: "01-r1-10rps", Index: 1, Round: 1, TargetRPS: 10, Duration: 2 * time.Second, Agents: 1}
 	_ = w.SetPlan([]event.PlannedRun{p})
 	start := time.Unix(1_800_000_000, 0)
-	_ = w.BeginRun(p, start)
+	rec := evidence.NewRecorder(w, nil)
+	run, err := rec.Begin(p, start)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for k := 0; k < 20; k++ {
-		w.Record(&stats.Request{Seq: int64(k), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(k) * 100 * time.Millisecond).UnixMicro(),
+		run.Record(&stats.Request{Seq: int64(k), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(k) * 100 * time.Millisecond).UnixMicro(),
 			DurationUS: 900, Status: 401, Outcome: "oauth_error", Detail: "invalid_client"})
 	}
 	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
-	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Index: 1, Round: 1, TargetRPS: 10, Agents: 1, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second),
+	st, err := run.End(start.Add(2*time.Second), stats.RunMeta{ID: p.ID, Index: 1, Round: 1, TargetRPS: 10, Agents: 1, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second),
 		Status: stats.StatusDone, ErrorDescriptions: []stats.ErrorDescription{{Error: "oauth_error:invalid_client", Text: "client <b>authentication</b> failed", Count: 20}}}, th)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &stats.Summary{CampaignID: "c", Status: "done", Thresholds: th}
 	stats.BuildSummary(s, []*stats.Run{st}, true)
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
 	b, err := Build(dir)
@@ -432,17 +440,21 @@ func writeSmallCampaign(t *testing.T) string {
 	p := event.PlannedRun{ID: "01-r1-10rps", Round: 1, TargetRPS: 10, Duration: time.Second, Agents: 1}
 	_ = w.SetPlan([]event.PlannedRun{p})
 	start := time.Unix(1_800_000_000, 0)
-	_ = w.BeginRun(p, start)
-	for i := 0; i < 10; i++ {
-		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	rec := evidence.NewRecorder(w, nil)
+	run, err := rec.Begin(p, start)
+	if err != nil {
+		t.Fatal(err)
 	}
-	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{})
+	for i := 0; i < 10; i++ {
+		run.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	}
+	st, err := run.End(start.Add(time.Second), stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := &stats.Summary{CampaignID: "c", Status: "done"}
 	stats.BuildSummary(s, []*stats.Run{st}, true)
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
 	return dir

@@ -213,60 +213,63 @@ func write(w *evidence.Writer, all []*parsed, samples []stats.ResourceSample, op
 	}
 	first := all[0].meta.Started
 	w.Consume(event.CampaignStarted{At: first, ID: id, Name: name, Driver: "k6 import", Target: opt.Dir, Runs: planned, Thresholds: opt.Thresholds})
+	rec := evidence.NewRecorder(w, nil)
 	var stRuns []*stats.Run
 	for _, p := range all {
-		if err := w.BeginRun(p.plan, p.meta.Started); err != nil {
-			return nil, err
-		}
-		w.Consume(event.RunStarted{At: p.meta.Started, Run: p.plan})
-		wb := runner.NewWindowBuilder(p.plan, p.meta.Started, p.meta.MeasuredStart, p.meta.MeasuredEnd)
-		var descs descriptions
-		if err := p.each(func(r *stats.Request) {
-			w.Record(r)
-			wb.Add(r)
-			descs.add(r)
-		}); err != nil {
-			return nil, err
-		}
-		p.meta.ErrorDescriptions = descs.list()
-		p.meta.Warnings = append(p.meta.Warnings, p.judge.warnings(p.plan.ID, p.in.logs)...)
-		// Interleave windows and resource samples in time order, as live.
-		var evs []event.Event
-		for _, x := range wb.Windows() {
-			evs = append(evs, x)
-		}
-		end := p.meta.MeasuredEnd.Add(2 * time.Second).UnixMicro()
-		for _, s := range samples {
-			if s.AtUS >= p.meta.Started.UnixMicro() && s.AtUS <= end {
-				evs = append(evs, event.Resource{At: time.UnixMicro(s.AtUS).UTC(), Role: s.Kind, Name: s.Name,
-					CPUMillicores: s.CPUMillicores, MemoryBytes: s.MemoryBytes, Source: s.Source})
-			}
-		}
-		if p.plan.Warmup > 0 {
-			evs = append(evs, event.PhaseChanged{At: p.meta.MeasuredStart, RunID: p.plan.ID, Phase: stats.Measured})
-		}
-		sort.SliceStable(evs, func(i, j int) bool { return event.Time(evs[i]).Before(event.Time(evs[j])) })
-		for _, e := range evs {
-			w.Consume(e)
-		}
-		for _, pw := range p.warnings {
-			w.Consume(event.Log{At: p.meta.MeasuredEnd, Source: "import", Level: "warn", Message: pw.String()})
-		}
-		st, err := w.EndRun(p.meta, opt.Thresholds)
+		st, err := p.write(rec, w, samples, opt.Thresholds)
 		if err != nil {
 			return nil, err
 		}
-		st.Warnings = append(st.Warnings, p.warnings...)
-		w.Consume(event.RunFinished{At: p.meta.MeasuredEnd, RunID: p.plan.ID, Status: st.Status, Stats: st})
 		stRuns = append(stRuns, st)
 	}
 	last := all[len(all)-1].meta.MeasuredEnd
 	s := &stats.Summary{CampaignID: id, Name: name, Tool: "tokex " + opt.Tool, Driver: "k6 import", Target: opt.Dir,
-		Status: "done", Started: first, Finished: last, Thresholds: opt.Thresholds}
+		Status: stats.CampaignDone, Started: first, Finished: last, Thresholds: opt.Thresholds}
 	stats.BuildSummary(s, stRuns, true)
-	w.SetStatus("done", "")
-	w.Consume(event.CampaignFinished{At: last, Status: "done", Summary: s})
-	return s, w.Finish(s)
+	return s, rec.Finish(s)
+}
+
+// write records one run: its rows, then its windows, resource samples and
+// the import's remarks as events, then its statistics.
+func (p *parsed) write(rec *evidence.Recorder, w *evidence.Writer, samples []stats.ResourceSample, th stats.Thresholds) (*stats.Run, error) {
+	run, err := rec.Begin(p.plan, p.meta.Started)
+	if err != nil {
+		return nil, err
+	}
+	wb := runner.NewWindowBuilder(p.plan, p.meta.Started, p.meta.MeasuredStart, p.meta.MeasuredEnd)
+	var descs descriptions
+	if err := p.each(func(r *stats.Request) {
+		run.Record(r)
+		wb.Add(r)
+		descs.add(r)
+	}); err != nil {
+		return nil, err
+	}
+	p.meta.ErrorDescriptions = descs.list()
+	p.meta.Warnings = append(p.meta.Warnings, p.judge.warnings(p.plan.ID, p.in.logs)...)
+	// Interleave windows and resource samples in time order, as live.
+	var evs []event.Event
+	for _, x := range wb.Windows() {
+		evs = append(evs, x)
+	}
+	end := p.meta.MeasuredEnd.Add(2 * time.Second).UnixMicro()
+	for _, s := range samples {
+		if s.AtUS >= p.meta.Started.UnixMicro() && s.AtUS <= end {
+			evs = append(evs, event.Resource{At: time.UnixMicro(s.AtUS).UTC(), Role: s.Kind, Name: s.Name,
+				CPUMillicores: s.CPUMillicores, MemoryBytes: s.MemoryBytes, Source: s.Source})
+		}
+	}
+	if p.plan.Warmup > 0 {
+		evs = append(evs, event.PhaseChanged{At: p.meta.MeasuredStart, RunID: p.plan.ID, Phase: stats.Measured})
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return event.Time(evs[i]).Before(event.Time(evs[j])) })
+	for _, e := range evs {
+		w.Consume(e)
+	}
+	for _, pw := range p.warnings {
+		w.Consume(event.Log{At: p.meta.MeasuredEnd, Source: "import", Level: "warn", Message: pw.String()})
+	}
+	return run.End(p.meta.MeasuredEnd, p.meta, th, p.warnings...)
 }
 
 type parsed struct {

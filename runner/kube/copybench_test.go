@@ -16,11 +16,11 @@ import (
 )
 
 // keepOutput files rows as evidence only, as the runner's Keep does.
-type keepOutput struct{ w *evidence.Writer }
+type keepOutput struct{ run *evidence.Run }
 
 func (o *keepOutput) Emit(event.Event)        {}
-func (o *keepOutput) Record(r *stats.Request) { o.w.Record(r) }
-func (o *keepOutput) Keep(r *stats.Request)   { o.w.Record(r) }
+func (o *keepOutput) Record(r *stats.Request) { o.run.Record(r) }
+func (o *keepOutput) Keep(r *stats.Request)   { o.run.Record(r) }
 
 // BenchmarkCopyFile is the coordinator's cost of one agent's evidence file
 // at the 50,000/s plan (250/s for 330 s: 82,500 lines, gzipped as the
@@ -62,10 +62,11 @@ func BenchmarkCopyFile(b *testing.B) {
 		if err := w.SetPlan([]event.PlannedRun{p}); err != nil {
 			b.Fatal(err)
 		}
-		if err := w.BeginRun(p, time.UnixMicro(start)); err != nil {
+		run, err := evidence.NewRecorder(w, nil).Begin(p, time.UnixMicro(start))
+		if err != nil {
 			b.Fatal(err)
 		}
-		r := &kubeRun{d: &Driver{Cfg: cfg}, p: p, out: &keepOutput{w: w}, pods: map[string]*podState{}, period: period,
+		r := &kubeRun{d: &Driver{Cfg: cfg}, p: p, out: &keepOutput{run: run}, pods: map[string]*podState{}, period: period,
 			mStartUS: math.MaxInt64, wStartUS: math.MaxInt64}
 		ps := &podState{name: "agent-7", index: 7, counts: map[stats.Phase]int64{}, slots: map[stats.Phase]*phaseSlots{}}
 		for _, l := range stream {

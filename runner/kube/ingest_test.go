@@ -20,13 +20,13 @@ import (
 // ingestOutput is the coordinator's sinks for rows: the evidence writer
 // (gzip CSV) and the per-second windows of the live view.
 type ingestOutput struct {
-	w   *evidence.Writer
+	run *evidence.Run
 	win *runner.WindowBuilder
 }
 
 func (o *ingestOutput) Emit(event.Event) {}
 func (o *ingestOutput) Record(r *stats.Request) {
-	o.w.Record(r)
+	o.run.Record(r)
 	o.win.Add(r)
 }
 
@@ -63,10 +63,11 @@ func BenchmarkIngest(b *testing.B) {
 	if err := w.SetPlan([]event.PlannedRun{p}); err != nil {
 		b.Fatal(err)
 	}
-	if err := w.BeginRun(p, time.Unix(1_796_064_356, 0)); err != nil {
+	run, err := evidence.NewRecorder(w, nil).Begin(p, time.Unix(1_796_064_356, 0))
+	if err != nil {
 		b.Fatal(err)
 	}
-	out := &ingestOutput{w: w, win: runner.NewWindowBuilder(p, time.Unix(1_796_064_356, 0), time.Unix(1_796_064_356, 0), time.Unix(1_796_064_356+330, 0))}
+	out := &ingestOutput{run: run, win: runner.NewWindowBuilder(p, time.Unix(1_796_064_356, 0), time.Unix(1_796_064_356, 0), time.Unix(1_796_064_356+330, 0))}
 	cfg := config.Article()
 	cfg.Agents.Count = agents
 	d := &Driver{Cfg: cfg}

@@ -32,29 +32,33 @@ func folderOf(t *testing.T, name string, finished bool, evs ...event.Event) stri
 	for _, e := range evs {
 		w.Consume(e)
 	}
+	// The stream is evs and what this function consumes, nothing else: the
+	// recorder announces nowhere.
+	rec := evidence.NewRecorder(w, func(event.Event) {})
 	if !finished {
-		w.SetStatus("aborted", "killed")
-		if err := w.Finish(&stats.Summary{CampaignID: "c", Status: "aborted"}); err != nil {
+		if err := rec.Finish(&stats.Summary{CampaignID: "c", Status: "aborted", Reason: "killed"}); err != nil {
 			t.Fatal(err)
 		}
 		return dir
 	}
 	start := time.Unix(1_800_000_000, 0)
-	_ = w.BeginRun(p, start)
-	for i := 0; i < 10; i++ {
-		w.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	run, err := rec.Begin(p, start)
+	if err != nil {
+		t.Fatal(err)
 	}
-	st, err := w.EndRun(stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
+	for i := 0; i < 10; i++ {
+		run.Record(&stats.Request{Seq: int64(i), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 1000, Status: 200, Outcome: "ok"})
+	}
+	st, err := run.End(start.Add(time.Second), stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	st.Warnings = append(st.Warnings, stats.Warn(stats.WarnNote, "", name))
 	s := &stats.Summary{CampaignID: "c", Name: name, Target: name, Status: "done", Finished: start.Add(2 * time.Second)}
 	stats.BuildSummary(s, []*stats.Run{st}, true)
-	w.SetStatus("done", "")
 	w.Consume(event.RunFinished{At: start.Add(time.Second), RunID: p.ID, Status: st.Status, Reason: name, Stats: st})
 	w.Consume(event.CampaignFinished{At: s.Finished, Status: "done", Summary: s})
-	if err := w.Finish(s); err != nil {
+	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
 	return dir
