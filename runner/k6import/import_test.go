@@ -1,10 +1,12 @@
 package k6import
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -398,4 +400,60 @@ func FuzzImport(f *testing.F) {
 			t.Fatalf("the imported folder does not open: %v", err)
 		}
 	})
+}
+
+// eventKinds lists the kinds in one events.jsonl, in order.
+func eventKinds(t *testing.T, path string) []string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct{ Kind string }
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		kinds = append(kinds, e.Kind)
+	}
+	return kinds
+}
+
+// An import is recorded as a campaign is (the evidence recorder): each
+// run's events start with its run_started, the campaign's file holds the
+// start, each run's end and the campaign's end; the manifest's status and
+// end are the summary's.
+func TestImportRecordsLikeACampaign(t *testing.T) {
+	src := t.TempDir()
+	for _, run := range []string{"a", "b"} {
+		_ = os.Mkdir(filepath.Join(src, run), 0o755)
+		copyFile(t, fixturePath(t, "tokex2-k6v2.2.0-wrong-ca-agent-0.ndjson.gz"), filepath.Join(src, run, "agent-0.ndjson.gz"), "")
+		copyFile(t, fixturePath(t, "tokex2-k6v2.2.0-wrong-ca-agent-0.log"), filepath.Join(src, run, "agent-0.log"), "")
+	}
+	res, err := Import(Options{Dir: src, Out: t.TempDir(), Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}, Tool: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	top := strings.Join(eventKinds(t, filepath.Join(res.Dir, evidence.EventsFile)), ",")
+	if top != "campaign_started,run_finished,run_finished,campaign_finished" {
+		t.Errorf("events.jsonl: %s", top)
+	}
+	f, err := evidence.Open(res.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := f.Manifest
+	if m.Status != stats.CampaignDone || m.Reason != "" || !m.Finished.Equal(res.Summary.Finished) || len(m.Runs) != 2 {
+		t.Fatalf("manifest %q %q %v, %d runs", m.Status, m.Reason, m.Finished, len(m.Runs))
+	}
+	for _, r := range m.Runs {
+		kinds := eventKinds(t, filepath.Join(res.Dir, evidence.RunsDir, r.ID, evidence.EventsFile))
+		if kinds[0] != "run_started" || slices.Contains(kinds, "run_finished") || slices.Contains(kinds, "campaign_finished") {
+			t.Errorf("run %s events: %v", r.ID, kinds)
+		}
+		if r.Status != stats.StatusDone || r.Meta == nil || !r.Started.Equal(r.Meta.Started) {
+			t.Errorf("manifest run %+v", r)
+		}
+	}
 }
