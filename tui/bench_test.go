@@ -63,7 +63,7 @@ func BenchmarkFrame(b *testing.B) {
 			b.ResetTimer()
 			cpu := cpuTime()
 			for i := 0; i < b.N; i++ {
-				m.cache = nil // every chart redrawn, as after a resize
+				m.grid.cache = nil // every chart redrawn, as after a resize
 				_ = m.View()
 			}
 			b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")

@@ -112,11 +112,11 @@ func TestFocusCyclesAndZooms(t *testing.T) {
 	}
 	press(m, "z")
 	v := m.View()
-	if !m.zoom || strings.Contains(v, "engine memory") || !strings.Contains(v, "▸ latency p95") {
-		t.Errorf("zoom: %v\n%s", m.zoom, v)
+	if !m.grid.zoom || strings.Contains(v, "engine memory") || !strings.Contains(v, "▸ latency p95") {
+		t.Errorf("zoom: %v\n%s", m.grid.zoom, v)
 	}
 	press(m, "z")
-	if m.zoom || !strings.Contains(m.View(), "engine memory") {
+	if m.grid.zoom || !strings.Contains(m.View(), "engine memory") {
 		t.Error("z did not unzoom")
 	}
 }
@@ -131,8 +131,8 @@ func TestSelectAFinishedRunThenFollowLive(t *testing.T) {
 	m.SetSize(120, 40)
 	feed(m, mid[:len(mid)-4])
 	press(m, "up", "enter") // 01-r1-100rps
-	if m.selected == nil || m.selected.plan.ID != "01-r1-100rps" {
-		t.Fatalf("selected %+v", m.selected)
+	if m.com.selected == nil || m.com.selected.plan.ID != "01-r1-100rps" {
+		t.Fatalf("selected %+v", m.com.selected)
 	}
 	feed(m, mid[len(mid)-4:])
 	v := m.View()
@@ -142,21 +142,21 @@ func TestSelectAFinishedRunThenFollowLive(t *testing.T) {
 		}
 	}
 	press(m, "up", "enter") // the sanity run
-	if m.selected.plan.ID != "00-sanity" {
-		t.Errorf("selected %s", m.selected.plan.ID)
+	if m.com.selected.plan.ID != "00-sanity" {
+		t.Errorf("selected %s", m.com.selected.plan.ID)
 	}
 	press(m, "f")
 	v = m.View()
-	if m.selected != nil || !strings.Contains(v, "engine CPU 750 m") || strings.Contains(v, "» showing") || m.cursor != 2 {
-		t.Errorf("f did not follow live (cursor %d):\n%s", m.cursor, v)
+	if m.com.selected != nil || !strings.Contains(v, "engine CPU 750 m") || strings.Contains(v, "» showing") || m.ladder.cursor != 2 {
+		t.Errorf("f did not follow live (cursor %d):\n%s", m.ladder.cursor, v)
 	}
 	// Enter on a pending run changes nothing; Enter on the live run follows it.
 	press(m, "down", "enter")
-	if m.selected != nil {
+	if m.com.selected != nil {
 		t.Error("a pending run was selected")
 	}
 	press(m, "up", "up", "enter", "down", "enter")
-	if m.selected != nil {
+	if m.com.selected != nil {
 		t.Error("enter on the live run did not follow it")
 	}
 	// The same in the compact layout.
@@ -179,16 +179,16 @@ func TestMouse(t *testing.T) {
 		_ = m.View()
 	}
 	click(5, 5) // header 2 + rule + title: row 4 is 00-sanity, row 5 01-r1-100rps
-	if m.selected == nil || m.selected.plan.ID != "01-r1-100rps" {
-		t.Fatalf("click on the ladder selected %+v", m.selected)
+	if m.com.selected == nil || m.com.selected.plan.ID != "01-r1-100rps" {
+		t.Fatalf("click on the ladder selected %+v", m.com.selected)
 	}
 	click(100, 12) // the throughput chart
 	if m.focus != panelThroughput {
 		t.Errorf("focus %v after a click on the throughput chart", m.focus)
 	}
 	m.Update(tea.MouseMsg{X: 5, Y: 6, Button: tea.MouseButtonWheelDown, Action: tea.MouseActionPress})
-	if m.focus != panelLadder || m.cursor != 2 {
-		t.Errorf("wheel: focus %v cursor %d", m.focus, m.cursor)
+	if m.focus != panelLadder || m.ladder.cursor != 2 {
+		t.Errorf("wheel: focus %v cursor %d", m.focus, m.ladder.cursor)
 	}
 }
 
@@ -244,7 +244,7 @@ func TestErrorsPanelLive(t *testing.T) {
 	}
 	// Focused, a panel with more than fits scrolls; it stops at its last line.
 	for i := range 20 {
-		m.warnings = append(m.warnings, stats.Warn(stats.WarnDropped, fmt.Sprintf("run-%d", i), "dropped arrivals"))
+		m.camp.warnings = append(m.camp.warnings, stats.Warn(stats.WarnDropped, fmt.Sprintf("run-%d", i), "dropped arrivals"))
 	}
 	m.SetSize(100, 32)
 	press(m, "tab", "down")
@@ -252,14 +252,14 @@ func TestErrorsPanelLive(t *testing.T) {
 		t.Errorf("scrolled errors panel (focus %v):\n%s", m.focus, v)
 	}
 	press(m, "down", "down", "down", "down", "down", "down", "down", "down")
-	last := m.errScroll
+	last := m.errors.scroll
 	press(m, strings.Split(strings.Repeat("down ", 100), " ")[:100]...)
-	if m.errScroll == last || !strings.Contains(m.View(), "run-0: dropped arrivals") {
-		t.Errorf("the last line is not reachable (scroll %d):\n%s", m.errScroll, m.View())
+	if m.errors.scroll == last || !strings.Contains(m.View(), "run-0: dropped arrivals") {
+		t.Errorf("the last line is not reachable (scroll %d):\n%s", m.errors.scroll, m.View())
 	}
-	before := m.errScroll
+	before := m.errors.scroll
 	press(m, "down")
-	if m.errScroll != before {
+	if m.errors.scroll != before {
 		t.Error("scrolled past the end")
 	}
 }
@@ -303,7 +303,7 @@ func TestFooterListsEveryKey(t *testing.T) {
 	feed(m, midRun(script(0)))
 	lines := strings.Split(m.View(), "\n")
 	footer := lines[len(lines)-1]
-	for _, b := range m.keys.ShortHelp() {
+	for _, b := range m.ShortHelp() {
 		if !strings.Contains(footer, b.Help().Key+" "+b.Help().Desc) {
 			t.Errorf("footer %q lacks %q", footer, b.Help().Key)
 		}

@@ -2,7 +2,8 @@ package tui
 
 import "github.com/charmbracelet/bubbles/key"
 
-// KeyMap are the dashboard's key bindings.
+// KeyMap are the dashboard's key bindings; each panel names those it
+// takes (its help.KeyMap), and the footer lists them.
 type KeyMap struct {
 	Next, Prev, Up, Down, Show, Live, Zoom key.Binding
 	Quit, Logs, Agents, Help               key.Binding
@@ -26,14 +27,4 @@ func DefaultKeyMap() KeyMap {
 		Confirm: key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "stop")),
 		Cancel:  key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n", "keep running")),
 	}
-}
-
-// ShortHelp implements help.KeyMap: every key the footer names.
-func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Next, k.Up, k.Show, k.Live, k.Zoom, k.Logs, k.Agents, k.Quit, k.Help}
-}
-
-// FullHelp implements help.KeyMap.
-func (k KeyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{{k.Next, k.Prev}, {k.Up, k.Down}, {k.Show, k.Live, k.Zoom}, {k.Logs, k.Agents}, {k.Quit, k.Help}, {k.Confirm, k.Cancel}}
 }

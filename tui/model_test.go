@@ -88,11 +88,11 @@ func script(upTo int) []event.Event {
 	for _, e := range evs {
 		m.Apply(e)
 	}
-	sum := *m.summary
+	sum := *m.camp.summary
 	sum.Status, sum.CampaignID = "done", "20261130-120000-test"
 	stats.BuildSummary(&sum, func() []*stats.Run {
 		var rs []*stats.Run
-		for _, r := range m.runs {
+		for _, r := range m.camp.runs {
 			rs = append(rs, r.stats)
 		}
 		return rs
@@ -122,19 +122,19 @@ func TestModelFollowsTheCampaign(t *testing.T) {
 	}
 	m := New(Options{Live: true})
 	feed(m, all[:cut])
-	if m.current == nil || m.current.plan.ID != "03-r1-500rps" || m.current.state != "measuring" {
-		t.Fatalf("current run %+v", m.current)
+	if m.camp.current == nil || m.camp.current.plan.ID != "03-r1-500rps" || m.camp.current.state != "measuring" {
+		t.Fatalf("current run %+v", m.camp.current)
 	}
-	if m.byID["01-r1-100rps"].state != "done" || m.byID["00-sanity"].state != "done" {
+	if m.camp.byID["01-r1-100rps"].state != "done" || m.camp.byID["00-sanity"].state != "done" {
 		t.Error("finished runs are not done")
 	}
-	if d := m.current.data; d.droppedN != 4 || d.p95.Len() != 4 {
+	if d := m.camp.current.data; d.droppedN != 4 || d.p95.Len() != 4 {
 		t.Errorf("dropped %d, p95 points %d (warmup too)", d.droppedN, d.p95.Len())
 	}
-	if m.summary == nil || len(m.summary.Stages) != 2 || m.summary.Stages[1].ReportedRun != "02-r1-250rps" {
-		t.Errorf("live summary %+v", m.summary)
+	if m.camp.summary == nil || len(m.camp.summary.Stages) != 2 || m.camp.summary.Stages[1].ReportedRun != "02-r1-250rps" {
+		t.Errorf("live summary %+v", m.camp.summary)
 	}
-	if m.lastWarn == nil || !strings.Contains(m.status(120), "generator CPU") {
+	if m.camp.lastWarn == nil || !strings.Contains(m.chrome.status(120, m.quit), "generator CPU") {
 		t.Error("the warning is not shown")
 	}
 	// The saturated host shows live: a badge on the run and why.
@@ -143,13 +143,13 @@ func TestModelFollowsTheCampaign(t *testing.T) {
 		t.Errorf("no live badge:\n%s", v)
 	}
 	feed(m, all[cut:])
-	if m.finished == nil || m.summary.ThresholdsPassed || m.byID["03-r1-500rps"].state != "done" {
-		t.Errorf("final state: finished %v summary %+v", m.finished, m.summary)
+	if m.camp.finished == nil || m.camp.summary.ThresholdsPassed || m.camp.byID["03-r1-500rps"].state != "done" {
+		t.Errorf("final state: finished %v summary %+v", m.camp.finished, m.camp.summary)
 	}
 	// Samples that arrive after the campaign ended are not part of it.
 	m.SetSize(120, 40)
 	before := m.View()
-	feed(m, []event.Event{event.Resource{At: m.now.Add(10 * time.Second), Role: "engine", Name: "tokex-serve", CPUMillicores: 5}})
+	feed(m, []event.Event{event.Resource{At: m.camp.now.Add(10 * time.Second), Role: "engine", Name: "tokex-serve", CPUMillicores: 5}})
 	if m.View() != before {
 		t.Error("an event after CampaignFinished changed the final screen")
 	}
@@ -164,14 +164,14 @@ func TestQuitAsksWhileLiveAndStops(t *testing.T) {
 		_, cmd := m.Update(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(k)})
 		return cmd
 	}
-	if cmd := key("q"); cmd != nil || !m.confirm {
+	if cmd := key("q"); cmd != nil || !m.quit.confirm {
 		t.Fatal("q quit a live campaign without asking")
 	}
 	if !strings.Contains(m.View(), "Stop the campaign?") {
 		t.Error("no confirmation on screen")
 	}
 	key("n")
-	if m.confirm || stopped != 0 {
+	if m.quit.confirm || stopped != 0 {
 		t.Fatal("n did not cancel")
 	}
 	key("q")
@@ -402,7 +402,7 @@ func TestLiveLateRuleSkipsK6Agents(t *testing.T) {
 			event.PhaseChanged{At: t0.Add(time.Second), RunID: run.ID, Phase: stats.Measured},
 			event.Window{At: t0.Add(2 * time.Second), Seconds: 1, RunID: run.ID, Phase: stats.Measured, TargetRPS: 500, Completed: 500, OK: 500,
 				Latency: stats.Latency{Count: 500, P50: 9}, SendLagP99: 6}})
-		if got := slices.Contains(m.health.Codes(), stats.WarnGeneratorLate); got != late {
+		if got := slices.Contains(m.camp.health.Codes(), stats.WarnGeneratorLate); got != late {
 			t.Errorf("%s: late %v, want %v", driver, got, late)
 		}
 	}

@@ -46,13 +46,14 @@ func TestStageCurveShowsTheMarginalCost(t *testing.T) {
 		{"straight", costed(func(r float64) float64 { return 0.01 + 0.0025*r }, 100, 250, 500), "marginal 2.500 CPU-ms/ex (95% CI 2.4"},
 		{"falling", costed(falling, 5, 10, 20, 40), "marginal CPU-ms/ex falls: 24 over 5–10/s · 8 over 10–40/s"},
 	} {
-		m := New(Options{})
-		m.summary = tc.s
-		out := ansi.Strip(m.stageCurve(100, 12))
+		c := newStageCurve(&common{camp: &campaign{summary: tc.s}, styles: DefaultStyles()})
+		c.SetSize(100, 12)
+		out := ansi.Strip(c.View())
 		if !strings.Contains(out, tc.want) {
 			t.Errorf("%s: the stage curve lacks %q:\n%s", tc.name, tc.want, out)
 		}
-		if tight := ansi.Strip(m.stageCurve(100, len(tc.s.Stages)+1)); strings.Contains(tight, "marginal") {
+		c.SetSize(100, len(tc.s.Stages)+1)
+		if tight := ansi.Strip(c.View()); strings.Contains(tight, "marginal") {
 			t.Errorf("%s: no free row, yet:\n%s", tc.name, tight)
 		}
 	}

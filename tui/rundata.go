@@ -9,6 +9,32 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
+// rowState is where a run of the ladder is: pending, in its warmup or its
+// measured phase, then how it ended (its stats.RunStatus).
+type rowState string
+
+const (
+	rowPending   = rowState(stats.StatusPending)
+	rowWarmup    = rowState("warmup")
+	rowMeasuring = rowState("measuring")
+	rowDone      = rowState(stats.StatusDone)
+	rowFailed    = rowState(stats.StatusFailed)
+	rowAborted   = rowState(stats.StatusAborted)
+)
+
+// live reports a run under way.
+func (s rowState) live() bool { return s == rowWarmup || s == rowMeasuring }
+
+type runState struct {
+	plan    event.PlannedRun
+	state   rowState
+	started time.Time
+	stats   *stats.Run
+	data    *runData // nil before it starts and once history lets it go
+}
+
+type agentRow = event.AgentStatus
+
 // maxHistory bounds how many runs keep their charts (a campaign may have
 // 999 runs); older runs keep their figures, not their series.
 const maxHistory = 64

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
+
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -86,11 +88,11 @@ func TestModelFollowsTheSearch(t *testing.T) {
 	all := searchScript()
 	m := New(Options{Live: true})
 	feed(m, searchAfter(all, 4)) // 50, 100, 200 passed; 400 broke
-	if res, next := m.curve.Search(); res == nil || res.Bracket() != "≥ 200/s, < 400/s" || next != 300 || len(res.Probes) != 4 {
+	if res, next := m.camp.search, m.camp.next; res == nil || res.Bracket() != "≥ 200/s, < 400/s" || next != 300 || len(res.Probes) != 4 {
 		t.Fatalf("after four probes: %+v next %v", res, next)
 	}
 	feed(m, all[len(searchAfter(all, 4)):])
-	res, next := m.curve.Search()
+	res, next := m.camp.search, m.camp.next
 	if res.Status != curve.StatusFound || next != 0 || res.Upper-res.Capacity > 0.05*res.Capacity {
 		t.Errorf("at the end: %s next %v", res.Line(), next)
 	}
@@ -103,7 +105,7 @@ func TestModelFollowsTheSearch(t *testing.T) {
 	}
 	r := New(Options{})
 	feed(r, noSearch)
-	if got, _ := r.curve.Search(); got == nil || got.Line() != res.Line() {
+	if got := r.camp.search; got == nil || got.Line() != res.Line() {
 		t.Errorf("from the summary: %+v", got)
 	}
 }
@@ -227,5 +229,26 @@ func TestSearchShowsTheCoolDown(t *testing.T) {
 	feed(m, []event.Event{event.RunStarted{At: t0, Run: event.PlannedRun{ID: "09-p5-r1-300rps", Index: 9, Round: 1, TargetRPS: 300}}})
 	if v := m.View(); strings.Contains(v, "cooling down") {
 		t.Errorf("the cool-down outlived the next run's start:\n%s", v)
+	}
+}
+
+// TestSearchPanelRedrawsTheCoolDown: the chart grid draws a panel again
+// only when what it shows changed; the cool-down is what the search panel
+// shows after a broken probe, so a frame drawn before the cool-down line
+// arrived must not hide it (on main the panel stayed as it was until the
+// next run started: the line never showed at 120×40 and up).
+func TestSearchPanelRedrawsTheCoolDown(t *testing.T) {
+	m := New(Options{Live: true})
+	m.Update(tea.WindowSizeMsg{Width: 200, Height: 40})
+	feed(m, searchAfter(searchScript(), 4))
+	if v := m.View(); strings.Contains(v, "cooling down") {
+		t.Fatalf("a cool-down before any:\n%s", v)
+	}
+	for _, sec := range []int{2, 12} {
+		line := fmt.Sprintf("cooling down before 300/s: %d s of at most 60 s", sec)
+		feed(m, []event.Event{event.Log{At: t0, Source: event.CoolDownSource, Level: "info", Message: line}})
+		if v := m.View(); !strings.Contains(v, fmt.Sprintf("%d s of at most 60 s", sec)) {
+			t.Errorf("after %q the panel shows:\n%s", line, v)
+		}
 	}
 }

@@ -82,13 +82,6 @@ func CostPoint(r *Run) (curve.Point, bool) {
 	return curve.Point{Run: r.ID, Rate: rate, Cores: cores, Target: r.TargetRPS}, true
 }
 
-// MarginalCost fits the engine's cores against the rate over the finished
-// runs (nil: no run with engine CPU).
-func MarginalCost(runs []*Run) *curve.Fit {
-	f, _ := CostCurve(runs)
-	return f
-}
-
 // CostCurve is the straight-line fit and the cost curve over the finished
 // runs (nil, nil: no run with engine CPU; a nil curve: fewer than two
 // rates or three runs).

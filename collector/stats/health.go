@@ -206,7 +206,7 @@ func (r *Run) hostWarnings(m RunMeta, host []HostSample, res []ResourceSample) [
 		}
 	}
 	var out []Warning
-	if bad(sat.n, n) {
+	if Flags(sat.n, n) {
 		d := fmt.Sprintf("host saturated in %d of %d measured seconds (%s; up to %d runnable threads on %d CPUs",
 			sat.n, n, sat.reasons(), sat.maxRunnable, sat.cpus)
 		if len(others) > 0 {
@@ -215,7 +215,7 @@ func (r *Run) hostWarnings(m RunMeta, host []HostSample, res []ResourceSample) [
 		d += "): latency and CPU per exchange include queueing for the machine, not only the server"
 		out = append(out, Warn(WarnHostSaturated, r.ID, d))
 	}
-	if bad(starve.n, n) {
+	if Flags(starve.n, n) {
 		out = append(out, Warn(WarnGeneratorStarved, r.ID, fmt.Sprintf("tokex generator starved of CPU in %d of %d measured seconds (%s): "+
 			"latency includes the time it waited to send and to read responses", starve.n, n, starve.reasons())))
 	}
@@ -268,7 +268,10 @@ func (t *tally) reasons() string {
 	return strings.Join(parts, "; ")
 }
 
-func bad(k, n int) bool { return k > 0 && float64(k) >= BadShare*float64(n) }
+// Flags reports whether a per-sample rule that broke in k of a run's n
+// measured samples makes the run's warning: in BadShare of them, and at
+// least one.
+func Flags(k, n int) bool { return k > 0 && float64(k) >= BadShare*float64(n) }
 
 func mean(v []float64) float64 {
 	var s float64

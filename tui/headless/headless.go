@@ -14,6 +14,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/termsafe"
+	"github.com/tokex-dev/tokex/tui/health"
 )
 
 // Printer writes progress lines; every Nth measured window prints a line.
@@ -31,7 +32,7 @@ type Printer struct {
 	engine  map[string]float64
 	gen     float64
 	host    *event.Host
-	live    stats.Live
+	live    health.Live
 	said    map[stats.WarningCode]bool // live warnings printed this run
 	search  bool                       // a capacity search: it, not the thresholds, judges the runs
 }

@@ -1,8 +1,10 @@
-package stats
+package health
 
 import (
 	"testing"
 	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 // Live says early what the run's statistics will say: warmup samples show
@@ -11,11 +13,11 @@ import (
 func TestLiveFollowsTheRules(t *testing.T) {
 	var l Live
 	t0 := time.Unix(1_800_000_000, 0)
-	busy := HostMetrics{CPUs: 2, BusyCores: 2, GeneratorLimitCores: 1}
-	idle := HostMetrics{CPUs: 2, BusyCores: 0.5, GeneratorLimitCores: 1}
+	busy := stats.HostMetrics{CPUs: 2, BusyCores: 2, GeneratorLimitCores: 1}
+	idle := stats.HostMetrics{CPUs: 2, BusyCores: 0.5, GeneratorLimitCores: 1}
 	l.Generator(t0, 0.95) // before any Reset: kept
 	l.Host(t0, &busy)
-	if l.Now[WarnHostSaturated] != "CPU 100% busy" || l.Now[WarnGeneratorStarved] == "" || len(l.Codes()) != 0 {
+	if l.Now[stats.WarnHostSaturated] != "CPU 100% busy" || l.Now[stats.WarnGeneratorStarved] == "" || len(l.Codes()) != 0 {
 		t.Fatalf("warmup sample: now %v codes %v", l.Now, l.Codes())
 	}
 	l.Reset(false)
@@ -30,23 +32,23 @@ func TestLiveFollowsTheRules(t *testing.T) {
 		t.Fatalf("healthy: now %v codes %v", l.Now, l.Codes())
 	}
 	l.Host(t0.Add(20*time.Second), &busy) // 1 of 20 measured: below 10 %
-	if l.Flagged(WarnHostSaturated) {
+	if l.Flagged(stats.WarnHostSaturated) {
 		t.Error("one busy second in twenty flagged the run")
 	}
 	l.Host(t0.Add(21*time.Second), &busy) // 2 of 21: still below
-	if l.Flagged(WarnHostSaturated) {
+	if l.Flagged(stats.WarnHostSaturated) {
 		t.Error("2 of 21 flagged the run")
 	}
 	l.Host(t0.Add(22*time.Second), &busy) // 3 of 22
-	if !l.Flagged(WarnHostSaturated) || l.Flagged(WarnGeneratorStarved) {
+	if !l.Flagged(stats.WarnHostSaturated) || l.Flagged(stats.WarnGeneratorStarved) {
 		t.Errorf("codes %v", l.Codes())
 	}
 	l.Window(100, 2, 30, true)
-	if l.Now[WarnGeneratorLate] != "send lag p99 30.0 ms > 5.0 ms" || !l.Flagged(WarnGeneratorLate) {
+	if l.Now[stats.WarnGeneratorLate] != "send lag p99 30.0 ms > 5.0 ms" || !l.Flagged(stats.WarnGeneratorLate) {
 		t.Errorf("late: %v %v", l.Now, l.Codes())
 	}
 	l.Window(100, 2, 1, true)
-	if _, now := l.Now[WarnGeneratorLate]; now {
+	if _, now := l.Now[stats.WarnGeneratorLate]; now {
 		t.Error("late after an on-time second")
 	}
 }

@@ -1,0 +1,96 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+)
+
+// resultsPanel is the article's two tables in one, reported run per
+// stage, its success next to its latency and how many of the stage's runs
+// failed (a probe per rate in a capacity search), then the verdict once
+// the campaign ended and the invalidating warnings.
+type resultsPanel struct {
+	com  *common
+	w, h int
+}
+
+func newResultsPanel(com *common) *resultsPanel { return &resultsPanel{com: com} }
+
+// SetSize implements component.
+func (r *resultsPanel) SetSize(w, h int) { r.w, r.h = w, h }
+
+// ShortHelp implements help.KeyMap: the panel takes no key.
+func (r *resultsPanel) ShortHelp() []key.Binding { return nil }
+
+// FullHelp implements help.KeyMap.
+func (r *resultsPanel) FullHelp() [][]key.Binding { return nil }
+
+// Update implements component.
+func (r *resultsPanel) Update(tea.Msg) tea.Cmd { return nil }
+
+// View implements component.
+func (r *resultsPanel) View() string { return fit(strings.Join(r.lines(), "\n"), r.w, r.h) }
+
+// lines are the panel's lines, as many as it has: the chart layout gives
+// it that many rows (from 3 to a third of the screen).
+func (r *resultsPanel) lines() []string {
+	s, c := r.com.styles, r.com.camp
+	sum := c.summary
+	title := s.Label.Render("Results") + s.Dim.Render(" — reported run per stage (median p95, failed runs last); ✗ failed")
+	if sum == nil || len(sum.Stages) == 0 {
+		return []string{title, s.Dim.Render("the table fills in as runs finish")}
+	}
+	if sum.Capacity != nil {
+		title = s.Label.Render("Results") + s.Dim.Render(" — a probe per rate, judged by the search's objective: ✓ pass, ✗ broken, ? invalid, ! hard")
+	}
+	flagged := func(id string) bool { rs := c.byID[id]; return rs != nil && c.flagged(rs) }
+	out := append([]string{title}, s.renderTable(sum.ResultsTable(flagged), r.w)...)
+	if c.finished != nil {
+		verdict := s.Good.Render("thresholds PASSED")
+		switch {
+		case sum.Capacity != nil: // a search breaks its objective by design
+			verdict = s.Label.Render("capacity " + sum.Capacity.Bracket())
+		case !sum.ThresholdsPassed:
+			verdict = s.Bad.Render("thresholds FAILED")
+		}
+		t := sum.Totals
+		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped%s", verdict, stats.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped, t.RetriedNote()))
+	}
+	if line := warningsLine(sum); line != "" {
+		out = append(out, s.Warn.Render(ansi.Truncate(line, r.w, "…")))
+	}
+	return out
+}
+
+// warningsLine counts the runs carrying each invalidating warning.
+func warningsLine(sum *stats.Summary) string {
+	runs := map[stats.WarningCode]map[string]bool{}
+	for _, w := range sum.Warnings {
+		if w.Code.Invalidating() {
+			if runs[w.Code] == nil {
+				runs[w.Code] = map[string]bool{}
+			}
+			runs[w.Code][w.Run] = true
+		}
+	}
+	var parts []string
+	for _, c := range stats.InvalidatingCodes {
+		if n := len(runs[c]); n > 0 {
+			allowed := ""
+			if sum.Thresholds.Allows(c) {
+				allowed = ", allowed"
+			}
+			parts = append(parts, fmt.Sprintf("%s in %d run%s%s", c, n, plural(n), allowed))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "⚠ " + strings.Join(parts, " · ") + ": not the server's figures alone"
+}
