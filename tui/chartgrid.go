@@ -109,8 +109,12 @@ func (g *chartGrid) cellSize(row, col int) (w, h int) {
 }
 
 // View implements component: exactly h lines of w cells.
-func (g *chartGrid) View() string {
-	var out []string
+func (g *chartGrid) View() string { return strings.Join(g.lines(), "\n") }
+
+// lines are the grid's h lines (the chart layout sets them beside the
+// left column without joining and splitting them again).
+func (g *chartGrid) lines() []string {
+	out := make([]string, 0, g.h)
 	for row := 0; row < g.rows; row++ {
 		_, ph := g.cellSize(row, 0)
 		lines := make([]string, ph)
@@ -129,7 +133,7 @@ func (g *chartGrid) View() string {
 		}
 		out = append(out, lines...)
 	}
-	return strings.Join(out, "\n")
+	return out
 }
 
 // panelCache keeps each chart's lines until its data, size, focus or run

@@ -137,7 +137,7 @@ func (m *Model) View() string {
 	} else {
 		lines = append(lines, m.compactRows())
 	}
-	lines = append(lines, rule, m.bottom().View(), m.chrome.status(w, m.quit), m.help.ShortHelpView(m.ShortHelp()))
+	lines = append(lines, rule, m.bottom().View(), m.chrome.status(w, m.quit), m.help.ShortHelpView(m.footer))
 	return strings.Join(lines, "\n")
 }
 
@@ -152,7 +152,7 @@ func (m *Model) chartRows() []string {
 	left := strings.Split(m.ladder.View()+"\n"+m.errors.View(), "\n")
 	right := strings.Split(m.live.View(), "\n")
 	if m.camp.current != nil {
-		right = append(right, strings.Split(m.grid.View(), "\n")...)
+		right = append(right, m.grid.lines()...)
 	}
 	rows := make([]string, m.midH)
 	for i := range rows { // both columns are exactly as wide as they say

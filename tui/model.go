@@ -49,7 +49,8 @@ type Model struct {
 	com    *common
 	camp   *campaign
 	chrome chrome
-	help   help.Model // the footer's keys
+	help   help.Model    // draws the footer
+	footer []key.Binding // the footer's keys: ShortHelp, which does not change
 	quit   quitFlow
 
 	// The panels.
@@ -85,6 +86,7 @@ func New(opt Options) *Model {
 		results: newResultsPanel(com), logs: newLogsPanel(com), agents: newAgentsPanel(com), keysPane: newHelpPane(com),
 	}
 	m.setFocus(panelLadder)
+	m.footer = m.ShortHelp()
 	return m
 }
 

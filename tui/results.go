@@ -16,8 +16,19 @@ import (
 // failed (a probe per rate in a capacity search), then the verdict once
 // the campaign ended and the invalidating warnings.
 type resultsPanel struct {
-	com  *common
-	w, h int
+	com    *common
+	w, h   int
+	drawn  resultsKey // what cached was drawn from
+	cached []string
+}
+
+// resultsKey is what the table is drawn from: its width, the summary and
+// the campaign's end (sumVer counts their changes), and whether the live
+// run carries a warning (a run that started again is in the summary).
+type resultsKey struct {
+	w, ver      int
+	sum         *stats.Summary
+	liveFlagged bool
 }
 
 func newResultsPanel(com *common) *resultsPanel { return &resultsPanel{com: com} }
@@ -38,8 +49,18 @@ func (r *resultsPanel) Update(tea.Msg) tea.Cmd { return nil }
 func (r *resultsPanel) View() string { return fit(strings.Join(r.lines(), "\n"), r.w, r.h) }
 
 // lines are the panel's lines, as many as it has: the chart layout gives
-// it that many rows (from 3 to a third of the screen).
+// it that many rows (from 3 to a third of the screen). They are drawn
+// again only when what they show changed.
 func (r *resultsPanel) lines() []string {
+	c := r.com.camp
+	k := resultsKey{w: r.w, ver: c.sumVer, sum: c.summary, liveFlagged: c.running() && c.flagged(c.current)}
+	if r.cached == nil || k != r.drawn {
+		r.drawn, r.cached = k, r.draw()
+	}
+	return r.cached
+}
+
+func (r *resultsPanel) draw() []string {
 	s, c := r.com.styles, r.com.camp
 	sum := c.summary
 	title := s.Label.Render("Results") + s.Dim.Render(" — reported run per stage (median p95, failed runs last); ✗ failed")

@@ -58,3 +58,30 @@ func TestStageCurveShowsTheMarginalCost(t *testing.T) {
 		}
 	}
 }
+
+// Per stage the rounds' p95 spread with the reported run's ● on a scale
+// shared by every stage, and the CPU-ms per exchange; stages that do not
+// fit are counted; a capacity search draws its probes instead.
+func TestStageCurveRows(t *testing.T) {
+	c := newStageCurve(&common{camp: &campaign{summary: costed(func(r float64) float64 { return 0.0025 * r }, 100, 200, 400, 800)}, styles: DefaultStyles()})
+	lines := sized(t, c, 80, 8)
+	if !strings.HasPrefix(lines[0], "p95 ms per stage") || !strings.HasPrefix(lines[1], "100/s") || !strings.HasPrefix(lines[4], "800/s") {
+		t.Fatalf("stages:\n%s", strings.Join(lines, "\n"))
+	}
+	for _, l := range lines[1:5] {
+		if strings.Count(l, "●") != 1 || !strings.Contains(l, "2.50") {
+			t.Errorf("row %q", l)
+		}
+	}
+	c.focused = true
+	if lines = sized(t, c, 80, 3); !strings.HasPrefix(lines[0], "▸ p95") || lines[2] != fit("… 3 more stages in the table below", 80, 1) {
+		t.Errorf("short:\n%s", strings.Join(lines, "\n"))
+	}
+	if lines = sized(t, newStageCurve(fed(searchAfter(searchScript(), 4))), 60, 10); !strings.HasPrefix(lines[0], "capacity ≥ 200/s, < 400/s") ||
+		row(lines, "#4    400/s ✗ broken") == "" {
+		t.Errorf("search:\n%s", strings.Join(lines, "\n"))
+	}
+	if got := rangeBar(2, 6, 4, 8, 9); got != "  ├─●─┤  " {
+		t.Errorf("rangeBar %q", got)
+	}
+}
