@@ -118,7 +118,7 @@ func (p *Picker) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // View implements tea.Model.
 func (p *Picker) View() string {
 	if w, h := p.list.Width(), p.list.Height(); w > 0 && (w < MinWidth || h < MinHeight) {
-		return fmt.Sprintf("tokex needs a terminal of at least %d×%d (this one is %d×%d).\nEnlarge it, or press q to quit.", MinWidth, MinHeight, w, h)
+		return tooSmall(w, h)
 	}
 	return p.list.View()
 }
