@@ -1,3 +1,7 @@
+// Package subject mints the load generator's subject tokens and publishes the
+// matching JWKS, the role of the article's k6 script and perf-jwks-server.
+// The keys, their JWKs and the signing are internal/jose's; subject keeps
+// the key files, the token's shape and the issuer.
 package subject
 
 import (
