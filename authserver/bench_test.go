@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
-	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"runtime"
@@ -14,11 +13,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/golang-jwt/jwt/v5"
 	"golang.org/x/sys/unix"
 
 	"github.com/tokex-dev/tokex/exchange"
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // BenchmarkExchange is one full exchange through the HTTP handler: form
@@ -26,7 +24,7 @@ import (
 // Compare it with BenchmarkBareCrypto of the same algorithm (goal ≤ 1.15×);
 // BenchmarkHandlerOverhead measures the ratio in one interleaved run.
 func BenchmarkExchange(b *testing.B) {
-	for _, alg := range []string{subject.RS256, subject.ES256} {
+	for _, alg := range []string{jose.RS256, jose.ES256} {
 		b.Run(alg, func(b *testing.B) {
 			op := exchangeOp(b, alg)
 			b.ReportAllocs()
@@ -42,7 +40,7 @@ func BenchmarkExchange(b *testing.B) {
 // verify of the subject token's signature and one signature of the issued
 // token, on inputs of the same size.
 func BenchmarkBareCrypto(b *testing.B) {
-	for _, alg := range []string{subject.RS256, subject.ES256} {
+	for _, alg := range []string{jose.RS256, jose.ES256} {
 		b.Run(alg, func(b *testing.B) {
 			op := cryptoOp(b, alg)
 			b.ResetTimer()
@@ -90,10 +88,10 @@ func exchangeOp(b *testing.B, alg string) func(i int) {
 }
 
 // cryptoOp returns one verify plus one sign of the same algorithm, signed
-// as the server signs (ES256: RFC 6979, subject.Key.AppendSignature).
+// as the server signs (ES256: RFC 6979, jose.Key.AppendSignature).
 func cryptoOp(b *testing.B, alg string) func(i int) {
-	in, _ := subject.GenerateKey(alg)
-	out, _ := subject.GenerateKey(alg)
+	in, _ := jose.GenerateKey(alg)
+	out, _ := jose.GenerateKey(alg)
 	msg := []byte(strings.Repeat("x", 400))
 	digest := sha256.Sum256(msg)
 	sig, err := in.Signer.Sign(rand.Reader, digest[:], crypto.SHA256)
@@ -129,7 +127,7 @@ func cryptoOp(b *testing.B, alg string) func(i int) {
 //
 //	go test ./authserver -run '^$' -bench HandlerOverhead/ES256 -benchtime 4000x -count 5
 func BenchmarkHandlerOverhead(b *testing.B) {
-	for _, alg := range []string{subject.RS256, subject.ES256} {
+	for _, alg := range []string{jose.RS256, jose.ES256} {
 		b.Run(alg, func(b *testing.B) {
 			build, serve := exchangeCalls(b, alg)
 			cr := cryptoOp(b, alg)
@@ -168,29 +166,4 @@ func threadCPU() time.Duration {
 	var ts unix.Timespec
 	_ = unix.ClockGettime(unix.CLOCK_THREAD_CPUTIME_ID, &ts)
 	return time.Duration(ts.Nano())
-}
-
-// BenchmarkClaims is the cost of reading a subject token's claims by exact
-// name (the member walk plus the map) against encoding/json into golang-jwt's
-// RegisteredClaims, which folds case: the price of issue 9 item 1.
-func BenchmarkClaims(b *testing.B) {
-	payload := []byte(`{"iss":"https://pf-perf-subject","sub":"perf-user-001","aud":"perf-agent-3","iat":1796054420,"exp":1796054720,"jti":"c-a3-000001"}`)
-	b.Run("exact", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			var c inbound
-			if err := json.Unmarshal(payload, &c); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("folding", func(b *testing.B) {
-		b.ReportAllocs()
-		for i := 0; i < b.N; i++ {
-			var c jwt.RegisteredClaims
-			if err := json.Unmarshal(payload, &c); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }

@@ -1,9 +1,11 @@
 package authserver
 
 import (
+	"crypto"
 	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,7 +16,7 @@ import (
 
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // ClientAuthConfig is how client assertions (private_key_jwt, RFC 7523)
@@ -44,7 +46,7 @@ const (
 )
 
 func defaultClientAuth() ClientAuthConfig {
-	return ClientAuthConfig{Algorithms: slices.Clone(subject.Algorithms), MaxLifetime: DefaultAssertionLifetime,
+	return ClientAuthConfig{Algorithms: slices.Clone(jose.Algorithms), MaxLifetime: DefaultAssertionLifetime,
 		Leeway: 10 * time.Second, ReplayCache: DefaultReplayCache}
 }
 
@@ -53,7 +55,7 @@ func (a ClientAuthConfig) validate(doc *confload.Doc) error {
 		return doc.Errorf("client_auth.algorithms", "must list at least one algorithm")
 	}
 	for i, alg := range a.Algorithms {
-		if !slices.Contains(subject.Algorithms, alg) {
+		if !slices.Contains(jose.Algorithms, alg) {
 			return doc.Errorf(fmt.Sprintf("client_auth.algorithms[%d]", i), "unsupported algorithm %q (RS256, ES256, EdDSA: no none, no HMAC)", alg)
 		}
 	}
@@ -156,11 +158,10 @@ func certThumbprint(r *http.Request) string {
 }
 
 // assertionVerifier checks client assertions with the subject tokens'
-// reader (jws.go): the same strict header and claims, the same signature
-// check, its own header cache.
+// reader (jose.Verifier): the same strict header and claims, the same
+// signature check, its own header cache.
 type assertionVerifier struct {
-	jws         verifier // parseJWS and its header cache
-	algorithms  []string
+	jws         jose.Verifier
 	audiences   []string // the token endpoint URL, the issuer, the configured ones
 	maxLifetime time.Duration
 	leeway      time.Duration
@@ -177,7 +178,7 @@ type assertionVerifier struct {
 // that may send them) from since on.
 func newAssertionVerifier(a ClientAuthConfig, clients int, since time.Time) *assertionVerifier {
 	width := int64((a.MaxLifetime+a.Leeway)/time.Second) / 16
-	return &assertionVerifier{algorithms: a.Algorithms, audiences: slices.Clone(a.Audiences), maxLifetime: a.MaxLifetime,
+	return &assertionVerifier{jws: jose.Verifier{Algorithms: a.Algorithms}, audiences: slices.Clone(a.Audiences), maxLifetime: a.MaxLifetime,
 		leeway: a.Leeway, replay: newReplayCache(a.ReplayCache, width, int64(a.Leeway/time.Second), clients), since: since}
 }
 
@@ -188,8 +189,8 @@ func newAssertionVerifier(a ClientAuthConfig, clients int, since time.Time) *ass
 // since could have accepted (exp − now ≤ max_lifetime + leeway then).
 // Assertions issued after the start are unaffected; one without iat is
 // accepted once the server has run max_lifetime + 2 × leeway.
-func (v *assertionVerifier) freshSince(c *inbound) string {
-	if c.IssuedAt.set {
+func (v *assertionVerifier) freshSince(c *jose.Claims) string {
+	if c.IssuedAt.Set {
 		if c.IssuedAt.Before(v.since) {
 			return "client assertion was issued (iat) before this server started: it may have been used before a restart"
 		}
@@ -200,6 +201,9 @@ func (v *assertionVerifier) freshSince(c *inbound) string {
 	}
 	return ""
 }
+
+// errNoAssertionClient: the assertion names no client that may send one.
+var errNoAssertionClient = errors.New("no such client")
 
 // assertionClient authenticates private_key_jwt: the assertion's signature
 // against the client's registered JWKS, iss = sub = the client (and
@@ -215,33 +219,24 @@ func (s *Server) assertionClient(form url.Values) (*client, *oauthError) {
 		return bad("client assertion is longer than 16 KiB")
 	}
 	v := s.assert
-	t, err := v.jws.parseJWS(raw)
-	if err != nil {
-		return bad("client assertion " + err.Error())
-	}
-	if !slices.Contains(v.algorithms, t.header.alg) {
-		return bad("client assertion " + phraseBadSig)
-	}
-	c := &t.claims
-	cl := s.clients[c.Subject]
-	if cl == nil || cl.keys == nil || !cl.methods[exchange.AuthPrivateKeyJWT] {
+	var cl *client
+	c, err := v.jws.Verify(raw, func(h jose.Header, c *jose.Claims) (crypto.PublicKey, error) {
+		if cl = s.clients[c.Subject]; cl == nil || cl.keys == nil || !cl.methods[exchange.AuthPrivateKeyJWT] {
+			return nil, errNoAssertionClient
+		}
+		return jose.KeyFor(cl.keys, h)
+	})
+	switch {
+	case errors.Is(err, errNoAssertionClient):
 		return bad("client authentication failed")
-	}
-	key, err := keyFor(cl.keys, t.header)
-	if err != nil {
+	case err != nil:
 		return bad("client assertion " + err.Error())
 	}
-	if !t.verifySignature(key) {
-		return bad("client assertion " + phraseBadSig)
-	}
-	if !t.cached {
-		v.jws.headers.add(t.headerSeg, t.header)
-	}
-	times := verifier{issuer: c.Subject, leeway: v.leeway} // iss must be the client
-	if desc := times.validTimes(c, time.Now()); desc == phraseIssuer {
+	// iss must be the client
+	if err := c.CheckTimes(time.Now(), v.leeway, c.Subject); errors.Is(err, jose.ErrIssuer) {
 		return bad("client assertion iss and sub must both be the client_id")
-	} else if desc != "" {
-		return bad("client assertion " + desc)
+	} else if err != nil {
+		return bad("client assertion " + err.Error())
 	}
 	if desc := v.check(c, form); desc != "" {
 		return bad(desc)
@@ -261,7 +256,7 @@ func (s *Server) assertionClient(form url.Values) (*client, *oauthError) {
 
 // check applies the rest: who it names, for whom it is, its jti and its
 // lifetime. It returns why the assertion is refused, "" if not.
-func (v *assertionVerifier) check(c *inbound, form url.Values) string {
+func (v *assertionVerifier) check(c *jose.Claims, form url.Values) string {
 	if id, sent := form["client_id"]; c.Issuer != c.Subject || sent && id[0] != c.Subject {
 		return "client assertion iss and sub must both be the client_id"
 	}
@@ -272,7 +267,7 @@ func (v *assertionVerifier) check(c *inbound, form url.Values) string {
 		return "client assertion needs a jti of at most 256 bytes"
 	}
 	exp := c.Expiry.Time
-	if c.IssuedAt.set && exp.Sub(c.IssuedAt.Time) > v.maxLifetime || time.Until(exp) > v.maxLifetime+v.leeway {
+	if c.IssuedAt.Set && exp.Sub(c.IssuedAt.Time) > v.maxLifetime || time.Until(exp) > v.maxLifetime+v.leeway {
 		return "client assertion lives longer than the maximum (client_auth.max_lifetime)"
 	}
 	return ""

@@ -23,6 +23,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/subject"
 )
@@ -32,24 +33,24 @@ const tokenURL = "https://tokex.test/as/token.oauth2"
 // assertionFixture is a server whose default clients perf-agent-0 and -1
 // have their own ES256 keys (default_clients.jwks_file, as `tokex jwks
 // --clients` writes it) and no secret.
-func assertionFixture(t testing.TB, mutate func(*Config)) (*fixture, map[string]*subject.Key) {
+func assertionFixture(t testing.TB, mutate func(*Config)) (*fixture, map[string]*jose.Key) {
 	t.Helper()
-	keys := map[string]*subject.Key{}
+	keys := map[string]*jose.Key{}
 	sets := map[string]json.RawMessage{}
 	for _, id := range []string{"perf-agent-0", "perf-agent-1"} {
-		k, err := subject.GenerateKey(subject.ES256)
+		k, err := jose.GenerateKey(jose.ES256)
 		if err != nil {
 			t.Fatal(err)
 		}
 		keys[id] = k
-		sets[id], _ = subject.JWKS(k)
+		sets[id], _ = jose.JWKS(k)
 	}
 	b, _ := json.Marshal(sets)
 	path := filepath.Join(t.TempDir(), "clients.json")
 	if err := os.WriteFile(path, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	return newFixture(t, subject.ES256, func(c *Config) {
+	return newFixture(t, jose.ES256, func(c *Config) {
 		c.DefaultClients.Count, c.DefaultClients.JWKSFile = 2, path
 		if mutate != nil {
 			mutate(c)
@@ -213,7 +214,7 @@ func TestTLSClientAuth(t *testing.T) {
 	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	f := newFixture(t, subject.ES256, func(c *Config) {
+	f := newFixture(t, jose.ES256, func(c *Config) {
 		c.Addr, c.TLS = "127.0.0.1:0", TLSConfig{Enabled: true, SelfSigned: true, ClientCAFile: caFile}
 		c.DefaultClients.TLSClientAuthSubjectDN = "CN={{client_id}}"
 	})

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // Config is the server's YAML configuration. Zero values take the defaults
@@ -152,10 +152,10 @@ func Default() Config {
 		Addr:         DefaultAddr,
 		TokenPath:    "/as/token.oauth2",
 		MaxBodyBytes: 64 << 10,
-		Signing:      SigningConfig{Alg: subject.RS256, Lifetime: 5 * time.Minute},
+		Signing:      SigningConfig{Alg: jose.RS256, Lifetime: 5 * time.Minute},
 		Subject: SubjectConfig{
 			Issuer:             DefaultIssuerIn,
-			Algorithms:         slices.Clone(subject.Algorithms),
+			Algorithms:         slices.Clone(jose.Algorithms),
 			Audience:           "client_id",
 			Leeway:             10 * time.Second,
 			MaxLifetime:        DefaultMaxSubjectLifetime,
@@ -210,7 +210,7 @@ func (c *Config) validateEndpoint(doc *confload.Doc) error {
 }
 
 func (sc SigningConfig) validate(doc *confload.Doc) error {
-	if !slices.Contains(subject.Algorithms, sc.Alg) {
+	if !slices.Contains(jose.Algorithms, sc.Alg) {
 		return doc.Errorf("signing.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", sc.Alg)
 	}
 	if sc.Lifetime < time.Second || sc.Lifetime > 24*time.Hour {
@@ -224,7 +224,7 @@ func (sc SubjectConfig) validate(doc *confload.Doc) error {
 		return doc.Errorf("subject.algorithms", "must list at least one algorithm")
 	}
 	for i, a := range sc.Algorithms {
-		if !slices.Contains(subject.Algorithms, a) {
+		if !slices.Contains(jose.Algorithms, a) {
 			return doc.Errorf(fmt.Sprintf("subject.algorithms[%d]", i), "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
 		}
 	}

@@ -12,7 +12,7 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // TestMain lets this test binary be the engine (its argv starts with
@@ -43,11 +43,11 @@ func TestMain(m *testing.M) {
 // engineConfig writes a server YAML trusting a fresh subject key.
 func engineConfig(t *testing.T, tls bool) string {
 	t.Helper()
-	key, err := subject.GenerateKey(subject.ES256)
+	key, err := jose.GenerateKey(jose.ES256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, _ := subject.JWKS(key)
+	jwks, _ := jose.JWKS(key)
 	dir := t.TempDir()
 	cfg := Default()
 	cfg.Addr = "127.0.0.1:0"

@@ -6,13 +6,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // FuzzParseForm checks parseForm against url.ParseQuery: the same values and
 // an error for the same bodies, with known values read from the cache.
 func FuzzParseForm(f *testing.F) {
-	fc := newFixture(f, subject.ES256, nil).srv.form
+	fc := newFixture(f, jose.ES256, nil).srv.form
 	for _, s := range []string{"", "a=1&b=2&a=3", "grant_type=%zz", "a=1;b=2", "&&=&a", "a+b=c+d%20e", "%41=%42&A=B&a",
 		"x=" + strings.Repeat("&y=1", 70), "a=%", "=1&=2", form("e30.e30.sig").Encode(), "scope=mcp%3Atools%3Ainvoke&scope=mcp%3atools%3ainvoke"} {
 		f.Add(s)

@@ -7,13 +7,13 @@ import (
 	"testing"
 
 	"github.com/tokex-dev/tokex/exchange"
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // FuzzTokenEndpoint throws arbitrary bodies and Authorization headers at the
 // handler: it must never panic, always answer JSON, and never echo a secret.
 func FuzzTokenEndpoint(f *testing.F) {
-	fx := newFixture(f, subject.ES256, nil)
+	fx := newFixture(f, jose.ES256, nil)
 	good := form(fx.token(f, "perf-agent-0")).Encode()
 	f.Add(good, exchange.BasicAuth("perf-agent-0", testSecret))
 	f.Add(good+"&client_id=perf-agent-0&client_secret=x", "")
@@ -39,7 +39,7 @@ func FuzzTokenEndpoint(f *testing.F) {
 
 // FuzzVerify feeds arbitrary strings to subject-token validation.
 func FuzzVerify(f *testing.F) {
-	fx := newFixture(f, subject.RS256, nil)
+	fx := newFixture(f, jose.RS256, nil)
 	f.Add(fx.token(f, "perf-agent-0"))
 	f.Add(fx.signRaw(f, fx.header(), `{"iss":"https://pf-perf-subject","sub":"a","Sub":"b","aud":"perf-agent-0","exp":9999999999}`))
 	f.Add(fx.signRaw(f, `{"alg":"none","alg":"RS256","crit":["x"],"x":1}`, `{"sub":"a","sub":"b"}`))

@@ -11,13 +11,13 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/exchange"
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // Issued tokens are written directly: the header is encoded once per key
-// and type, the claims are appended, the key signs through subject's direct
-// signer, and the token goes straight into the response body. The bytes are
-// those golang-jwt and encoding/json wrote (issue_test.go compares them).
+// and type, the claims are appended, jose.Key.AppendCompact signs them
+// into the response body. The bytes are those golang-jwt and encoding/json
+// wrote (issue_test.go compares them).
 
 // scratch holds one request's buffers, reused through scratchPool.
 type scratch struct {
@@ -61,19 +61,14 @@ func (sc *scratch) readBody(r io.Reader) (string, error) {
 }
 
 // jwsHeaders returns the encoded headers of issued tokens, each with its
-// trailing dot: typ at+jwt (RFC 9068) and typ JWT. The members are in
-// golang-jwt's order (a map, so sorted).
-func jwsHeaders(key *subject.Key) (accessToken, jwt string) {
-	enc := func(typ string) string {
-		h, _ := json.Marshal(map[string]any{"alg": key.Alg, "kid": key.Kid, "typ": typ})
-		return base64.RawURLEncoding.EncodeToString(h) + "."
-	}
-	return enc("at+jwt"), enc("JWT")
+// trailing dot: typ at+jwt (RFC 9068) and typ JWT.
+func jwsHeaders(key *jose.Key) (accessToken, jwt string) {
+	return jose.EncodeHeader(key.Alg, key.Kid, "at+jwt"), jose.EncodeHeader(key.Alg, key.Kid, "JWT")
 }
 
 // issue signs the RFC 9068 access token, the client acting for the subject
 // after the prior actors, and appends the success response to sc.body.
-func (s *Server) issue(req *tokenRequest, sub *inbound, prior *actor, sc *scratch) ([]byte, *oauthError) {
+func (s *Server) issue(req *tokenRequest, sub *jose.Claims, prior *jose.Actor, sc *scratch) ([]byte, *oauthError) {
 	now := time.Now().Unix()
 	lifetime := int64(s.cfg.Signing.Lifetime / time.Second)
 	header, tokenType := s.headerJWT, "N_A"
@@ -82,19 +77,14 @@ func (s *Server) issue(req *tokenRequest, sub *inbound, prior *actor, sc *scratc
 	}
 	claims := appendIssued(sc.claims[:0], accessClaims{
 		issuer: s.cfg.Issuer, subject: sub.Subject, audience: req.targets, clientID: req.client.id,
-		scope: req.scope, issuedAt: now, expiry: now + lifetime, act: &actor{Sub: req.client.id, Act: prior}, cnf: req.cnf,
+		scope: req.scope, issuedAt: now, expiry: now + lifetime, act: &jose.Actor{Sub: req.client.id, Act: prior}, cnf: req.cnf,
 	})
 	b := append(sc.body[:0], `{"access_token":"`...)
-	start := len(b)
-	b = append(b, header...)
-	b = base64.RawURLEncoding.AppendEncode(b, claims)
-	sig, err := s.key.AppendSignature(claims[:0], b[start:])
+	b, sig, err := s.key.AppendCompact(b, header, claims)
 	if err != nil {
 		return nil, fail(500, exchange.ErrServerError, "could not sign the token")
 	}
-	b = append(b, '.')
-	b = base64.RawURLEncoding.AppendEncode(b, sig)
-	sc.claims = sig[:0]
+	sc.claims = sig
 	b = append(b, `","issued_token_type":`...)
 	b = appendJSONString(b, req.issuedType)
 	b = append(b, `,"token_type":`...)
@@ -118,7 +108,7 @@ type accessClaims struct {
 	audience         []string // one: a string; more: an array
 	clientID, scope  string
 	issuedAt, expiry int64
-	act              *actor
+	act              *jose.Actor
 	// cnf is the x5t#S256 of the client certificate the token is bound to
 	// (RFC 8705 §3.1), "" for none.
 	cnf string
@@ -165,7 +155,7 @@ func appendIssued(b []byte, c accessClaims) []byte {
 }
 
 // appendActor appends an act claim (sub, then the prior actor).
-func appendActor(b []byte, a *actor) []byte {
+func appendActor(b []byte, a *jose.Actor) []byte {
 	b = append(b, `{"sub":`...)
 	b = appendJSONString(b, a.Sub)
 	if a.Act != nil {

@@ -2,35 +2,30 @@ package authserver
 
 import (
 	"bytes"
-	"crypto/ecdsa"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/asn1"
 	"encoding/base64"
 	"encoding/json"
-	"math/big"
 	"strings"
 	"testing"
 
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tokex-dev/tokex/exchange"
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // issued is how the claims of an issued token were encoded before
 // appendIssued: encoding/json on this struct. appendIssued must write the
 // same bytes.
 type issued struct {
-	Issuer   string `json:"iss"`
-	Subject  string `json:"sub"`
-	Audience any    `json:"aud"`
-	ClientID string `json:"client_id"`
-	Scope    string `json:"scope,omitempty"`
-	IssuedAt int64  `json:"iat"`
-	Expiry   int64  `json:"exp"`
-	ID       string `json:"jti"`
-	Act      *actor `json:"act,omitempty"`
+	Issuer   string      `json:"iss"`
+	Subject  string      `json:"sub"`
+	Audience any         `json:"aud"`
+	ClientID string      `json:"client_id"`
+	Scope    string      `json:"scope,omitempty"`
+	IssuedAt int64       `json:"iat"`
+	Expiry   int64       `json:"exp"`
+	ID       string      `json:"jti"`
+	Act      *jose.Actor `json:"act,omitempty"`
 }
 
 // marshalIssued is the old encoding of c with the jti appendIssued chose.
@@ -73,7 +68,7 @@ func TestAppendIssuedMatchesEncodingJSON(t *testing.T) {
 		"bad\xffutf8", "line\u2028sep\u2029", "del\x7f"}
 	for _, s := range odd {
 		checkIssued(t, accessClaims{issuer: s, subject: s, audience: []string{s}, clientID: s, scope: s,
-			issuedAt: 1, expiry: 2, act: &actor{Sub: s, Act: &actor{Sub: s}}})
+			issuedAt: 1, expiry: 2, act: &jose.Actor{Sub: s, Act: &jose.Actor{Sub: s}}})
 		checkIssued(t, accessClaims{issuer: "i", subject: "s", audience: []string{"a", s}, clientID: "c",
 			issuedAt: -5, expiry: 1 << 40})
 	}
@@ -84,12 +79,12 @@ func FuzzAppendIssued(f *testing.F) {
 	f.Add("<", "\xff", "a", "b", "&", "", int64(-1), "\u2028")
 	f.Fuzz(func(t *testing.T, iss, sub, aud1, aud2, client, scope string, iat int64, prior string) {
 		c := accessClaims{issuer: iss, subject: sub, audience: []string{aud1}, clientID: client, scope: scope,
-			issuedAt: iat, expiry: iat + 300, act: &actor{Sub: client}}
+			issuedAt: iat, expiry: iat + 300, act: &jose.Actor{Sub: client}}
 		if aud2 != "" {
 			c.audience = append(c.audience, aud2)
 		}
 		if prior != "" {
-			c.act.Act = &actor{Sub: prior}
+			c.act.Act = &jose.Actor{Sub: prior}
 		}
 		checkIssued(t, c)
 	})
@@ -99,7 +94,7 @@ func FuzzAppendIssued(f *testing.F) {
 // encoding of the same header and claims, and the response against
 // encoding/json's.
 func TestIssuedTokenBytes(t *testing.T) {
-	for _, alg := range subject.Algorithms {
+	for _, alg := range jose.Algorithms {
 		for _, rtt := range []string{exchange.TokenTypeAccessToken, exchange.TokenTypeJWT} {
 			t.Run(alg+" "+rtt[strings.LastIndexByte(rtt, ':')+1:], func(t *testing.T) {
 				f := newFixture(t, alg, nil)
@@ -137,38 +132,6 @@ func TestIssuedTokenBytes(t *testing.T) {
 					t.Errorf("claims:\n got %s\nwant %s", payload, want)
 				}
 			})
-		}
-	}
-}
-
-// TestES256DER checks the r‖s to DER conversion against encoding/asn1 for
-// values with and without high bits and leading zeros.
-func TestES256DER(t *testing.T) {
-	key, _ := subject.GenerateKey(subject.ES256)
-	pub := key.Signer.Public().(*ecdsa.PublicKey)
-	d := sha256.Sum256([]byte("x"))
-	cases := [][2]*big.Int{{big.NewInt(1), big.NewInt(0x80)}, {big.NewInt(0), big.NewInt(0x7f)},
-		{new(big.Int).Lsh(big.NewInt(1), 255), new(big.Int).Lsh(big.NewInt(1), 247)}}
-	for range 200 {
-		der, err := ecdsa.SignASN1(rand.Reader, key.Signer.(*ecdsa.PrivateKey), d[:])
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rs struct{ R, S *big.Int }
-		if _, err := asn1.Unmarshal(der, &rs); err != nil {
-			t.Fatal(err)
-		}
-		cases = append(cases, [2]*big.Int{rs.R, rs.S})
-		raw := append(rs.R.FillBytes(make([]byte, 32)), rs.S.FillBytes(make([]byte, 32))...)
-		if !ecdsa.VerifyASN1(pub, d[:], appendES256DER(nil, raw)) {
-			t.Fatal("a good signature does not verify")
-		}
-	}
-	for _, c := range cases {
-		raw := append(c[0].FillBytes(make([]byte, 32)), c[1].FillBytes(make([]byte, 32))...)
-		want, _ := asn1.Marshal(struct{ R, S *big.Int }{c[0], c[1]})
-		if got := appendES256DER(nil, raw); !bytes.Equal(got, want) {
-			t.Errorf("r=%x s=%x: got %x, want %x", c[0], c[1], got, want)
 		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/jwks"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 )
@@ -187,40 +188,13 @@ func (s *keySet) refreshUnknown(ctx context.Context) {
 	}
 }
 
-var (
-	errKidNotString = &claimError{"header kid is not a string"}
-	errKidAmbiguous = &claimError{"has no kid and the JWKS holds more than one key for its alg"}
-	errUnknownKey   = &claimError{"is signed with an unknown key"}
-	errKeyMismatch  = &claimError{"names a key that does not fit its alg"}
-)
-
 // selectKey finds the one key that may verify a token with header h
-// (jwks.Set.Select); an unknown kid refreshes a remote set first.
-func (s *keySet) selectKey(ctx context.Context, h jwsHeader) (crypto.PublicKey, error) {
-	if h.kidKind == kidOther {
-		return nil, errKidNotString
-	}
-	if h.kidKind == kidString && !s.keys.Load().Has(h.kid) {
+// (jose.KeyFor); an unknown kid refreshes a remote set first.
+func (s *keySet) selectKey(ctx context.Context, h jose.Header) (crypto.PublicKey, error) {
+	if h.KidKind == jose.KidString && !s.keys.Load().Has(h.Kid) {
 		s.refreshUnknown(ctx)
 	}
-	return keyFor(s.keys.Load(), h)
-}
-
-// keyFor is the one key of set that may verify a token with header h.
-func keyFor(set *jwks.Set, h jwsHeader) (crypto.PublicKey, error) {
-	if h.kidKind == kidOther {
-		return nil, errKidNotString
-	}
-	k, err := set.Select(h.alg, h.kid, h.kidKind == kidString)
-	switch {
-	case errors.Is(err, jwks.ErrAmbiguous):
-		return nil, errKidAmbiguous
-	case errors.Is(err, jwks.ErrMismatch):
-		return nil, errKeyMismatch
-	case err != nil:
-		return nil, errUnknownKey
-	}
-	return k.Public, nil
+	return jose.KeyFor(s.keys.Load(), h)
 }
 
 // parseJWKS reads a JWK set, logging each key it skips.

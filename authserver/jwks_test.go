@@ -17,6 +17,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -86,15 +87,15 @@ func newJWKSHost(t *testing.T, delay time.Duration) *jwksHost {
 	return h
 }
 
-func (h *jwksHost) serve(keys ...*subject.Key) {
-	b, _ := subject.JWKS(keys...)
+func (h *jwksHost) serve(keys ...*jose.Key) {
+	b, _ := jose.JWKS(keys...)
 	h.body.Store(&b)
 }
 
 func (h *jwksHost) server(t *testing.T, interval time.Duration, log *logBuffer) *fixture {
 	t.Helper()
 	cfg := Default()
-	cfg.Signing.Alg = subject.ES256
+	cfg.Signing.Alg = jose.ES256
 	cfg.Subject.JWKSURL = h.ts.URL + "/jwks.json"
 	cfg.Subject.CAFile = h.caFile
 	cfg.Subject.UnknownKidInterval = interval
@@ -112,7 +113,7 @@ func (h *jwksHost) server(t *testing.T, interval time.Duration, log *logBuffer) 
 	return &fixture{srv: srv}
 }
 
-func mintWith(k *subject.Key) string {
+func mintWith(k *jose.Key) string {
 	m := &subject.Minter{Key: k, Issuer: DefaultIssuerIn, Lifetime: time.Minute, Users: []string{"u"}}
 	s, _ := m.Mint("perf-agent-0")
 	return s
@@ -126,8 +127,8 @@ func mintWith(k *subject.Key) string {
 // over a network does.
 func TestUnknownKidRefreshSucceeds(t *testing.T) {
 	const interval = 200 * time.Millisecond
-	a, _ := subject.GenerateKey(subject.ES256)
-	b, _ := subject.GenerateKey(subject.ES256)
+	a, _ := jose.GenerateKey(jose.ES256)
+	b, _ := jose.GenerateKey(jose.ES256)
 	cases := []struct {
 		name string
 		run  func(t *testing.T, h *jwksHost)
@@ -182,8 +183,8 @@ func TestUnknownKidRefreshSucceeds(t *testing.T) {
 // to gigabytes, at start and at every refresh. The server now reads at most
 // 1 MiB and says so.
 func TestJWKSSizeIsCapped(t *testing.T) {
-	a, _ := subject.GenerateKey(subject.ES256)
-	b, _ := subject.GenerateKey(subject.ES256)
+	a, _ := jose.GenerateKey(jose.ES256)
+	b, _ := jose.GenerateKey(jose.ES256)
 	waitEndless := func(t *testing.T, h *jwksHost) {
 		t.Helper()
 		select {
@@ -225,7 +226,7 @@ func TestJWKSSizeIsCapped(t *testing.T) {
 		}
 	})
 	t.Run("file", func(t *testing.T) {
-		jwks, _ := subject.JWKS(a)
+		jwks, _ := jose.JWKS(a)
 		p := filepath.Join(t.TempDir(), "jwks.json")
 		_ = os.WriteFile(p, append(jwks, bytes.Repeat([]byte(" "), 1<<20)...), 0o600)
 		cfg := Default()
@@ -248,16 +249,16 @@ func TestJWKSSizeIsCapped(t *testing.T) {
 // tried against every key); keys for encryption, weak or ambiguous keys are
 // not used.
 func TestJWKSKeySelection(t *testing.T) {
-	es1, _ := subject.GenerateKey(subject.ES256)
-	es2, _ := subject.GenerateKey(subject.ES256)
-	rs, _ := subject.GenerateKey(subject.RS256)
-	pub := func(k *subject.Key, extra string) string {
-		b, _ := subject.JWKS(k)
+	es1, _ := jose.GenerateKey(jose.ES256)
+	es2, _ := jose.GenerateKey(jose.ES256)
+	rs, _ := jose.GenerateKey(jose.RS256)
+	pub := func(k *jose.Key, extra string) string {
+		b, _ := jose.JWKS(k)
 		s := strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(string(b)), `{"keys":[`), `]}`)
 		return strings.TrimSuffix(s, "}") + extra + "}"
 	}
 	set := func(keys ...string) []byte { return []byte(`{"keys":[` + strings.Join(keys, ",") + `]}`) }
-	sign := func(k *subject.Key, kid string) string {
+	sign := func(k *jose.Key, kid string) string {
 		now := time.Now().Unix()
 		tok := jwt.NewWithClaims(k.Method(), jwt.MapClaims{"iss": DefaultIssuerIn, "sub": "u", "aud": "perf-agent-0", "iat": now, "exp": now + 60})
 		if kid != "" {

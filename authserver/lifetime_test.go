@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // TestSubjectLifetimePolicy is issue 9 item 6, decided: a subject (or
@@ -43,7 +43,7 @@ func TestSubjectLifetimePolicy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, subject.ES256, func(c *Config) {
+			f := newFixture(t, jose.ES256, func(c *Config) {
 				if tc.max > 0 {
 					c.Subject.MaxLifetime = tc.max
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -118,7 +119,7 @@ func TestRestartedServerRefusesUsedAssertions(t *testing.T) {
 	if rec := f.do("POST", f.assertionForm(t, "perf-agent-0", used), nil); rec.Code != 200 {
 		t.Fatalf("first use: %d %s", rec.Code, rec.Body)
 	}
-	jwks, _ := subject.JWKS(f.key)
+	jwks, _ := jose.JWKS(f.key)
 	restarted, err := New(context.Background(), f.srv.cfg, Options{ClientSecret: testSecret, SubjectJWKS: jwks})
 	if err != nil {
 		t.Fatal(err)

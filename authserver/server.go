@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/subject"
 )
@@ -34,7 +35,7 @@ type Server struct {
 	log     *slog.Logger
 	clients map[string]*client
 	verify  *verifier
-	key     *subject.Key
+	key     *jose.Key
 	jwks    []byte
 	faults  *faults
 	tlsPair *tls.Certificate
@@ -84,12 +85,12 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 	if cfg.Signing.KeyFile != "" {
 		s.key, err = subject.LoadPEM(cfg.Signing.KeyFile)
 	} else {
-		s.key, err = subject.GenerateKey(cfg.Signing.Alg)
+		s.key, err = jose.GenerateKey(cfg.Signing.Alg)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("signing key: %w", err)
 	}
-	if s.jwks, err = subject.JWKS(s.key); err != nil {
+	if s.jwks, err = jose.JWKS(s.key); err != nil {
 		return nil, err
 	}
 	s.headerAT, s.headerJWT = jwsHeaders(s.key)
@@ -147,7 +148,7 @@ func (s *Server) framing(next http.Handler) http.Handler {
 func (s *Server) Faults() string { return s.faults.String() }
 
 // Key is the issued tokens' signing key (its public half is in the JWKS).
-func (s *Server) Key() *subject.Key { return s.key }
+func (s *Server) Key() *jose.Key { return s.key }
 
 // Handler serves every endpoint. SetBaseURL must have been called (Serve
 // does it) for metadata and the default issuer to be right.

@@ -18,6 +18,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -25,17 +26,17 @@ const testSecret = "s3cr3t+/=&:é"
 
 type fixture struct {
 	srv    *Server
-	key    *subject.Key // subject signing key
+	key    *jose.Key // subject signing key
 	minter *subject.Minter
 }
 
 func newFixture(t testing.TB, alg string, mutate func(*Config)) *fixture {
 	t.Helper()
-	key, err := subject.GenerateKey(alg)
+	key, err := jose.GenerateKey(alg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, _ := subject.JWKS(key)
+	jwks, _ := jose.JWKS(key)
 	cfg := Default()
 	cfg.Signing.Alg = alg
 	if mutate != nil {
@@ -103,7 +104,7 @@ func basic(id string) map[string]string {
 }
 
 func TestExchangeSuccess(t *testing.T) {
-	for _, alg := range subject.Algorithms {
+	for _, alg := range jose.Algorithms {
 		t.Run(alg, func(t *testing.T) {
 			f := newFixture(t, alg, nil)
 			rec := f.do("POST", form(f.token(t, "perf-agent-3")).Encode(), basic("perf-agent-3"))
@@ -150,7 +151,7 @@ func TestExchangeSuccess(t *testing.T) {
 }
 
 func TestClientSecretPostAndJWTType(t *testing.T) {
-	f := newFixture(t, subject.ES256, nil)
+	f := newFixture(t, jose.ES256, nil)
 	v := form(f.token(t, "perf-agent-1"))
 	v.Set("client_id", "perf-agent-1")
 	v.Set("client_secret", testSecret)
@@ -168,7 +169,7 @@ func TestClientSecretPostAndJWTType(t *testing.T) {
 }
 
 func TestMultipleTargets(t *testing.T) {
-	f := newFixture(t, subject.ES256, func(c *Config) {
+	f := newFixture(t, jose.ES256, func(c *Config) {
 		c.DefaultClients.Resources = []string{DefaultResource, "https://b.example/api", "billing"}
 	})
 	v := form(f.token(t, "perf-agent-0"))
@@ -191,7 +192,7 @@ func TestMultipleTargets(t *testing.T) {
 }
 
 func TestActorTokenNests(t *testing.T) {
-	f := newFixture(t, subject.ES256, nil)
+	f := newFixture(t, jose.ES256, nil)
 	now := time.Now().Unix()
 	actorTok := f.sign(t, jwt.MapClaims{"iss": DefaultIssuerIn, "sub": "orchestrator", "aud": "perf-agent-2",
 		"iat": now, "exp": now + 60, "act": map[string]any{"sub": "upstream"}})
@@ -204,7 +205,7 @@ func TestActorTokenNests(t *testing.T) {
 	}
 	var r exchange.Response
 	_ = json.Unmarshal(rec.Body.Bytes(), &r)
-	var claims struct{ Act *actor }
+	var claims struct{ Act *jose.Actor }
 	parts := strings.Split(r.AccessToken, ".")
 	b, _ := jwt.NewParser().DecodeSegment(parts[1])
 	_ = json.Unmarshal(b, &claims)
@@ -229,7 +230,7 @@ func rsaHMACConfusion(t *testing.T, f *fixture) string {
 }
 
 func TestRefusals(t *testing.T) {
-	f := newFixture(t, subject.RS256, nil)
+	f := newFixture(t, jose.RS256, nil)
 	now := time.Now().Unix()
 	good := func() string { return f.token(t, "perf-agent-0") }
 	claims := func(mod func(jwt.MapClaims)) string {
@@ -237,7 +238,7 @@ func TestRefusals(t *testing.T) {
 		mod(c)
 		return f.sign(t, c)
 	}
-	otherKey, _ := subject.GenerateKey(subject.RS256)
+	otherKey, _ := jose.GenerateKey(jose.RS256)
 	unknownKid := func() string {
 		tok := jwt.NewWithClaims(jwt.SigningMethodRS256, jwt.MapClaims{"iss": DefaultIssuerIn, "sub": "u", "aud": "perf-agent-0", "iat": now, "exp": now + 60})
 		tok.Header["kid"] = otherKey.Kid
@@ -328,7 +329,7 @@ func assertNoLeak(t *testing.T, resp, request string) {
 }
 
 func TestClientRestrictedGrant(t *testing.T) {
-	f := newFixture(t, subject.ES256, func(c *Config) {
+	f := newFixture(t, jose.ES256, func(c *Config) {
 		c.Clients = []ClientConfig{{ID: "cc-only", Secret: testSecret, GrantTypes: []string{"client_credentials"},
 			Resources: []string{DefaultResource}, Scopes: []string{DefaultScope}}}
 	})
@@ -349,9 +350,9 @@ func TestBasicAuthFormEncoding(t *testing.T) {
 }
 
 func TestJWKSOverTLSAndRefreshOnUnknownKid(t *testing.T) {
-	k1, _ := subject.GenerateKey(subject.ES256)
-	k2, _ := subject.GenerateKey(subject.ES256)
-	current, _ := subject.JWKS(k1)
+	k1, _ := jose.GenerateKey(jose.ES256)
+	k2, _ := jose.GenerateKey(jose.ES256)
+	current, _ := jose.JWKS(k1)
 	var fetches atomic.Int32
 	ts := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fetches.Add(1)
@@ -363,7 +364,7 @@ func TestJWKSOverTLSAndRefreshOnUnknownKid(t *testing.T) {
 	_ = os.WriteFile(caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: certDER}), 0o600)
 
 	cfg := Default()
-	cfg.Signing.Alg = subject.ES256
+	cfg.Signing.Alg = jose.ES256
 	cfg.Subject.JWKSURL = ts.URL + "/jwks.json"
 	cfg.Subject.CAFile = caFile
 	cfg.Subject.UnknownKidInterval = time.Hour // one refresh at most in this test
@@ -373,7 +374,7 @@ func TestJWKSOverTLSAndRefreshOnUnknownKid(t *testing.T) {
 	}
 	srv.SetBaseURL("https://tokex.test")
 	f := &fixture{srv: srv}
-	mint := func(k *subject.Key) string {
+	mint := func(k *jose.Key) string {
 		m := &subject.Minter{Key: k, Issuer: DefaultIssuerIn, Lifetime: time.Minute, Users: []string{"u"}}
 		s, _ := m.Mint("perf-agent-0")
 		return s
@@ -382,12 +383,12 @@ func TestJWKSOverTLSAndRefreshOnUnknownKid(t *testing.T) {
 		t.Fatalf("k1: %d %s", rec.Code, rec.Body)
 	}
 	// Rotate: k2 is unknown until a refresh, which the unknown kid triggers.
-	current, _ = subject.JWKS(k1, k2)
+	current, _ = jose.JWKS(k1, k2)
 	if rec := f.do("POST", form(mint(k2)).Encode(), basic("perf-agent-0")); rec.Code != 200 {
 		t.Fatalf("k2 after rotation: %d %s", rec.Code, rec.Body)
 	}
 	// A third unknown key: the rate limiter forbids another refresh.
-	k3, _ := subject.GenerateKey(subject.ES256)
+	k3, _ := jose.GenerateKey(jose.ES256)
 	before := fetches.Load()
 	if rec := f.do("POST", form(mint(k3)).Encode(), basic("perf-agent-0")); rec.Code != 400 {
 		t.Fatalf("k3: %d %s", rec.Code, rec.Body)
@@ -398,7 +399,7 @@ func TestJWKSOverTLSAndRefreshOnUnknownKid(t *testing.T) {
 }
 
 func TestFaultsInjectErrors(t *testing.T) {
-	f := newFixture(t, subject.ES256, func(c *Config) { c.Faults.ErrorRatio = 1 })
+	f := newFixture(t, jose.ES256, func(c *Config) { c.Faults.ErrorRatio = 1 })
 	if !strings.Contains(f.srv.Faults(), "100.00% errors") {
 		t.Errorf("faults banner = %q", f.srv.Faults())
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // TestRequestSmugglingRefused is issue 9 item 5: a request with both
@@ -21,7 +21,7 @@ import (
 // §6.3). Over a raw TCP connection, each case carries a smuggled GET
 // /healthz: exactly one answer may come back, then the connection closes.
 func TestRequestSmugglingRefused(t *testing.T) {
-	f := newFixture(t, subject.ES256, nil)
+	f := newFixture(t, jose.ES256, nil)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

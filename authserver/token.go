@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // oauthError is a refusal; desc is a fixed phrase that never quotes input.
@@ -252,7 +253,7 @@ func normalScope(scope string) bool {
 
 // validateTokens verifies the subject token and the optional actor token,
 // and returns the subject with the actor chain the issued token nests.
-func (s *Server) validateTokens(ctx context.Context, form url.Values, subjectToken string, cl *client) (*inbound, *actor, *oauthError) {
+func (s *Server) validateTokens(ctx context.Context, form url.Values, subjectToken string, cl *client) (*jose.Claims, *jose.Actor, *oauthError) {
 	sub, err := s.verify.verify(ctx, subjectToken, "subject token", cl.id)
 	if err != nil {
 		return nil, nil, fail(400, exchange.ErrInvalidGrant, err.Error())
@@ -271,7 +272,7 @@ func (s *Server) validateTokens(ctx context.Context, form url.Values, subjectTok
 	if err != nil {
 		return nil, nil, fail(400, exchange.ErrInvalidGrant, err.Error())
 	}
-	return sub, &actor{Sub: act.Subject, Act: act.Act}, nil
+	return sub, &jose.Actor{Sub: act.Subject, Act: act.Act}, nil
 }
 
 // authenticate applies one client authentication method: a client

@@ -2,16 +2,18 @@ package authserver
 
 import (
 	"context"
+	"crypto"
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // verifier validates inbound JWTs against the subject JWKS.
 type verifier struct {
 	keys        *keySet
-	headers     headerCache
-	algorithms  []string
+	jws         jose.Verifier // the strict reader and its header cache
 	issuer      string
 	audience    string
 	leeway      time.Duration
@@ -23,7 +25,7 @@ func newVerifier(ctx context.Context, sc SubjectConfig, given []byte, log *slog.
 	if err != nil {
 		return nil, err
 	}
-	return &verifier{keys: keys, algorithms: sc.Algorithms, issuer: sc.Issuer, audience: sc.Audience,
+	return &verifier{keys: keys, jws: jose.Verifier{Algorithms: sc.Algorithms}, issuer: sc.Issuer, audience: sc.Audience,
 		leeway: sc.Leeway, maxLifetime: sc.MaxLifetime}, nil
 }
 
@@ -33,7 +35,7 @@ type tokenError struct{ desc string }
 func (e *tokenError) Error() string { return e.desc }
 
 // verify parses and validates one inbound token for the authenticated client.
-func (v *verifier) verify(ctx context.Context, raw, what, clientID string) (*inbound, error) {
+func (v *verifier) verify(ctx context.Context, raw, what, clientID string) (*jose.Claims, error) {
 	c, err := v.verified(ctx, raw)
 	if err != nil {
 		return nil, &tokenError{what + " " + err.Error()}
@@ -45,69 +47,29 @@ func (v *verifier) verify(ctx context.Context, raw, what, clientID string) (*inb
 }
 
 // verified returns the claims of a token whose signature, alg, key, time
-// claims and issuer are good.
-func (v *verifier) verified(ctx context.Context, raw string) (*inbound, error) {
-	t, err := v.parseJWS(raw)
+// claims and issuer are good; the error is a jose phrase.
+func (v *verifier) verified(ctx context.Context, raw string) (*jose.Claims, error) {
+	c, err := v.jws.Verify(raw, func(h jose.Header, _ *jose.Claims) (crypto.PublicKey, error) {
+		return v.keys.selectKey(ctx, h)
+	})
 	if err != nil {
 		return nil, err
 	}
-	if !slices.Contains(v.algorithms, t.header.alg) {
-		return nil, &tokenError{phraseBadSig}
-	}
-	key, err := v.keys.selectKey(ctx, t.header)
-	if err != nil {
+	if err := c.CheckTimes(time.Now(), v.leeway, v.issuer); err != nil {
 		return nil, err
 	}
-	if !t.verifySignature(key) {
-		return nil, &tokenError{phraseBadSig}
-	}
-	if !t.cached {
-		v.headers.add(t.headerSeg, t.header)
-	}
-	if desc := v.validTimes(&t.claims, time.Now()); desc != "" {
-		return nil, &tokenError{desc}
-	}
-	return &t.claims, nil
-}
-
-// validTimes checks exp (required), nbf, iat and iss, and names the first
-// failure in golang-jwt's precedence.
-func (v *verifier) validTimes(c *inbound, now time.Time) string {
-	var expired, early, missing, badIssuer bool
-	if !c.Expiry.set {
-		missing = true
-	} else {
-		expired = !now.Before(c.Expiry.Add(v.leeway))
-	}
-	early = c.NotBefore.set && now.Before(c.NotBefore.Add(-v.leeway)) ||
-		c.IssuedAt.set && now.Before(c.IssuedAt.Add(-v.leeway))
-	if c.Issuer == "" {
-		missing = true
-	} else {
-		badIssuer = c.Issuer != v.issuer
-	}
-	switch {
-	case expired:
-		return phraseExpired
-	case early:
-		return phraseNotYet
-	case missing:
-		return phraseMissing
-	case badIssuer:
-		return phraseIssuer
-	}
-	return ""
+	return c, nil
 }
 
 // policy checks sub, the lifetime bounds and the audience.
-func (v *verifier) policy(c *inbound, clientID string) string {
+func (v *verifier) policy(c *jose.Claims, clientID string) string {
 	if c.Subject == "" {
 		return "has no sub"
 	}
 	// exp is required; iat is optional (RFC 7519 §4.1.6), so the lifetime
 	// is bounded from now as well.
 	exp := c.Expiry.Time
-	if c.IssuedAt.set && exp.Sub(c.IssuedAt.Time) > v.maxLifetime {
+	if c.IssuedAt.Set && exp.Sub(c.IssuedAt.Time) > v.maxLifetime {
 		return "lifetime (exp − iat) exceeds the maximum"
 	}
 	if time.Until(exp) > v.maxLifetime+v.leeway {

@@ -1,12 +1,12 @@
 package subject
 
 import (
-	"encoding/base64"
-	"encoding/json"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // Asserter signs one client's RFC 7523 client assertions (private_key_jwt):
@@ -15,7 +15,7 @@ import (
 // library directly under a header encoded once, so an ES256 assertion costs
 // one ECDSA signature and a few appends.
 type Asserter struct {
-	Key      *Key
+	Key      *jose.Key
 	ClientID string
 	Audience string // the token endpoint URL, or the server's issuer
 	Lifetime time.Duration
@@ -27,26 +27,20 @@ type Asserter struct {
 	head   string // base64url header and the dot
 	fixed  []byte // `{"iss":…,"sub":…,"aud":…,"iat":` — the constant claims
 	jti    string // `,"jti":"<prefix>` JSON-escaped
-	sign   func(signingInput, dst []byte) ([]byte, error)
 	err    error
 	bufs   sync.Pool
 	secLen int64
 }
 
 func (a *Asserter) init() {
-	h, _ := json.Marshal(struct {
-		Alg string `json:"alg"`
-		Kid string `json:"kid"`
-		Typ string `json:"typ"`
-	}{a.Key.Alg, a.Key.Kid, "JWT"})
-	a.head = base64.RawURLEncoding.EncodeToString(h) + "."
+	a.head = jose.EncodeHeader(a.Key.Alg, a.Key.Kid, "JWT")
 	b := append([]byte(`{"iss":`), appendJSONString(nil, a.ClientID)...)
 	b = append(append(b, `,"sub":`...), appendJSONString(nil, a.ClientID)...)
 	b = append(append(b, `,"aud":`...), appendJSONString(nil, a.Audience)...)
 	a.fixed = append(b, `,"iat":`...)
 	a.jti = `,"jti":"` + jsonStringBody(a.Prefix)
 	a.secLen = int64(a.Lifetime / time.Second)
-	a.sign, a.err = signerFor(a.Key)
+	a.err = a.Key.CanSign()
 }
 
 // Assert signs a fresh assertion, valid from now for Lifetime.
@@ -71,7 +65,7 @@ func (a *Asserter) Assert() (string, error) {
 	b = append(b, a.jti...)
 	b = strconv.AppendUint(b, a.seq.Add(1)-1, 36)
 	b = append(b, `"}`...)
-	out, err := signCompact(bp, a.head, b, a.sign)
+	out, err := signCompact(bp, a.head, b, a.Key)
 	a.bufs.Put(bp)
 	return out, err
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // TestAsserterSignsRFC7523Assertions: every algorithm's assertion verifies
@@ -13,8 +15,8 @@ import (
 // audience, exp − iat = the lifetime and a jti never repeated.
 func TestAsserterSignsRFC7523Assertions(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	for _, alg := range Algorithms {
-		k, err := GenerateKey(alg)
+	for _, alg := range jose.Algorithms {
+		k, err := jose.GenerateKey(alg)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,8 +52,8 @@ func TestAsserterSignsRFC7523Assertions(t *testing.T) {
 // BenchmarkAssert is the CPU of one client assertion per algorithm, beside
 // golang-jwt's for the same claims.
 func BenchmarkAssert(b *testing.B) {
-	for _, alg := range []string{ES256, EdDSA, RS256} {
-		k, err := GenerateKey(alg)
+	for _, alg := range []string{jose.ES256, jose.EdDSA, jose.RS256} {
+		k, err := jose.GenerateKey(alg)
 		if err != nil {
 			b.Fatal(err)
 		}

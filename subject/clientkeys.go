@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/statedir"
 )
 
@@ -18,7 +19,7 @@ func FileSafeID(id string) bool { return fileSafeID.MatchString(id) }
 // alg, creating it on first use (clients/<client id>.<alg>.pem in tokex's
 // state folder): stable across runs, so a server that registered its
 // public key keeps accepting it.
-func StoredClientKey(clientID, alg string) (*Key, string, error) {
+func StoredClientKey(clientID, alg string) (*jose.Key, string, error) {
 	if err := checkAlg(alg); err != nil {
 		return nil, "", err
 	}

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // Paths of the issuer's documents.
@@ -27,8 +29,8 @@ const (
 // tokens tokex mints: what an authorization server needs to trust them
 // (Dex's OIDC connector, Keycloak's identity provider, zitadel, …).
 type IssuerOptions struct {
-	Addr string // HOST:PORT to listen on (port 0: any free port)
-	Keys []*Key // published in the JWKS; at least one
+	Addr string      // HOST:PORT to listen on (port 0: any free port)
+	Keys []*jose.Key // published in the JWKS; at least one
 	// Cert serves HTTPS; nil serves HTTP, on a loopback address only.
 	Cert *tls.Certificate
 	// URL is the issuer as the authorization server reaches it (a host
@@ -78,7 +80,7 @@ func ServeIssuer(o IssuerOptions) (*IssuerServer, error) {
 	if o.Cert == nil && !isLoopback(host) {
 		return nil, fmt.Errorf("issuer address %s is not loopback: serve it over HTTPS (a certificate, or a generated one)", o.Addr)
 	}
-	jwks, err := JWKS(o.Keys...)
+	jwks, err := jose.JWKS(o.Keys...)
 	if err != nil {
 		return nil, err
 	}

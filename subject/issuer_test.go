@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 )
@@ -29,8 +30,8 @@ func get(t *testing.T, c *http.Client, u string) (int, string, []byte) {
 // at RFC 8414's location) naming itself, its JWKS and the algorithms of
 // its keys, over HTTP on loopback or HTTPS, below the issuer's path.
 func TestIssuerServesDiscoveryAndJWKS(t *testing.T) {
-	rs, _ := GenerateKey(RS256)
-	es, _ := GenerateKey(ES256)
+	rs, _ := jose.GenerateKey(jose.RS256)
+	es, _ := jose.GenerateKey(jose.ES256)
 	pair, _ := tlscert.Loopback()
 	for _, tc := range []struct {
 		name, url string
@@ -42,7 +43,7 @@ func TestIssuerServesDiscoveryAndJWKS(t *testing.T) {
 		{"path", "http://127.0.0.1:1/tokex", nil, "/tokex"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := ServeIssuer(IssuerOptions{Addr: "127.0.0.1:0", Keys: []*Key{rs, es.WithKid("es")}, Cert: tc.cert, URL: tc.url})
+			s, err := ServeIssuer(IssuerOptions{Addr: "127.0.0.1:0", Keys: []*jose.Key{rs, es.WithKid("es")}, Cert: tc.cert, URL: tc.url})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -77,16 +78,16 @@ func TestIssuerServesDiscoveryAndJWKS(t *testing.T) {
 }
 
 func TestIssuerRefusals(t *testing.T) {
-	k, _ := GenerateKey(ES256)
+	k, _ := jose.GenerateKey(jose.ES256)
 	for _, tc := range []struct {
 		o    IssuerOptions
 		want string
 	}{
 		{IssuerOptions{Addr: "127.0.0.1:0"}, "no keys"},
-		{IssuerOptions{Addr: "0.0.0.0:0", Keys: []*Key{k}}, "not loopback: serve it over HTTPS"},
-		{IssuerOptions{Addr: "127.0.0.1:0", Keys: []*Key{k}, URL: "http://as.example/x"}, "plain http only on loopback"},
-		{IssuerOptions{Addr: "127.0.0.1:0", Keys: []*Key{k}, URL: "https://as.example/x?q=1"}, "without query or fragment"},
-		{IssuerOptions{Addr: "nonsense", Keys: []*Key{k}}, "issuer address"},
+		{IssuerOptions{Addr: "0.0.0.0:0", Keys: []*jose.Key{k}}, "not loopback: serve it over HTTPS"},
+		{IssuerOptions{Addr: "127.0.0.1:0", Keys: []*jose.Key{k}, URL: "http://as.example/x"}, "plain http only on loopback"},
+		{IssuerOptions{Addr: "127.0.0.1:0", Keys: []*jose.Key{k}, URL: "https://as.example/x?q=1"}, "without query or fragment"},
+		{IssuerOptions{Addr: "nonsense", Keys: []*jose.Key{k}}, "issuer address"},
 	} {
 		s, err := ServeIssuer(tc.o)
 		if err == nil {
@@ -108,12 +109,12 @@ func TestStoredKeyPerAlgorithm(t *testing.T) {
 	if err != nil || len(keys) != 3 {
 		t.Fatal(keys, err)
 	}
-	for i, alg := range Algorithms {
+	for i, alg := range jose.Algorithms {
 		k, path, err := StoredKey(alg)
 		if err != nil || k.Alg != alg || k.Kid != keys[i].Kid {
 			t.Errorf("%s: %v %v", alg, k, err)
 		}
-		if want := map[string]string{RS256: "subject-key.pem", ES256: "subject-key-ES256.pem", EdDSA: "subject-key-EdDSA.pem"}[alg]; filepath.Base(path) != want {
+		if want := map[string]string{jose.RS256: "subject-key.pem", jose.ES256: "subject-key-ES256.pem", jose.EdDSA: "subject-key-EdDSA.pem"}[alg]; filepath.Base(path) != want {
 			t.Errorf("%s in %s", alg, path)
 		}
 	}
@@ -123,19 +124,19 @@ func TestStoredKeyPerAlgorithm(t *testing.T) {
 
 	t.Setenv("TOKEX_HOME", t.TempDir()) // an older tokex made subject-key.pem ES256
 	first, _ := statedir.SubjectKeyPath()
-	old, _ := LoadOrCreate(first, ES256)
-	es, path, _ := StoredKey(ES256)
-	rs, rpath, _ := StoredKey(RS256)
-	if es.Kid != old.Kid || path != first || rs.Alg != RS256 || filepath.Base(rpath) != "subject-key-RS256.pem" {
+	old, _ := LoadOrCreate(first, jose.ES256)
+	es, path, _ := StoredKey(jose.ES256)
+	rs, rpath, _ := StoredKey(jose.RS256)
+	if es.Kid != old.Kid || path != first || rs.Alg != jose.RS256 || filepath.Base(rpath) != "subject-key-RS256.pem" {
 		t.Errorf("legacy: es %s in %s, rs %s in %s", es.Kid, path, rs.Alg, rpath)
 	}
-	if ks, err := Keys("", ES256, "k1"); err != nil || len(ks) != 1 || ks[0].Kid != "k1" || ks[0].Alg != ES256 {
+	if ks, err := Keys("", jose.ES256, "k1"); err != nil || len(ks) != 1 || ks[0].Kid != "k1" || ks[0].Alg != jose.ES256 {
 		t.Errorf("Keys(ES256, k1): %v %v", ks, err)
 	}
 	if _, err := Keys("", "", "k1"); err == nil {
 		t.Error("one kid for three keys")
 	}
-	if _, err := Keys(first, RS256, ""); err == nil || !strings.Contains(err.Error(), "is a ES256 key, not RS256") {
+	if _, err := Keys(first, jose.RS256, ""); err == nil || !strings.Contains(err.Error(), "is a ES256 key, not RS256") {
 		t.Errorf("key file of another alg: %v", err)
 	}
 	_ = os.Remove(first)

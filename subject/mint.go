@@ -1,8 +1,11 @@
+// Package subject mints the load generator's subject tokens and publishes the
+// matching JWKS, the role of the article's k6 script and perf-jwks-server.
+// The keys, their JWKs and the signing are internal/jose's; subject keeps
+// the key files, the token's shape and the issuer.
 package subject
 
 import (
 	"bytes"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,6 +18,8 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // Claims are the subject token's registered claims, as in the article's k6
@@ -163,7 +168,7 @@ func jsonable(v any) any {
 // Minter signs fresh subject tokens: every call has a unique jti and the
 // next user of the pool, round-robin.
 type Minter struct {
-	Key      *Key
+	Key      *jose.Key
 	Issuer   string
 	Lifetime time.Duration
 	Users    []string
@@ -176,7 +181,6 @@ type Minter struct {
 	header   string // base64url of the header, with the dot
 	shape    *compiledShape
 	shapeErr error
-	sign     func(signingInput, dst []byte) ([]byte, error)
 }
 
 func (m *Minter) init() {
@@ -185,15 +189,10 @@ func (m *Minter) init() {
 		typ = "JWT"
 	}
 	// alg, kid, typ: the order golang-jwt wrote, which the k6 script follows.
-	h, _ := json.Marshal(struct {
-		Alg string `json:"alg"`
-		Kid string `json:"kid"`
-		Typ string `json:"typ"`
-	}{m.Key.Alg, m.Key.Kid, typ})
-	m.header = base64.RawURLEncoding.EncodeToString(h) + "."
+	m.header = jose.EncodeHeader(m.Key.Alg, m.Key.Kid, typ)
 	m.shape, m.shapeErr = m.Shape.compile()
 	if m.shapeErr == nil {
-		m.sign, m.shapeErr = signerFor(m.Key)
+		m.shapeErr = m.Key.CanSign()
 	}
 }
 
@@ -253,26 +252,21 @@ func (m *Minter) Mint(clientID string) (string, error) {
 		b = append(b, m.shape.extra...)
 	}
 	b = append(b, '}')
-	out, err := signCompact(bp, m.header, b, m.sign)
+	out, err := signCompact(bp, m.header, b, m.Key)
 	bufs.Put(bp)
 	return out, err
 }
 
 // signCompact signs claims (in bp[1]) under the encoded header (with its
-// dot) and returns the compact JWS; bp keeps the grown buffers: the token
+// dot) and returns the compact JWS; bp keeps the grown buffers: the token's
 // in bp[0], the claims' and then the signature's in bp[1].
-func signCompact(bp *[2][]byte, header string, claims []byte, sign func(in, dst []byte) ([]byte, error)) (string, error) {
-	tok := append(bp[0][:0], header...)
-	tok = base64.RawURLEncoding.AppendEncode(tok, claims)
-	signed := len(tok)
-	sig, err := sign(tok, claims[:0])
+func signCompact(bp *[2][]byte, header string, claims []byte, k *jose.Key) (string, error) {
+	tok, sig, err := k.AppendCompact(bp[0][:0], header, claims)
 	var out string
 	if err == nil {
-		tok = append(tok, '.')
-		tok = base64.RawURLEncoding.AppendEncode(tok, sig)
 		out = string(tok)
 	}
-	bp[0], bp[1] = tok[:signed], sig[:0]
+	bp[0], bp[1] = tok[:0], sig
 	return out, err
 }
 

@@ -8,10 +8,12 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // decode verifies tok with k and returns its header and claims.
-func decode(t *testing.T, k *Key, tok string, now time.Time) (map[string]any, map[string]any) {
+func decode(t *testing.T, k *jose.Key, tok string, now time.Time) (map[string]any, map[string]any) {
 	t.Helper()
 	claims := jwt.MapClaims{}
 	parsed, err := jwt.NewParser(jwt.WithTimeFunc(func() time.Time { return now }), jwt.WithValidMethods([]string{k.Alg})).
@@ -27,9 +29,9 @@ func decode(t *testing.T, k *Key, tok string, now time.Time) (map[string]any, ma
 // order first.
 func TestMinterShape(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
-	for _, alg := range Algorithms {
+	for _, alg := range jose.Algorithms {
 		t.Run(alg, func(t *testing.T) {
-			k, _ := GenerateKey(alg)
+			k, _ := jose.GenerateKey(alg)
 			k = k.WithKid("registered-kid")
 			m := &Minter{Key: k, Issuer: "http://127.0.0.1:5551", Lifetime: time.Minute, Users: []string{"perf-user-001", `we"ird\user`},
 				Prefix: "c-", Now: func() time.Time { return now }, Shape: Shape{Typ: "at+jwt", Audience: "https://as.example",
@@ -63,7 +65,7 @@ func TestMinterShape(t *testing.T) {
 // The default shape is the article's token: typ JWT, aud the client id,
 // no other claim.
 func TestMinterDefaultShape(t *testing.T) {
-	k, _ := GenerateKey(ES256)
+	k, _ := jose.GenerateKey(jose.ES256)
 	now := time.Unix(1_800_000_000, 0)
 	m := &Minter{Key: k, Issuer: "iss", Lifetime: time.Minute, Users: Users(1), Prefix: "p-", Now: func() time.Time { return now }}
 	tok, err := m.Mint("perf-agent-0")
@@ -92,7 +94,7 @@ func TestShapeRefusals(t *testing.T) {
 		if err := (Shape{Claims: tc.claims}).Check(); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v: %v, want %q", tc.claims, err, tc.want)
 		}
-		k, _ := GenerateKey(ES256)
+		k, _ := jose.GenerateKey(jose.ES256)
 		if _, err := (&Minter{Key: k, Users: Users(1), Shape: Shape{Claims: tc.claims}}).Mint("a"); err == nil {
 			t.Errorf("%v: minted", tc.claims)
 		}

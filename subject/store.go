@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/statedir"
 )
 
@@ -15,7 +16,7 @@ import (
 // been); the others are subject-key-<alg>.pem. An older tokex may have
 // created subject-key.pem with another algorithm: it then stays that
 // algorithm's key.
-func StoredKey(alg string) (*Key, string, error) {
+func StoredKey(alg string) (*jose.Key, string, error) {
 	if err := checkAlg(alg); err != nil {
 		return nil, "", err
 	}
@@ -29,7 +30,7 @@ func StoredKey(alg string) (*Key, string, error) {
 		return k, first, nil
 	case err != nil && !errors.Is(err, os.ErrNotExist):
 		return nil, "", err
-	case err != nil && alg == RS256: // no first key yet: RS256 takes its place
+	case err != nil && alg == jose.RS256: // no first key yet: RS256 takes its place
 		k, err := LoadOrCreate(first, alg)
 		return k, first, err
 	}
@@ -45,9 +46,9 @@ func StoredKey(alg string) (*Key, string, error) {
 }
 
 // StoredKeys returns the stored key of every algorithm (Algorithms order).
-func StoredKeys() ([]*Key, error) {
-	var out []*Key
-	for _, alg := range Algorithms {
+func StoredKeys() ([]*jose.Key, error) {
+	var out []*jose.Key
+	for _, alg := range jose.Algorithms {
 		k, _, err := StoredKey(alg)
 		if err != nil {
 			return nil, err
@@ -59,7 +60,7 @@ func StoredKeys() ([]*Key, error) {
 
 // checkAlg refuses an algorithm tokex does not sign with.
 func checkAlg(alg string) error {
-	if slices.Contains(Algorithms, alg) {
+	if slices.Contains(jose.Algorithms, alg) {
 		return nil
 	}
 	return fmt.Errorf("unsupported algorithm %q (want RS256, ES256 or EdDSA)", alg)
@@ -68,8 +69,8 @@ func checkAlg(alg string) error {
 // Keys are the subject keys a command works with: the key in keyFile, else
 // the stored key of alg, else the stored key of every algorithm. kid, when
 // set, renames the one key selected (a server registered it so).
-func Keys(keyFile, alg, kid string) ([]*Key, error) {
-	var keys []*Key
+func Keys(keyFile, alg, kid string) ([]*jose.Key, error) {
+	var keys []*jose.Key
 	switch {
 	case keyFile != "":
 		k, err := LoadPEM(keyFile)
@@ -79,13 +80,13 @@ func Keys(keyFile, alg, kid string) ([]*Key, error) {
 		if alg != "" && k.Alg != alg {
 			return nil, fmt.Errorf("%s is a %s key, not %s", keyFile, k.Alg, alg)
 		}
-		keys = []*Key{k}
+		keys = []*jose.Key{k}
 	case alg != "":
 		k, _, err := StoredKey(alg)
 		if err != nil {
 			return nil, err
 		}
-		keys = []*Key{k}
+		keys = []*jose.Key{k}
 	default:
 		var err error
 		if keys, err = StoredKeys(); err != nil {

@@ -9,12 +9,14 @@ import (
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 func TestKeysRoundTripAndThumbprint(t *testing.T) {
-	for _, alg := range Algorithms {
+	for _, alg := range jose.Algorithms {
 		t.Run(alg, func(t *testing.T) {
-			k, err := GenerateKey(alg)
+			k, err := jose.GenerateKey(alg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -22,7 +24,7 @@ func TestKeysRoundTripAndThumbprint(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := ParsePEM(pemBytes)
+			back, err := jose.ParsePEM(pemBytes)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -30,32 +32,32 @@ func TestKeysRoundTripAndThumbprint(t *testing.T) {
 				t.Errorf("kid %q/%q alg %s", k.Kid, back.Kid, back.Alg)
 			}
 			var set struct{ Keys []map[string]any }
-			b, _ := JWKS(k)
+			b, _ := jose.JWKS(k)
 			_ = json.Unmarshal(b, &set)
 			if len(set.Keys) != 1 || set.Keys[0]["kid"] != k.Kid || set.Keys[0]["d"] != nil {
 				t.Errorf("jwks %s", b)
 			}
 		})
 	}
-	if _, err := GenerateKey("HS256"); err == nil {
+	if _, err := jose.GenerateKey("HS256"); err == nil {
 		t.Error("generated an HS256 key")
 	}
-	if _, err := ParsePEM([]byte("not pem")); err == nil {
+	if _, err := jose.ParsePEM([]byte("not pem")); err == nil {
 		t.Error("parsed garbage")
 	}
 }
 
 func TestLoadOrCreateIsStable(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "dir", "key.pem")
-	a, err := LoadOrCreate(p, RS256)
+	a, err := LoadOrCreate(p, jose.RS256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := LoadOrCreate(p, ES256) // the existing key wins
+	b, err := LoadOrCreate(p, jose.ES256) // the existing key wins
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Kid != b.Kid || b.Alg != RS256 {
+	if a.Kid != b.Kid || b.Alg != jose.RS256 {
 		t.Errorf("key changed: %s %s", a.Kid, b.Kid)
 	}
 	if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
@@ -64,7 +66,7 @@ func TestLoadOrCreateIsStable(t *testing.T) {
 }
 
 func TestMinterFreshTokensRoundRobin(t *testing.T) {
-	k, _ := GenerateKey(ES256)
+	k, _ := jose.GenerateKey(jose.ES256)
 	now := time.Unix(1_800_000_000, 0)
 	m := &Minter{Key: k, Issuer: "https://pf-perf-subject", Lifetime: 5 * time.Minute, Users: Users(3), Prefix: "c-a0-", Now: func() time.Time { return now }}
 	seen := map[string]bool{}

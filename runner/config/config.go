@@ -19,6 +19,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -366,10 +367,10 @@ func Article() Campaign {
 			ClientAssertion:    ClientAssertion{Lifetime: time.Minute},
 			Timeout:            10 * time.Second,
 		},
-		Target: Target{Embedded: Embedded{SigningAlg: subject.RS256}, UnreachableAfter: 10 * time.Second,
+		Target: Target{Embedded: Embedded{SigningAlg: jose.RS256}, UnreachableAfter: 10 * time.Second,
 			KeepAliveIdle: DefaultKeepAliveIdle},
-		Subject:    Subject{Issuer: "https://pf-perf-subject", Alg: subject.RS256, Lifetime: 5 * time.Minute},
-		Agents:     Agents{Count: 10, ClientIDPrefix: "perf-agent-", MaxInFlight: 100, ClientKey: ClientKey{Alg: subject.ES256}},
+		Subject:    Subject{Issuer: "https://pf-perf-subject", Alg: jose.RS256, Lifetime: 5 * time.Minute},
+		Agents:     Agents{Count: 10, ClientIDPrefix: "perf-agent-", MaxInFlight: 100, ClientKey: ClientKey{Alg: jose.ES256}},
 		Users:      Users{Count: 100, Prefix: "perf-user-"},
 		Stages:     []float64{100, 250, 500},
 		Rounds:     3,
@@ -528,7 +529,7 @@ func (c *Campaign) validateTarget(doc *confload.Doc) error {
 	if err := c.validateEngineSampling(doc); err != nil {
 		return err
 	}
-	if a := c.Target.Embedded.SigningAlg; a != "" && !slices.Contains(subject.Algorithms, a) {
+	if a := c.Target.Embedded.SigningAlg; a != "" && !slices.Contains(jose.Algorithms, a) {
 		return doc.Errorf("target.embedded.signing_alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
 	}
 	return nil
@@ -536,7 +537,7 @@ func (c *Campaign) validateTarget(doc *confload.Doc) error {
 
 // validateSubject checks the subject tokens the agents mint.
 func (c *Campaign) validateSubject(doc *confload.Doc) error {
-	if !slices.Contains(subject.Algorithms, c.Subject.Alg) && c.Subject.KeyFile == "" {
+	if !slices.Contains(jose.Algorithms, c.Subject.Alg) && c.Subject.KeyFile == "" {
 		return doc.Errorf("subject.alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", c.Subject.Alg)
 	}
 	if c.Subject.KeyFile != "" {
@@ -737,7 +738,7 @@ func (c *Campaign) validateClientAuth(doc *confload.Doc) error {
 	if a.Lifetime < time.Second || a.Lifetime > time.Hour {
 		return doc.Errorf("request.client_assertion.lifetime", "must be between 1s and 1h")
 	}
-	if !slices.Contains(subject.Algorithms, k.Alg) {
+	if !slices.Contains(jose.Algorithms, k.Alg) {
 		return doc.Errorf("agents.client_key.alg", "unsupported algorithm %q (ES256, RS256, EdDSA)", k.Alg)
 	}
 	if cc := c.Agents.ClientCert; (cc.CertFile == "") != (cc.KeyFile == "") {
@@ -761,7 +762,7 @@ func (c *Campaign) validateKube(doc *confload.Doc) error {
 	if c.Kube.Image == "" {
 		return doc.Errorf("kube.image", "is required")
 	}
-	if c.Subject.Alg != subject.RS256 && c.Subject.Alg != subject.ES256 {
+	if c.Subject.Alg != jose.RS256 && c.Subject.Alg != jose.ES256 {
 		return doc.Errorf("subject.alg", "the k6 agents sign RS256 (the article's) or ES256 subject tokens with WebCrypto, not %q", c.Subject.Alg)
 	}
 	if c.Kube.MetricsInterval < time.Second || c.Kube.MetricsInterval > 5*time.Minute {

@@ -10,7 +10,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 func write(t *testing.T, body string) string {
@@ -231,8 +231,8 @@ subject:
 // their Pods are sized for subject.alg. A matching key is valid.
 func TestSubjectKeyFileMustMatchAlg(t *testing.T) {
 	dir := t.TempDir()
-	for _, alg := range []string{subject.RS256, subject.ES256} {
-		k, err := subject.GenerateKey(alg)
+	for _, alg := range []string{jose.RS256, jose.ES256} {
+		k, err := jose.GenerateKey(alg)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/subject"
@@ -53,14 +54,14 @@ func (c *Campaign) AgentSecret(flag string) (secret, source string, err error) {
 // when set: subject.key_file; for a server tokex starts itself, a fresh key
 // of subject.alg (the server trusts it for this campaign only); else
 // tokex's stored key of subject.alg.
-func (c *Campaign) SubjectKey() (*subject.Key, error) {
-	var k *subject.Key
+func (c *Campaign) SubjectKey() (*jose.Key, error) {
+	var k *jose.Key
 	var err error
 	switch {
 	case c.Subject.KeyFile != "":
 		k, err = subject.LoadPEM(c.Subject.KeyFile)
 	case c.LocalEmbedded():
-		k, err = subject.GenerateKey(c.Subject.Alg)
+		k, err = jose.GenerateKey(c.Subject.Alg)
 	default:
 		k, _, err = subject.StoredKey(c.Subject.Alg) // one stored key per algorithm
 	}
@@ -74,14 +75,14 @@ func (c *Campaign) SubjectKey() (*subject.Key, error) {
 // key repeats), and where they came from: for a server tokex starts itself,
 // fresh keys of agents.client_key.alg (the server trusts them for this
 // campaign only) unless agents.client_key.file; else RegisteredClientKeys.
-func (c *Campaign) ClientKeys() ([]*subject.Key, string, error) {
+func (c *Campaign) ClientKeys() ([]*jose.Key, string, error) {
 	k := c.Agents.ClientKey
 	if !c.LocalEmbedded() || k.File != "" {
 		return c.RegisteredClientKeys()
 	}
-	keys := make([]*subject.Key, c.Agents.Count)
+	keys := make([]*jose.Key, c.Agents.Count)
 	for i := range keys {
-		g, err := subject.GenerateKey(k.Alg)
+		g, err := jose.GenerateKey(k.Alg)
 		if err != nil {
 			return nil, "", fmt.Errorf("client key: %w", err)
 		}
@@ -93,9 +94,9 @@ func (c *Campaign) ClientKeys() ([]*subject.Key, string, error) {
 // RegisteredClientKeys are the keys a server registers the agents with:
 // agents.client_key.file for every agent, else each agent's stored key of
 // agents.client_key.alg (tokex jwks --clients prints their public keys).
-func (c *Campaign) RegisteredClientKeys() ([]*subject.Key, string, error) {
+func (c *Campaign) RegisteredClientKeys() ([]*jose.Key, string, error) {
 	k := c.Agents.ClientKey
-	keys := make([]*subject.Key, c.Agents.Count)
+	keys := make([]*jose.Key, c.Agents.Count)
 	if k.File != "" {
 		key, err := subject.LoadPEM(k.File)
 		if err != nil {

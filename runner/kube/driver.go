@@ -18,9 +18,9 @@ import (
 	metricsclient "k8s.io/metrics/pkg/client/clientset/versioned"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // Driver runs each run as an Indexed Job of k6 Pods.
@@ -35,7 +35,7 @@ type Driver struct {
 	Namespace  string
 	Context    string
 	Secret     string
-	Key        *subject.Key
+	Key        *jose.Key
 	// Poll is how often Pods are re-judged against the start timeout (default 1 s).
 	Poll time.Duration
 
@@ -105,7 +105,7 @@ func (d *Driver) log(out runner.Output, level, msg string) {
 // Start creates the campaign's Secret and ConfigMap and starts polling
 // metrics.k8s.io (when the cluster serves it).
 func (d *Driver) Start(ctx context.Context, out runner.Output) error {
-	if d.Key == nil || d.Key.Alg != subject.RS256 && d.Key.Alg != subject.ES256 {
+	if d.Key == nil || d.Key.Alg != jose.RS256 && d.Key.Alg != jose.ES256 {
 		return errors.New("the k6 agents need an RS256 or ES256 subject key")
 	}
 	d.objs = &Objects{Cfg: d.Cfg, CampaignID: d.CampaignID, Namespace: d.Namespace, Secret: d.Secret, Key: d.Key}

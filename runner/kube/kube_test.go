@@ -25,13 +25,13 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 func testObjects(t *testing.T) *Objects {
 	t.Helper()
-	key, err := subject.GenerateKey(subject.RS256)
+	key, err := jose.GenerateKey(jose.RS256)
 	if err != nil {
 		t.Fatal(err)
 	}

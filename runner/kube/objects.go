@@ -17,10 +17,10 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/names"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/k6"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // Labels tokex puts on everything it creates.
@@ -40,8 +40,8 @@ type Objects struct {
 	Cfg        config.Campaign
 	CampaignID string
 	Namespace  string
-	Secret     string       // client secret of the agents
-	Key        *subject.Key // subject-token signing key (RS256 or ES256)
+	Secret     string    // client secret of the agents
+	Key        *jose.Key // subject-token signing key (RS256 or ES256)
 	// LogLimit is the smallest containerLogMaxSize known of the agents'
 	// nodes (0: the kubelet's default), for kube.evidence_file auto.
 	LogLimit int64

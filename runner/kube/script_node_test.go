@@ -21,10 +21,10 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/k6"
 	"github.com/tokex-dev/tokex/runner/local"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // k6Shim stands in for the k6 modules the agent script imports, so that
@@ -130,10 +130,10 @@ func runAgentScript(t *testing.T, o *Objects, n, agent int) ([]shimRequest, []st
 // ES256 (WebCrypto ECDSA P-256): every subject token verifies with the key
 // tokex put in the Secret, and every line says how its send lag splits.
 func TestAgentScriptSignsAndSplitsSendLag(t *testing.T) {
-	for _, alg := range []string{subject.RS256, subject.ES256} {
+	for _, alg := range []string{jose.RS256, jose.ES256} {
 		t.Run(alg, func(t *testing.T) {
 			o := testObjects(t)
-			key, err := subject.GenerateKey(alg)
+			key, err := jose.GenerateKey(alg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -184,7 +184,7 @@ type captured struct {
 
 // localRequest sends one exchange with tokex's local driver, configured by
 // c, to a capturing server and returns what arrived.
-func localRequest(t *testing.T, c config.Campaign, secret string, key *subject.Key) captured {
+func localRequest(t *testing.T, c config.Campaign, secret string, key *jose.Key) captured {
 	t.Helper()
 	got := make(chan captured, 4)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -236,11 +236,11 @@ func TestBothDriversSendTheSameRequest(t *testing.T) {
 			c.Request.Timeout = 2500 * time.Millisecond
 		}},
 	}
-	for _, alg := range []string{subject.RS256, subject.ES256} {
+	for _, alg := range []string{jose.RS256, jose.ES256} {
 		for _, tc := range cases {
 			t.Run(alg+" "+tc.name, func(t *testing.T) {
 				o := testObjects(t)
-				key, err := subject.GenerateKey(alg)
+				key, err := jose.GenerateKey(alg)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,7 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jose"
 )
 
 // Agent Pod sizing: what each k6 agent requests unless kube.resources sets
@@ -34,14 +34,14 @@ const (
 )
 
 // agentCPUMsPerRequest is k6's CPU per request by signing algorithm.
-var agentCPUMsPerRequest = map[string]float64{subject.RS256: 5, subject.ES256: 3}
+var agentCPUMsPerRequest = map[string]float64{jose.RS256: 5, jose.ES256: 3}
 
 // AgentRequests is what one agent Pod requests at perAgentRPS with vus
 // pre-allocated VUs, and how the figures were reached.
 func AgentRequests(perAgentRPS float64, alg string, vus int) (cpuMilli, memMiB int64, why string) {
 	ms, ok := agentCPUMsPerRequest[alg]
 	if !ok {
-		ms = agentCPUMsPerRequest[subject.RS256]
+		ms = agentCPUMsPerRequest[jose.RS256]
 	}
 	cpuMilli = agentBaseMilliCPU + int64(math.Ceil(perAgentRPS*ms))
 	memMiB = agentBaseMemMiB + int64(math.Ceil(float64(vus)*agentMemPerVUMiB+perAgentRPS*agentMemPerRateMiB))

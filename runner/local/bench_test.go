@@ -22,6 +22,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -74,7 +75,7 @@ func (p *poolSource) Mint(string) (string, error) {
 // ("cpu-µs/req"). Add the "jwt-µs/op" of BenchmarkMintOverhead for the
 // generator's whole cost beyond the signature (goal < 30 µs).
 func BenchmarkGeneratorCost(b *testing.B) {
-	key, _ := subject.GenerateKey(subject.ES256)
+	key, _ := jose.GenerateKey(jose.ES256)
 	m := &subject.Minter{Key: key, Issuer: "https://pf-perf-subject", Lifetime: 5 * time.Minute, Users: subject.Users(100), Prefix: "b-"}
 	src := &poolSource{}
 	for i := 0; i < 64; i++ {
@@ -112,14 +113,14 @@ func BenchmarkGeneratorCost(b *testing.B) {
 // goroutine is locked to it) so that waiting for a CPU on a shared machine
 // is not counted.
 func BenchmarkMintOverhead(b *testing.B) {
-	for _, alg := range []string{subject.RS256, subject.ES256, subject.EdDSA} {
+	for _, alg := range []string{jose.RS256, jose.ES256, jose.EdDSA} {
 		b.Run(alg, func(b *testing.B) {
-			key, _ := subject.GenerateKey(alg)
+			key, _ := jose.GenerateKey(alg)
 			m := &subject.Minter{Key: key, Issuer: "https://pf-perf-subject", Lifetime: 5 * time.Minute, Users: subject.Users(100), Prefix: "b-"}
 			tok, _ := m.Mint("perf-agent-0")
 			signing := []byte(tok[:strings.LastIndexByte(tok, '.')])
 			bare := func() {
-				if alg == subject.EdDSA {
+				if alg == jose.EdDSA {
 					_, _ = key.Signer.Sign(rand.Reader, signing, crypto.Hash(0))
 					return
 				}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -25,7 +26,7 @@ func TestGeneratorSignsAClientAssertionPerRequest(t *testing.T) {
 		var mu sync.Mutex
 		var bad []string
 		jtis := map[string]bool{}
-		keys := map[string]*subject.Key{}
+		keys := map[string]*jose.Key{}
 		var target string
 		ts := okServer(t, func(r *http.Request, f url.Values) {
 			mu.Lock()
@@ -33,7 +34,7 @@ func TestGeneratorSignsAClientAssertionPerRequest(t *testing.T) {
 			id := f.Get("client_id")
 			var c jwt.RegisteredClaims
 			_, err := jwt.ParseWithClaims(f.Get("client_assertion"), &c, func(*jwt.Token) (any, error) { return keys[id].Signer.Public(), nil },
-				jwt.WithValidMethods([]string{subject.ES256}), jwt.WithAudience(target), jwt.WithIssuer(id), jwt.WithSubject(id))
+				jwt.WithValidMethods([]string{jose.ES256}), jwt.WithAudience(target), jwt.WithIssuer(id), jwt.WithSubject(id))
 			switch {
 			case err != nil:
 				bad = append(bad, id+": "+err.Error())
@@ -48,7 +49,7 @@ func TestGeneratorSignsAClientAssertionPerRequest(t *testing.T) {
 		g := newGen(t, target, 2, 20)
 		g.Body = exchange.Template{Resources: []string{"https://r"}, Auth: exchange.AuthPrivateKeyJWT}.Compile()
 		for _, a := range g.Agents {
-			k, err := subject.GenerateKey(subject.ES256)
+			k, err := jose.GenerateKey(jose.ES256)
 			if err != nil {
 				t.Fatal(err)
 			}

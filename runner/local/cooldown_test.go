@@ -16,10 +16,10 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/truth"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/local/localtest"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // busyServer starts testdata/busy-server.js: one node thread that burns
@@ -79,7 +79,7 @@ func backlogSearch(url string, pid int, bound time.Duration) config.Campaign {
 	c.Warmup, c.Duration = 500*time.Millisecond, 3500*time.Millisecond
 	c.Agents.Count, c.Agents.MaxInFlight = 2, 200
 	c.Request.Timeout = time.Second
-	c.Subject.Alg = subject.ES256
+	c.Subject.Alg = jose.ES256
 	c.Capacity = config.Capacity{Start: 150, Factor: 5, Rounds: 1, MaxProbes: 2, Resolution: 0.05, CoolDown: bound}
 	c.Thresholds = stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99, AllowWarnings: stats.InvalidatingCodes}
 	return c

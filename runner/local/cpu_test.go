@@ -11,9 +11,9 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/knowncost"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // knownCostCampaign drives one run at rate against a knowncost server
@@ -36,7 +36,7 @@ func knownCostCampaign(rate float64, url string, pid int) config.Campaign {
 	c.Agents.Count = 4
 	c.Agents.MaxInFlight = 100 // 400 in flight: a backlog of seconds at overload
 	c.Request.Timeout = time.Minute
-	c.Subject.Alg = subject.ES256
+	c.Subject.Alg = jose.ES256
 	return c
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/proc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -30,9 +31,9 @@ type Driver struct {
 	Cfg        config.Campaign
 	CampaignID string
 	Secret     string
-	SubjectKey *subject.Key
+	SubjectKey *jose.Key
 	// ClientKeys are the agents' private_key_jwt keys (Campaign.ClientKeys).
-	ClientKeys []*subject.Key
+	ClientKeys []*jose.Key
 	// ClientCerts are the agents' tls_client_auth certificates.
 	ClientCerts *config.ClientCerts
 	// Engine is the embedded server's program; empty: FindEngine's choice
@@ -404,7 +405,7 @@ func (d *Driver) clientJWKS() []byte {
 	}
 	sets := map[string]json.RawMessage{}
 	for i, k := range d.ClientKeys {
-		sets[d.Cfg.ClientID(i)], _ = subject.JWKS(k)
+		sets[d.Cfg.ClientID(i)], _ = jose.JWKS(k)
 	}
 	b, _ := json.Marshal(sets)
 	return b
@@ -412,7 +413,7 @@ func (d *Driver) clientJWKS() []byte {
 
 // asserter signs agent i's client assertions: aud the token endpoint unless
 // request.client_assertion.audience says otherwise.
-func (d *Driver) asserter(i int, key *subject.Key) *subject.Asserter {
+func (d *Driver) asserter(i int, key *jose.Key) *subject.Asserter {
 	c := d.Cfg
 	aud := c.Request.ClientAssertion.Audience
 	if aud == "" {

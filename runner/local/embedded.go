@@ -14,6 +14,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/subject"
@@ -25,7 +26,7 @@ type EmbeddedOptions struct {
 	Clients       int    // perf-agent-0..N-1
 	ClientPrefix  string // perf-agent-
 	Secret        string // passed through the environment, never argv
-	SubjectKey    *subject.Key
+	SubjectKey    *jose.Key
 	SubjectIssuer string
 	// SubjectLifetime is the minted tokens' lifetime; the server accepts it
 	// even when longer than its default maximum.
@@ -131,12 +132,12 @@ func tempFolder(logf func(level, msg string)) (string, error) {
 
 // serveJWKS serves the subject key set over HTTPS with its own self-signed
 // certificate, and writes that certificate for the engine to trust.
-func (e *Embedded) serveJWKS(key *subject.Key) (caFile string, err error) {
+func (e *Embedded) serveJWKS(key *jose.Key) (caFile string, err error) {
 	pair, err := tlscert.Loopback()
 	if err != nil {
 		return "", err
 	}
-	if e.jwks, err = subject.ServeIssuer(subject.IssuerOptions{Addr: "127.0.0.1:0", Keys: []*subject.Key{key}, Cert: &pair.Cert}); err != nil {
+	if e.jwks, err = subject.ServeIssuer(subject.IssuerOptions{Addr: "127.0.0.1:0", Keys: []*jose.Key{key}, Cert: &pair.Cert}); err != nil {
 		return "", err
 	}
 	caFile = filepath.Join(e.dir, "jwks-ca.pem")

@@ -14,9 +14,9 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/runner/local/localtest"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 const embeddedPrefix = "tokex-embedded-"
@@ -24,10 +24,10 @@ const embeddedPrefix = "tokex-embedded-"
 // embeddedUntilKilled is a tokex that starts its embedded server (with TLS:
 // a private key in its temporary folder) and waits to be killed.
 func embeddedUntilKilled() {
-	key, err := subject.GenerateKey(subject.ES256)
+	key, err := jose.GenerateKey(jose.ES256)
 	if err == nil {
 		_, err = local.StartEmbedded(context.Background(), local.EmbeddedOptions{Engine: localtest.Engine(), Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
-			SubjectKey: key, SigningAlg: subject.ES256, TLS: true})
+			SubjectKey: key, SigningAlg: jose.ES256, TLS: true})
 	}
 	if err != nil {
 		fmt.Println("error:", err)
@@ -82,10 +82,10 @@ func TestStaleEmbeddedFoldersAreRemoved(t *testing.T) {
 		t.Fatalf("the stale folder holds no key: %v", err)
 	}
 
-	key, _ := subject.GenerateKey(subject.ES256)
+	key, _ := jose.GenerateKey(jose.ES256)
 	var logs []string
 	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Engine: localtest.Engine(), Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
-		SubjectKey: key, SigningAlg: subject.ES256, TLS: true, Log: func(_, m string) { logs = append(logs, m) }})
+		SubjectKey: key, SigningAlg: jose.ES256, TLS: true, Log: func(_, m string) { logs = append(logs, m) }})
 	if err != nil {
 		t.Fatal(err)
 	}

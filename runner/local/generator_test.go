@@ -17,6 +17,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -33,7 +34,7 @@ func (r *recorder) rec(q *stats.Request) {
 
 func newGen(t *testing.T, url string, agents, maxInFlight int) *Generator {
 	t.Helper()
-	key, err := subject.GenerateKey(subject.ES256)
+	key, err := jose.GenerateKey(jose.ES256)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/proc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/subject"
 )
@@ -23,7 +24,7 @@ import (
 // at hundreds of exchanges a second while also loading a server. The
 // tokens are held in memory only, each used once, and dropped as sent.
 type preminter struct {
-	key      *subject.Key
+	key      *jose.Key
 	issuer   string
 	lifetime time.Duration
 	users    []string

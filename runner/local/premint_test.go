@@ -12,12 +12,13 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
 func testPreminter(t *testing.T, avail int64, lines *[]string) *preminter {
 	t.Helper()
-	key, err := subject.GenerateKey(subject.ES256)
+	key, err := jose.GenerateKey(jose.ES256)
 	if err != nil {
 		t.Fatal(err)
 	}

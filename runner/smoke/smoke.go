@@ -19,6 +19,7 @@ import (
 	"unicode"
 
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/subject"
@@ -27,12 +28,12 @@ import (
 // Options are what one smoke exchange needs.
 type Options struct {
 	Cfg    config.Campaign
-	Key    *subject.Key
+	Key    *jose.Key
 	Secret string
 	// ClientKeys sign each agent's client assertion (private_key_jwt);
 	// ClientKey, agent 0's when ClientKeys is empty.
-	ClientKeys []*subject.Key
-	ClientKey  *subject.Key
+	ClientKeys []*jose.Key
+	ClientKey  *jose.Key
 	// ClientCerts are each agent's certificate (tls_client_auth); without
 	// them every exchange presents TLS's.
 	ClientCerts []tls.Certificate

@@ -15,9 +15,9 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/tlscert"
 	"github.com/tokex-dev/tokex/runner/config"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // smokeAgainst runs the smoke test against the reference server.
@@ -29,31 +29,31 @@ func smokeAgainst(t *testing.T, c config.Campaign, lifetime time.Duration) (bool
 // smokeOver is smokeAgainst with the test server started by start and its
 // config adjusted by server; with client keys, perf-agent-i is registered
 // with the i-th (private_key_jwt).
-func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server), clientKeys []*subject.Key,
+func smokeOver(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server), clientKeys []*jose.Key,
 	server func(*authserver.Config)) (bool, string) {
 	t.Helper()
 	return smokeWith(t, c, lifetime, start, clientKeys, clientKeys, server)
 }
 
 // smokeOverKeys registers the agents' keys registered and signs with used.
-func smokeOverKeys(t *testing.T, c config.Campaign, registered, used []*subject.Key, server func(*authserver.Config)) (bool, string) {
+func smokeOverKeys(t *testing.T, c config.Campaign, registered, used []*jose.Key, server func(*authserver.Config)) (bool, string) {
 	t.Helper()
 	return smokeWith(t, c, 0, func(ts *httptest.Server) { ts.Start() }, registered, used, server)
 }
 
-func smokeWith(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server), clientKeys, used []*subject.Key,
+func smokeWith(t *testing.T, c config.Campaign, lifetime time.Duration, start func(*httptest.Server), clientKeys, used []*jose.Key,
 	server func(*authserver.Config)) (bool, string) {
 	t.Helper()
-	key, err := subject.GenerateKey(subject.ES256)
+	key, err := jose.GenerateKey(jose.ES256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, _ := subject.JWKS(key)
+	jwks, _ := jose.JWKS(key)
 	sc := authserver.Default()
 	if clientKeys != nil {
 		sets := map[string]json.RawMessage{}
 		for i, k := range clientKeys {
-			sets[c.ClientID(i)], _ = subject.JWKS(k)
+			sets[c.ClientID(i)], _ = jose.JWKS(k)
 		}
 		b, _ := json.Marshal(sets)
 		sc.DefaultClients.JWKSFile = filepath.Join(t.TempDir(), "clients.json")
@@ -163,9 +163,9 @@ func TestRunWithPrivateKeyJWT(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.Request.AuthMethod = "private_key_jwt"
-	var keys []*subject.Key
+	var keys []*jose.Key
 	for range c.Agents.Count {
-		ck, err := subject.GenerateKey(subject.ES256)
+		ck, err := jose.GenerateKey(jose.ES256)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,8 +176,8 @@ func TestRunWithPrivateKeyJWT(t *testing.T) {
 		t.Errorf("passed %v:\n%s", ok, out)
 	}
 	// Agent 3 signs with a key the server does not have for it.
-	wrong := append([]*subject.Key{}, keys...)
-	wrong[3], _ = subject.GenerateKey(subject.ES256)
+	wrong := append([]*jose.Key{}, keys...)
+	wrong[3], _ = jose.GenerateKey(jose.ES256)
 	sc := func(*authserver.Config) {}
 	ok, out := smokeOverKeys(t, c, keys, wrong, sc)
 	if ok || !strings.Contains(out, "✗ 1 of the other 9 agents' clients failed") || !strings.Contains(out, ": perf-agent-3\n") {
@@ -231,8 +231,8 @@ func TestRunWithTLSClientAuth(t *testing.T) {
 	if err := os.WriteFile(caFile, ca.CertPEM, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	key, _ := subject.GenerateKey(subject.ES256)
-	jwks, _ := subject.JWKS(key)
+	key, _ := jose.GenerateKey(jose.ES256)
+	jwks, _ := jose.JWKS(key)
 	sc := authserver.Default()
 	sc.TLS = authserver.TLSConfig{Enabled: true, SelfSigned: true, ClientCAFile: caFile}
 	sc.DefaultClients.TLSClientAuthSubjectDN = "CN={{client_id}}"

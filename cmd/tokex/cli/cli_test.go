@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/subject"
@@ -147,11 +148,11 @@ func TestSmokeAgainstReferenceServer(t *testing.T) {
 	t.Setenv("TOKEX_HOME", home)
 	t.Setenv("TOKEX_CLIENT_SECRET", "smoke-secret-123456")
 	path, _ := statedir.SubjectKeyPath()
-	key, err := subject.LoadOrCreate(path, subject.RS256)
+	key, err := subject.LoadOrCreate(path, jose.RS256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, _ := subject.JWKS(key)
+	jwks, _ := jose.JWKS(key)
 	srv, err := authserver.New(context.Background(), authserver.Default(), authserver.Options{ClientSecret: "smoke-secret-123456", SubjectJWKS: jwks})
 	if err != nil {
 		t.Fatal(err)

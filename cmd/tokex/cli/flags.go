@@ -12,9 +12,9 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/local"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // Short flags have one meaning in every command (TestShortFlagsMeanOneThing;
@@ -99,7 +99,7 @@ var overrides = []override{
 	{"users", false, func(o *runOptions, c *config.Campaign) error { c.Users.Count = o.users; return nil }},
 	{"subject-alg", false, func(o *runOptions, c *config.Campaign) error {
 		c.Subject.Alg = o.subjectAlg
-		if c.Embedded() && c.Target.Embedded.SigningAlg == subject.RS256 {
+		if c.Embedded() && c.Target.Embedded.SigningAlg == jose.RS256 {
 			// The embedded server signs with the same family unless configured.
 			c.Target.Embedded.SigningAlg = o.subjectAlg
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/safefs"
 	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/internal/tlscert"
@@ -106,7 +107,7 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 		}
 	}
 	if o.serve == "" {
-		b, err := subject.JWKS(keys...)
+		b, err := jose.JWKS(keys...)
 		if err != nil {
 			return err
 		}
@@ -229,7 +230,7 @@ func (o *jwksOptions) clientJWKS(cmd *cobra.Command) (map[string][]byte, error) 
 	all := map[string]json.RawMessage{}
 	byID := map[string][]byte{}
 	for i, k := range keys {
-		b, err := subject.JWKS(k)
+		b, err := jose.JWKS(k)
 		if err != nil {
 			return nil, err
 		}

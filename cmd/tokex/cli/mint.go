@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -23,7 +24,7 @@ func newMintCmd() *cobra.Command {
 		Args:   cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if keyFile == "" && alg == "" {
-				alg = subject.RS256
+				alg = jose.RS256
 			}
 			keys, err := subject.Keys(keyFile, alg, "")
 			if err != nil {

@@ -25,12 +25,12 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/kube"
 	"github.com/tokex-dev/tokex/runner/local"
-	"github.com/tokex-dev/tokex/subject"
 	"github.com/tokex-dev/tokex/tui"
 	"github.com/tokex-dev/tokex/tui/headless"
 )
@@ -77,10 +77,10 @@ type runOptions struct {
 	// secretSource says where the client secret came from (never the secret).
 	secretSource string
 	// clientKeys are the agents' private_key_jwt keys.
-	clientKeys []*subject.Key
+	clientKeys []*jose.Key
 	// clientCerts are the agents' tls_client_auth certificates.
 	clientCerts *config.ClientCerts
-	key         *subject.Key
+	key         *jose.Key
 	// engine is the engine process a resumed campaign sampled last.
 	sampled *evidence.EngineProcess
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/tokex-dev/tokex/authserver"
 	"github.com/tokex-dev/tokex/internal/confload"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/subject"
@@ -143,7 +144,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	if subjectSource == "" {
 		keys, err := subject.StoredKeys()
 		if err == nil {
-			opt.SubjectJWKS, err = subject.JWKS(keys...)
+			opt.SubjectJWKS, err = jose.JWKS(keys...)
 		}
 		if err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("stored subject keys: %w", err)}

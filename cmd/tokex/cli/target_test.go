@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -94,7 +95,7 @@ func TestRunAgainstExternalTarget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, _ := subject.JWKS(keys...)
+	jwks, _ := jose.JWKS(keys...)
 	cfg := authserver.Default()
 	cfg.Subject.Issuer = "http://127.0.0.1:5551"
 	srv, err := authserver.New(context.Background(), cfg, authserver.Options{ClientSecret: "target-secret-1234", SubjectJWKS: jwks})

@@ -23,6 +23,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/statedir"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -326,7 +327,7 @@ type result struct {
 // so the test can interrupt it.
 func runKube(t *testing.T, ctx context.Context, c *Cluster, cfg config.Campaign, on func(event.Event)) result {
 	t.Helper()
-	key, _ := subject.GenerateKey(subject.RS256)
+	key, _ := jose.GenerateKey(jose.RS256)
 	id := fmt.Sprintf("e2e-%d", time.Now().UnixNano()%1e6)
 	dir := filepath.Join(t.TempDir(), id)
 	y, _ := cfg.Redacted()
@@ -361,11 +362,11 @@ func runKube(t *testing.T, ctx context.Context, c *Cluster, cfg config.Campaign,
 func referenceServer(t *testing.T) int {
 	t.Helper()
 	path, _ := statedir.SubjectKeyPath()
-	key, err := subject.LoadOrCreate(path, subject.RS256)
+	key, err := subject.LoadOrCreate(path, jose.RS256)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jwks, _ := subject.JWKS(key)
+	jwks, _ := jose.JWKS(key)
 	cfg := authserver.Default()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.TLS = authserver.TLSConfig{Enabled: true, SelfSigned: true}

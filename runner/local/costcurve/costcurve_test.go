@@ -20,12 +20,12 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/knowncost"
 	"github.com/tokex-dev/tokex/internal/truth"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/local"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 func TestMain(m *testing.M) {
@@ -47,7 +47,7 @@ func knownCostCampaign(rate float64, url string, pid int) config.Campaign {
 	c.Sanity.Enabled = false
 	c.Agents.Count, c.Agents.MaxInFlight = 4, 100
 	c.Request.Timeout = time.Minute
-	c.Subject.Alg = subject.ES256
+	c.Subject.Alg = jose.ES256
 	c.Thresholds.AllowWarnings = []stats.WarningCode{stats.WarnGeneratorLate, stats.WarnGeneratorStarved, stats.WarnHostSaturated}
 	return c
 }
@@ -56,7 +56,7 @@ func knownCostCampaign(rate float64, url string, pid int) config.Campaign {
 // set) through the local driver.
 func runKnownCostSearch(t *testing.T, c config.Campaign, search bool) *stats.Summary {
 	t.Helper()
-	key, err := subject.GenerateKey(c.Subject.Alg)
+	key, err := jose.GenerateKey(c.Subject.Alg)
 	if err != nil {
 		t.Fatal(err)
 	}

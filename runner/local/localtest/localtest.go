@@ -19,10 +19,10 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/local"
-	"github.com/tokex-dev/tokex/subject"
 )
 
 // Secret is the client secret of every campaign run here.
@@ -54,7 +54,7 @@ func Tiny() config.Campaign {
 	c.Warmup = time.Second
 	c.Sanity.Duration = time.Second
 	c.Agents.Count = 3
-	c.Subject.Alg, c.Target.Embedded.SigningAlg = subject.ES256, subject.ES256
+	c.Subject.Alg, c.Target.Embedded.SigningAlg = jose.ES256, jose.ES256
 	// These tests check the mechanics on shared 2-core machines, where the
 	// suite itself saturates the host; the starved-generator test checks
 	// the warnings.
@@ -95,7 +95,7 @@ type Result struct {
 // as the engine.
 func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Options) Result {
 	t.Helper()
-	key, err := subject.GenerateKey(c.Subject.Alg)
+	key, err := jose.GenerateKey(c.Subject.Alg)
 	if err != nil {
 		t.Fatal(err)
 	}

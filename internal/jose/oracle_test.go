@@ -1,9 +1,11 @@
-package authserver
+package jose
 
 import (
-	"context"
+	"crypto"
+	"crypto/x509"
 	"encoding/base64"
 	"encoding/hex"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"reflect"
@@ -13,61 +15,113 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
-	"github.com/tokex-dev/tokex/subject"
+	"github.com/tokex-dev/tokex/internal/jwks"
 )
 
-// The verifier before the direct parser, on golang-jwt, kept as the oracle:
-// the direct parser must give every token the same verdict and phrase.
+// The verifier before the direct reader, on golang-jwt, kept as the oracle:
+// the direct reader must give every token the same verdict and phrase.
 
-func (c *inbound) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expiry.numeric(), nil }
-func (c *inbound) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt.numeric(), nil }
-func (c *inbound) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore.numeric(), nil }
+const testIssuer = "https://pf-perf-subject"
 
-func (d date) numeric() *jwt.NumericDate {
-	if !d.set {
+// fixture is a signing key, the JWKS that publishes it and a verifier of
+// the three algorithms with the reference server's defaults (issuer,
+// 10 s leeway).
+type fixture struct {
+	key    *Key
+	set    *jwks.Set
+	v      *Verifier
+	leeway time.Duration
+}
+
+func newFixture(t testing.TB, alg string) *fixture {
+	t.Helper()
+	key, err := GenerateKey(alg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := JWKS(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	set, err := jwks.Parse(raw, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{key: key, set: set, v: &Verifier{Algorithms: Algorithms}, leeway: 10 * time.Second}
+}
+
+// signRaw signs a header and payload given as literal JSON, so that tests can
+// write what encoding/json would never produce: duplicate or case-variant
+// member names.
+func (f *fixture) signRaw(t testing.TB, header, payload string) string {
+	t.Helper()
+	in := base64.RawURLEncoding.EncodeToString([]byte(header)) + "." + base64.RawURLEncoding.EncodeToString([]byte(payload))
+	sig, err := f.key.Method().Sign(in, f.key.Signer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return in + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+func (f *fixture) header() string {
+	return fmt.Sprintf(`{"alg":%q,"typ":"JWT","kid":%q}`, f.key.Alg, f.key.Kid)
+}
+
+// direct is the reference server's reading of a token: Verify with the key
+// KeyFor picks, then the times and the issuer.
+func (f *fixture) direct(raw string) (*Claims, error) {
+	c, err := f.v.Verify(raw, func(h Header, _ *Claims) (crypto.PublicKey, error) { return KeyFor(f.set, h) })
+	if err != nil {
+		return nil, err
+	}
+	if err := c.CheckTimes(time.Now(), f.leeway, testIssuer); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (c *Claims) GetExpirationTime() (*jwt.NumericDate, error) { return c.Expiry.numeric(), nil }
+func (c *Claims) GetIssuedAt() (*jwt.NumericDate, error)       { return c.IssuedAt.numeric(), nil }
+func (c *Claims) GetNotBefore() (*jwt.NumericDate, error)      { return c.NotBefore.numeric(), nil }
+
+func (d Date) numeric() *jwt.NumericDate {
+	if !d.Set {
 		return nil
 	}
 	return &jwt.NumericDate{Time: d.Time}
 }
-func (c *inbound) GetIssuer() (string, error)             { return c.Issuer, nil }
-func (c *inbound) GetSubject() (string, error)            { return c.Subject, nil }
-func (c *inbound) GetAudience() (jwt.ClaimStrings, error) { return c.Audience, nil }
+func (c *Claims) GetIssuer() (string, error)             { return c.Issuer, nil }
+func (c *Claims) GetSubject() (string, error)            { return c.Subject, nil }
+func (c *Claims) GetAudience() (jwt.ClaimStrings, error) { return c.Audience, nil }
 
-func oracleVerify(ctx context.Context, v *verifier, raw, what, clientID string) (*inbound, error) {
+// oracle is the same reading on golang-jwt: the header check, then its
+// parser with the same options, reading alg and kid from its header map.
+func (f *fixture) oracle(raw string) (*Claims, error) {
 	if err := checkHeader(raw); err != nil {
-		return nil, &tokenError{what + " header " + err.Error()}
+		return nil, &Error{"header " + err.Error()}
 	}
-	p := jwt.NewParser(jwt.WithValidMethods(v.algorithms), jwt.WithIssuer(v.issuer), jwt.WithLeeway(v.leeway),
+	p := jwt.NewParser(jwt.WithValidMethods(f.v.Algorithms), jwt.WithIssuer(testIssuer), jwt.WithLeeway(f.leeway),
 		jwt.WithExpirationRequired(), jwt.WithIssuedAt(), jwt.WithStrictDecoding())
-	var c inbound
-	_, err := p.ParseWithClaims(raw, &c, oracleKeyfunc(ctx, v.keys))
-	var ce *claimError
-	if errors.As(err, &ce) {
-		return nil, &tokenError{what + " " + ce.desc}
-	}
-	if err != nil {
-		return nil, &tokenError{what + " " + oracleDescribe(err)}
-	}
-	if desc := v.policy(&c, clientID); desc != "" {
-		return nil, &tokenError{what + " " + desc}
-	}
-	return &c, nil
-}
-
-// oracleKeyfunc reads alg and kid from golang-jwt's header map; the key
-// selection itself is the server's.
-func oracleKeyfunc(ctx context.Context, s *keySet) jwt.Keyfunc {
-	return func(t *jwt.Token) (any, error) {
-		var h jwsHeader
-		h.alg, h.algOK = t.Header["alg"].(string)
+	var c Claims
+	_, err := p.ParseWithClaims(raw, &c, func(t *jwt.Token) (any, error) {
+		var h Header
+		h.Alg, h.AlgOK = t.Header["alg"].(string)
 		if kv, has := t.Header["kid"]; has {
-			h.kidKind = kidOther
+			h.KidKind = KidOther
 			if kid, ok := kv.(string); ok {
-				h.kid, h.kidKind = kid, kidString
+				h.Kid, h.KidKind = kid, KidString
 			}
 		}
-		return s.selectKey(ctx, h)
+		return KeyFor(f.set, h)
+	})
+	var je *Error
+	if errors.As(err, &je) {
+		return nil, je
 	}
+	if err != nil {
+		return nil, &Error{oracleDescribe(err)}
+	}
+	return &c, nil
 }
 
 func oracleDescribe(err error) string {
@@ -91,18 +145,32 @@ func oracleDescribe(err error) string {
 	}
 }
 
-// agree fails when the direct verifier and the oracle disagree on raw. Each
-// runs twice so that the header cache is both cold and warm.
+// agree fails when the direct reader and the oracle disagree on raw. The
+// direct one runs twice so that the header cache is both cold and warm.
 func agree(t testing.TB, f *fixture, raw string) {
 	t.Helper()
-	ctx := context.Background()
-	want, werr := oracleVerify(ctx, f.srv.verify, raw, "subject token", "perf-agent-0")
+	want, werr := f.oracle(raw)
 	for pass := range 2 {
-		got, gerr := f.srv.verify.verify(ctx, raw, "subject token", "perf-agent-0")
+		got, gerr := f.direct(raw)
 		if fmt.Sprint(gerr) != fmt.Sprint(werr) || !reflect.DeepEqual(got, want) {
 			t.Fatalf("pass %d, token %q:\n got %+v, %v\nwant %+v, %v", pass, raw, got, gerr, want, werr)
 		}
 	}
+}
+
+// rsaHMACConfusion is HS256 signed with the RSA public key's PEM bytes: the
+// classic confusion attack.
+func rsaHMACConfusion(t *testing.T, f *fixture) string {
+	der, _ := x509.MarshalPKIXPublicKey(f.key.Signer.Public())
+	pemKey := pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: der})
+	now := time.Now().Unix()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"iss": testIssuer, "sub": "x", "aud": "perf-agent-0", "iat": now, "exp": now + 60})
+	tok.Header["kid"] = f.key.Kid
+	s, err := tok.SignedString(pemKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func oracleSeeds(f *fixture) (headers, payloads []string) {
@@ -112,15 +180,15 @@ func oracleSeeds(f *fixture) (headers, payloads []string) {
 		fmt.Sprintf(`{"alg":%q,"kid":"nope"}`, f.key.Alg), `{"alg":"none"}`, `{"alg":"HS256"}`, `{"alg":"XX1"}`, `{"alg":1}`,
 		`{"kid":"x"}`, strings.Replace(hdr, `"kid"`, `"KID"`, 1), hdr[:len(hdr)-1] + `,"x":1e400}`, hdr[:len(hdr)-1] + `,"crit":["b64"],"b64":false}`,
 		`null`, `[]`, hdr + ` `, hdr + `x`}
-	good := fmt.Sprintf(`{"iss":%q,"sub":"perf-user-001","aud":"perf-agent-0","iat":%d,"exp":%d,"jti":"j"}`, DefaultIssuerIn, now, now+300)
+	good := fmt.Sprintf(`{"iss":%q,"sub":"perf-user-001","aud":"perf-agent-0","iat":%d,"exp":%d,"jti":"j"}`, testIssuer, now, now+300)
 	payloads = []string{good,
-		fmt.Sprintf(`{"iss":%q,"sub":"u","aud":["x","perf-agent-0"],"exp":%d,"act":{"sub":"a","act":{"sub":"b"}}}`, DefaultIssuerIn, now+60),
+		fmt.Sprintf(`{"iss":%q,"sub":"u","aud":["x","perf-agent-0"],"exp":%d,"act":{"sub":"a","act":{"sub":"b"}}}`, testIssuer, now+60),
 		fmt.Sprintf(`{"iss":"https://evil","sub":"u","aud":"perf-agent-0","exp":%d}`, now-100),
 		fmt.Sprintf(`{"sub":"u","aud":"perf-agent-0","nbf":%d}`, now+100),
-		fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","iat":%d,"exp":%d}`, DefaultIssuerIn, now+100, now+200),
-		fmt.Sprintf(`{"iss":%q,"aud":"perf-agent-0","exp":%d}`, DefaultIssuerIn, now+60),
-		fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-9","exp":%d}`, DefaultIssuerIn, now+60),
-		fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","exp":%d}`, DefaultIssuerIn, now+7200),
+		fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","iat":%d,"exp":%d}`, testIssuer, now+100, now+200),
+		fmt.Sprintf(`{"iss":%q,"aud":"perf-agent-0","exp":%d}`, testIssuer, now+60),
+		fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-9","exp":%d}`, testIssuer, now+60),
+		fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","exp":%d}`, testIssuer, now+7200),
 		`{"sub":"a","sub":"b"}`, `{"Sub":"a"}`, `{"exp":"1"}`, `null`, `[1]`, `"x"`, ` {} `, `{}x`, `{"aud":1e400}`,
 		`{"x":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}`}
 	return headers, payloads
@@ -129,9 +197,9 @@ func oracleSeeds(f *fixture) (headers, payloads []string) {
 // TestDirectVerifierMatchesGolangJWT runs the seeds through both verifiers:
 // signed, with a broken signature, and cut or padded at the dots.
 func TestDirectVerifierMatchesGolangJWT(t *testing.T) {
-	for _, alg := range subject.Algorithms {
+	for _, alg := range Algorithms {
 		t.Run(alg, func(t *testing.T) {
-			f := newFixture(t, alg, nil)
+			f := newFixture(t, alg)
 			headers, payloads := oracleSeeds(f)
 			for _, h := range headers {
 				for _, p := range payloads {
@@ -150,7 +218,7 @@ func TestDirectVerifierMatchesGolangJWT(t *testing.T) {
 // (ES256, so that the signature is never the only difference) and checks
 // that the direct verifier agrees with golang-jwt's, signed and as given.
 func FuzzDirectVerifier(f *testing.F) {
-	fx := newFixture(f, subject.ES256, nil)
+	fx := newFixture(f, ES256)
 	headers, payloads := oracleSeeds(fx)
 	for i, h := range headers {
 		f.Add(h, payloads[i%len(payloads)], "")
@@ -170,10 +238,10 @@ func FuzzDirectVerifier(f *testing.F) {
 // TestHostileTokens: each token is refused with its phrase by the direct
 // verifier, and golang-jwt's verdict is the same.
 func TestHostileTokens(t *testing.T) {
-	f := newFixture(t, subject.ES256, nil)
-	rsa := newFixture(t, subject.RS256, nil)
+	f := newFixture(t, ES256)
+	rsa := newFixture(t, RS256)
 	now := time.Now().Unix()
-	payload := fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","iat":%d,"exp":%d}`, DefaultIssuerIn, now, now+300)
+	payload := fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","iat":%d,"exp":%d}`, testIssuer, now, now+300)
 	enc := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	good := f.signRaw(t, f.header(), payload)
 	parts := strings.Split(good, ".")
@@ -204,7 +272,7 @@ func TestHostileTokens(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := f.srv.verify.verify(context.Background(), tc.token, "subject token", "perf-agent-0")
+			_, err := f.direct(tc.token)
 			if tc.phrase == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

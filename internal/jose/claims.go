@@ -1,4 +1,4 @@
-package authserver
+package jose
 
 import (
 	"encoding/base64"
@@ -36,22 +36,16 @@ var registeredHeaders = foldSet("alg", "jku", "jwk", "kid", "x5u", "x5c", "x5t",
 // the depth of an act chain).
 const maxJSONDepth = 32
 
-// claimError is why a token's JSON was refused; desc is a fixed phrase that
-// never quotes the token.
-type claimError struct{ desc string }
-
-func (e *claimError) Error() string { return e.desc }
-
 var (
-	errDuplicateName = &claimError{"carries a member name twice"}
-	errCaseVariant   = &claimError{"spells a registered claim or header name in another case"}
-	errTooDeep       = &claimError{"nests JSON deeper than 32 levels"}
-	errNotObject     = &claimError{"is malformed (not a JSON object)"}
-	errBadJSON       = &claimError{"is malformed (invalid JSON)"}
-	errCritMalformed = &claimError{"is malformed (crit header)"}
-	errCritPresent   = &claimError{"uses a critical header extension tokex does not understand (crit)"}
-	errAudType       = &claimError{"claim aud is not a string or an array of strings"}
-	errActType       = &claimError{"claim act is not an object with a sub"}
+	errDuplicateName = &Error{"carries a member name twice"}
+	errCaseVariant   = &Error{"spells a registered claim or header name in another case"}
+	errTooDeep       = &Error{"nests JSON deeper than 32 levels"}
+	errNotObject     = &Error{"is malformed (not a JSON object)"}
+	errBadJSON       = &Error{"is malformed (invalid JSON)"}
+	errCritMalformed = &Error{"is malformed (crit header)"}
+	errCritPresent   = &Error{"uses a critical header extension tokex does not understand (crit)"}
+	errAudType       = &Error{"claim aud is not a string or an array of strings"}
+	errActType       = &Error{"claim act is not an object with a sub"}
 )
 
 // nameSet holds registered names, exactly and by fold key.
@@ -278,7 +272,7 @@ var actChain = map[string]bool{"act": true, "may_act": true}
 func checkHeader(raw string) error {
 	seg, _, ok := strings.Cut(raw, ".")
 	if !ok {
-		return nil // parseJWS reports the malformed token
+		return nil // parse reports the malformed token
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(seg)
 	if err != nil {
@@ -314,31 +308,31 @@ func checkHeader(raw string) error {
 	return errCritPresent
 }
 
-// actor is the RFC 8693 §4.1 act claim; prior actors nest inside.
-type actor struct {
+// Actor is the RFC 8693 §4.1 act claim; prior actors nest inside.
+type Actor struct {
 	Sub string `json:"sub"`
-	Act *actor `json:"act,omitempty"`
+	Act *Actor `json:"act,omitempty"`
 }
 
-// inbound are the claims tokex reads from subject and actor tokens, each by
-// its exact name.
-type inbound struct {
+// Claims are the claims tokex reads from inbound tokens (subject and actor
+// tokens, client assertions), each by its exact name.
+type Claims struct {
 	Issuer    string
 	Subject   string
 	Audience  jwt.ClaimStrings
-	Expiry    date
-	NotBefore date
-	IssuedAt  date
+	Expiry    Date
+	NotBefore Date
+	IssuedAt  Date
 	ID        string
-	Act       *actor
+	Act       *Actor
 }
 
 // UnmarshalJSON is called by encoding/json on a value it has checked to be
 // valid JSON.
-func (c *inbound) UnmarshalJSON(b []byte) error { return c.decode(b) }
+func (c *Claims) UnmarshalJSON(b []byte) error { return c.decode(b) }
 
 // decode reads the claims from b, which must be valid JSON.
-func (c *inbound) decode(b []byte) error {
+func (c *Claims) decode(b []byte) error {
 	m, err := validMembers(b, registeredClaims, actChain)
 	if err != nil {
 		return err
@@ -349,7 +343,7 @@ func (c *inbound) decode(b []byte) error {
 			return ""
 		}
 		if v.text[0] != '"' {
-			err = &claimError{"claim " + name + " is not a string"}
+			err = &Error{"claim " + name + " is not a string"}
 			return ""
 		}
 		if !keep {
@@ -357,14 +351,14 @@ func (c *inbound) decode(b []byte) error {
 		}
 		return jsonText(v.text)
 	}
-	numeric := func(name string) date {
+	numeric := func(name string) Date {
 		v, present := get(m, name)
 		if !present || err != nil {
-			return date{}
+			return Date{}
 		}
 		d, ok := numericDate(v.text)
 		if !ok {
-			err = &claimError{"claim " + name + " is not a NumericDate (a JSON number of seconds)"}
+			err = &Error{"claim " + name + " is not a NumericDate (a JSON number of seconds)"}
 		}
 		return d
 	}
@@ -378,7 +372,7 @@ func (c *inbound) decode(b []byte) error {
 }
 
 // decodeObjects reads aud, act and may_act.
-func (c *inbound) decodeObjects(m []member) error {
+func (c *Claims) decodeObjects(m []member) error {
 	var err error
 	if v, ok := get(m, "aud"); ok {
 		if c.Audience, err = audience(v); err != nil {
@@ -391,7 +385,7 @@ func (c *inbound) decodeObjects(m []member) error {
 		}
 	}
 	if v, ok := get(m, "may_act"); ok && v.text[0] != '{' {
-		return &claimError{"claim may_act is not an object"}
+		return &Error{"claim may_act is not an object"}
 	}
 	return nil
 }
@@ -399,25 +393,25 @@ func (c *inbound) decodeObjects(m []member) error {
 // maxNumericDate is 9999-12-31T23:59:59Z.
 const maxNumericDate = 253402300799
 
-// date is a NumericDate claim; set is false when the claim is absent.
-type date struct {
+// Date is a NumericDate claim; Set is false when the claim is absent.
+type Date struct {
 	time.Time
-	set bool
+	Set bool
 }
 
 // numericDate reads a JSON number of seconds since the epoch (RFC 7519 §2);
 // a string, even a numeric one, is not a NumericDate. The time is truncated
 // to jwt.TimePrecision, as jwt.NewNumericDate does.
-func numericDate(v string) (date, bool) {
+func numericDate(v string) (Date, bool) {
 	if len(v) == 0 || (v[0] != '-' && (v[0] < '0' || v[0] > '9')) {
-		return date{}, false
+		return Date{}, false
 	}
 	f, err := strconv.ParseFloat(v, 64)
 	if err != nil || math.IsNaN(f) || f < 0 || f > maxNumericDate {
-		return date{}, false
+		return Date{}, false
 	}
 	sec, frac := math.Modf(f)
-	return date{time.Unix(int64(sec), int64(frac*1e9)).Truncate(jwt.TimePrecision), true}, true
+	return Date{time.Unix(int64(sec), int64(frac*1e9)).Truncate(jwt.TimePrecision), true}, true
 }
 
 // audience reads aud: one string or an array of strings.
@@ -443,7 +437,7 @@ func audience(m member) (jwt.ClaimStrings, error) {
 
 // parseActor reads an act object by exact names: sub (required) and the
 // prior actor in act. Depth is bounded by checkMembers.
-func parseActor(v json.RawMessage) (*actor, error) {
+func parseActor(v json.RawMessage) (*Actor, error) {
 	bad := errActType
 	if len(v) == 0 || v[0] != '{' {
 		return nil, bad
@@ -452,7 +446,7 @@ func parseActor(v json.RawMessage) (*actor, error) {
 	if json.Unmarshal(v, &m) != nil {
 		return nil, bad
 	}
-	var a actor
+	var a Actor
 	sub, ok := m["sub"]
 	if !ok || len(sub) == 0 || sub[0] != '"' || json.Unmarshal(sub, &a.Sub) != nil || a.Sub == "" {
 		return nil, bad
@@ -465,4 +459,34 @@ func parseActor(v json.RawMessage) (*actor, error) {
 		a.Act = p
 	}
 	return &a, nil
+}
+
+// CheckTimes checks exp (required), nbf and iat against now with leeway,
+// and that iss is issuer; it returns the first failure in golang-jwt's
+// precedence (ErrIssuer for the issuer), nil when all hold.
+func (c *Claims) CheckTimes(now time.Time, leeway time.Duration, issuer string) error {
+	var expired, early, missing, badIssuer bool
+	if !c.Expiry.Set {
+		missing = true
+	} else {
+		expired = !now.Before(c.Expiry.Add(leeway))
+	}
+	early = c.NotBefore.Set && now.Before(c.NotBefore.Add(-leeway)) ||
+		c.IssuedAt.Set && now.Before(c.IssuedAt.Add(-leeway))
+	if c.Issuer == "" {
+		missing = true
+	} else {
+		badIssuer = c.Issuer != issuer
+	}
+	switch {
+	case expired:
+		return errExpired
+	case early:
+		return errNotYet
+	case missing:
+		return errMissing
+	case badIssuer:
+		return ErrIssuer
+	}
+	return nil
 }

@@ -1,6 +1,13 @@
-// Package subject mints the load generator's subject tokens and publishes the
-// matching JWKS, the role of the article's k6 script and perf-jwks-server.
-package subject
+// Package jose is tokex's JOSE: signing keys and their JWKs, compact JWS
+// signing (sign.go), the strict reader and verifier of inbound tokens
+// (parse.go, claims.go), and the verification of tokens a target issues
+// (jwt.go). It is the only package outside key generation and
+// internal/jwks that touches crypto/ecdsa, crypto/rsa or crypto/ed25519.
+//
+// The hot paths (a subject token minted, one verified and one issued per
+// exchange) write and read the bytes themselves; golang-jwt, which wrote
+// and read them before, is the tests' oracle (oracle_test.go, sign_test.go).
+package jose
 
 import (
 	"crypto"
@@ -15,13 +22,9 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 
-	"github.com/go-jose/go-jose/v4"
+	gojose "github.com/go-jose/go-jose/v4"
 	"github.com/golang-jwt/jwt/v5"
-
-	"github.com/tokex-dev/tokex/internal/tlscert"
 )
 
 // Supported JWS algorithms for subject and issued tokens.
@@ -84,7 +87,7 @@ func NewKey(s crypto.Signer) (*Key, error) {
 	default:
 		return nil, fmt.Errorf("unsupported key type %T", s)
 	}
-	jwk := jose.JSONWebKey{Key: s.Public()}
+	jwk := gojose.JSONWebKey{Key: s.Public()}
 	tp, err := jwk.Thumbprint(crypto.SHA256)
 	if err != nil {
 		return nil, err
@@ -139,66 +142,19 @@ func ParsePEM(data []byte) (*Key, error) {
 	return NewKey(signer)
 }
 
-// LoadPEM reads a private key file (at most tlscert.MaxPEMBytes).
-func LoadPEM(path string) (*Key, error) {
-	data, err := tlscert.ReadPEM(path)
-	if err != nil {
-		return nil, err
-	}
-	k, err := ParsePEM(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return k, nil
-}
-
-// LoadOrCreate returns the key at path, creating it (0600) with alg when the
-// file does not exist, so that a key an authorization server trusts stays
-// stable across runs.
-func LoadOrCreate(path, alg string) (*Key, error) {
-	if _, err := os.Stat(path); err == nil {
-		return LoadPEM(path)
-	} else if !errors.Is(err, os.ErrNotExist) {
-		return nil, err
-	}
-	k, err := GenerateKey(alg)
-	if err != nil {
-		return nil, err
-	}
-	data, err := k.MarshalPEM()
-	if err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) { // lost a race with another tokex
-			return LoadPEM(path)
-		}
-		return nil, err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return k, f.Close()
-}
-
 // PublicJWK is the key's public JWK with kid, alg and use=sig.
-func (k *Key) PublicJWK() jose.JSONWebKey {
-	return jose.JSONWebKey{Key: k.Signer.Public(), KeyID: k.Kid, Algorithm: k.Alg, Use: "sig"}
+func (k *Key) PublicJWK() gojose.JSONWebKey {
+	return gojose.JSONWebKey{Key: k.Signer.Public(), KeyID: k.Kid, Algorithm: k.Alg, Use: "sig"}
 }
 
 // PrivateJWK is the key as a private JWK (for the k6 agents' WebCrypto).
-func (k *Key) PrivateJWK() jose.JSONWebKey {
-	return jose.JSONWebKey{Key: k.Signer, KeyID: k.Kid, Algorithm: k.Alg, Use: "sig"}
+func (k *Key) PrivateJWK() gojose.JSONWebKey {
+	return gojose.JSONWebKey{Key: k.Signer, KeyID: k.Kid, Algorithm: k.Alg, Use: "sig"}
 }
 
 // JWKS renders a public JWK Set of keys.
 func JWKS(keys ...*Key) ([]byte, error) {
-	set := jose.JSONWebKeySet{}
+	set := gojose.JSONWebKeySet{}
 	for _, k := range keys {
 		set.Keys = append(set.Keys, k.PublicJWK())
 	}
