@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
 )
@@ -101,7 +102,7 @@ func (c *common) probeIcon(res *curve.Result, run string) (string, lipgloss.Styl
 	return "…", c.styles.Dim
 }
 
-// verdictMark is a probe's mark (stats.ProbeMark) in its tone's style.
+// verdictMark is a probe's mark (doc.ProbeMark) in its tone's style.
 func (c *common) verdictMark(v curve.Verdict) string {
 	mark, st := c.probeMark(v)
 	return st.Render(mark)
@@ -109,7 +110,7 @@ func (c *common) verdictMark(v curve.Verdict) string {
 
 // probeMark is a probe's mark and style (Dim until it is judged).
 func (c *common) probeMark(v curve.Verdict) (string, lipgloss.Style) {
-	mark, tone := stats.ProbeMark(v)
+	mark, tone := doc.ProbeMark(v)
 	if tone == table.Plain {
 		return mark, c.styles.Dim
 	}

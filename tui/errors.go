@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -153,7 +154,7 @@ func topErrors(r *runState) []string {
 			}
 			out = append(out, line)
 		}
-		if l := st.RetriedLine(); l != "" {
+		if l := doc.RetriedLine(st); l != "" {
 			out = append(out, l)
 		}
 		return out

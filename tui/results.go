@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -71,7 +72,7 @@ func (r *resultsPanel) draw() []string {
 		title = s.Label.Render("Results") + s.Dim.Render(" — a probe per rate, judged by the search's objective: ✓ pass, ✗ broken, ? invalid, ! hard")
 	}
 	flagged := func(id string) bool { rs := c.byID[id]; return rs != nil && c.flagged(rs) }
-	out := append([]string{title}, s.renderTable(sum.ResultsTable(flagged), r.w)...)
+	out := append([]string{title}, s.renderTable(doc.ResultsTable(sum, flagged), r.w)...)
 	if c.finished != nil {
 		verdict := s.Good.Render("thresholds PASSED")
 		switch {
@@ -81,7 +82,7 @@ func (r *resultsPanel) draw() []string {
 			verdict = s.Bad.Render("thresholds FAILED")
 		}
 		t := sum.Totals
-		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped%s", verdict, stats.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped, t.RetriedNote()))
+		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped%s", verdict, stats.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped, doc.RetriedNote(t)))
 	}
 	if line := warningsLine(sum); line != "" {
 		out = append(out, s.Warn.Render(ansi.Truncate(line, r.w, "…")))

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -109,7 +110,7 @@ func (c *stageCurve) curve() string {
 	}
 	// The marginal cost below the stages, when a row is free: the
 	// straight line's, or the cost curve's segments.
-	if cost := sum.Cost.Short(); cost != "" && len(lines) < h {
+	if cost := doc.CostShort(sum.Cost); cost != "" && len(lines) < h {
 		lines = append(lines, s.Engine.Render(ansi.Truncate(cost, w, "…")))
 	}
 	return strings.Join(lines, "\n")

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
 )
@@ -159,7 +160,7 @@ func Compare(a, b *stats.Summary) *Result {
 		case y == nil:
 			st.Only = "A"
 		default:
-			st.RunsA, st.RunsB = x.Verdict(), y.Verdict()
+			st.RunsA, st.RunsB = doc.RunsVerdict(x), doc.RunsVerdict(y)
 			ra, rb := x.Reported(), y.Reported()
 			for _, g := range metrics {
 				m := Metric{Name: g.name, Unit: g.unit}

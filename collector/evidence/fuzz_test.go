@@ -3,6 +3,7 @@ package evidence
 import (
 	"bytes"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 )
@@ -63,14 +65,22 @@ func readAll(t *testing.T, dir string) {
 	defer f.Close()
 	_, _ = f.EachEvent(func(Sequenced) error { return nil })
 	if s, err := f.Summary(); err == nil {
-		_ = s.Markdown()
-		_, _, _ = s.LatencyTable().Text(), s.ScheduleTable().Text(), s.ResourceTable().Text()
+		renderAll(t, s)
 	}
 	for _, r := range f.Manifest.Runs {
 		_, _ = f.RunStats(r.ID)
 	}
 	if s, err := f.Recompute(stats.Thresholds{P95Ms: 10, SuccessRatio: 0.5}); err == nil {
-		_ = s.Markdown()
+		renderAll(t, s)
+	}
+}
+
+// renderAll renders the summary's document in every medium.
+func renderAll(t *testing.T, s *stats.Summary) {
+	d := doc.Campaign(s, &doc.Page{})
+	_, _ = d.Markdown(), d.Text()
+	if err := d.HTML(io.Discard); err != nil {
+		t.Fatal(err)
 	}
 }
 

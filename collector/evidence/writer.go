@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/names"
@@ -772,7 +773,7 @@ func (w *Writer) finish(s *stats.Summary) error {
 	}
 	w.man.Status, w.man.Reason, w.man.Finished = s.Status, s.Reason, s.Finished
 	w.fail(w.writeJSON(SummaryJSON, s))
-	w.fail(w.writeFile(SummaryMD, []byte(s.Markdown())))
+	w.fail(w.writeFile(SummaryMD, []byte(doc.Campaign(s, nil).Markdown())))
 	w.fail(w.top.close())
 	w.fail(w.topRes.close())
 	w.closeHost(&w.topHost)

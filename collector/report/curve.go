@@ -8,6 +8,7 @@ import (
 
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -86,7 +87,7 @@ func stagePoint(s *stats.Summary, st *stats.Stage, get func(stats.Latency) float
 	if r == nil || r.Requests == 0 {
 		return charts.XYPoint{}, false
 	}
-	p := charts.XYPoint{X: st.TargetRPS, Y: get(r.LatencyMs), Lo: math.Inf(1), Hi: math.Inf(-1), Note: s.VerdictText(st)}
+	p := charts.XYPoint{X: st.TargetRPS, Y: get(r.LatencyMs), Lo: math.Inf(1), Hi: math.Inf(-1), Note: doc.VerdictText(s, st)}
 	for _, x := range st.Runs {
 		if x.Status == stats.StatusDone && x.Requests > 0 {
 			v := get(x.LatencyMs)
@@ -166,16 +167,6 @@ func legend(c Campaign, what string, n int) string {
 		return c.Name + " " + what
 	}
 	return what
-}
-
-// costView fills the page's capacity and marginal-cost section.
-func (v *View) costView() {
-	v.CostLines = v.S.CostLines()
-	if v.S.Capacity != nil && len(v.S.Capacity.Probes) > 0 {
-		t := stats.ProbeTable(v.S.Capacity)
-		v.Probes = &t
-	}
-	v.Curve = CurveCharts(Campaign{Name: v.S.CampaignID, S: v.S, Classes: [4]string{"s5", "s1", "s3", "s2"}})
 }
 
 // periodLine is a run's latency wave in words, or "".

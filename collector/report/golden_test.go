@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/evidence"
 )
 
@@ -84,7 +85,7 @@ func TestGoldenCampaigns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := s.Markdown(); got != string(md) {
+			if got := doc.Campaign(s, nil).Markdown(); got != string(md) {
 				t.Errorf("summary.md differs at %s", firstDiff(got, string(md)))
 			}
 		})

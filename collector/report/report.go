@@ -18,9 +18,9 @@ import (
 
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/decimate"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/internal/safefs"
 )
 
@@ -28,14 +28,11 @@ import (
 var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
-	"wave":  periodLine,
-	"stage": stats.StageLabel,
+	"wave":   periodLine,
+	"stage":  stats.StageLabel,
+	"stats":  doc.RunTable,
+	"errors": doc.ErrorsTable,
 }).Parse(pageTemplate))
-
-// Tile is a headline figure.
-type Tile struct {
-	Label, Value, Class string
-}
 
 // RunView is one run's section.
 type RunView struct {
@@ -45,24 +42,6 @@ type RunView struct {
 	Charts   []template.HTML
 	Agents   []agentRow
 	Missing  string
-}
-
-// View is everything the page shows.
-type View struct {
-	S             *stats.Summary
-	Manifest      *evidence.Manifest
-	Tiles         []Tile
-	Warnings      []string
-	LatencyTable  table.Table
-	ScheduleTable table.Table
-	ResourceTable table.Table
-	SpreadTable   table.Table
-	Recomputed    bool
-	// The cost curve: capacity, marginal cost, projection, the probes of a
-	// capacity search, and the campaign-level charts.
-	CostLines []string
-	Probes    *table.Table
-	Curve     []template.HTML
 }
 
 // Build renders the evidence folder dir as HTML, in memory (see Render).
@@ -87,46 +66,39 @@ func Render(w io.Writer, dir string) error {
 // render keeps memory bounded whatever the folder holds: each run's rows
 // and samples are read into decimated series (collector/decimate), its
 // section is rendered and set aside (a temporary file) before the next run
-// is read, and the sections follow the campaign's head once every run has
-// added its notes to the warnings there.
+// is read, and the sections follow the campaign's document (collector/doc)
+// once every run has added its notes to the warnings there.
 func render(w io.Writer, f *evidence.Folder) error {
-	v := &View{Manifest: f.Manifest}
-	var err error
-	v.S, err = f.Summary()
+	pg := &doc.Page{CampaignID: f.Manifest.CampaignID, Status: f.Manifest.Status, Reason: f.Manifest.Reason}
+	s, err := f.Summary()
 	if errors.Is(err, fs.ErrNotExist) {
-		if v.S, err = f.Recompute(stats.Thresholds{}); err != nil {
+		if s, err = f.Recompute(stats.Thresholds{}); err != nil {
 			return err
 		}
-		v.Recomputed = true
-		v.Warnings = append(v.Warnings, "no summary.json (the campaign did not finish): figures recomputed from the rows, thresholds unknown")
+		pg.Recomputed = true
 	}
 	if err != nil {
 		return err
 	}
-	s := v.S
-	v.LatencyTable, v.ScheduleTable, v.ResourceTable = s.LatencyTable(), s.ScheduleTable(), s.ResourceTable()
-	v.SpreadTable = s.SpreadTable()
-	v.tiles()
-	v.costView()
-	v.Warnings = append(v.Warnings, warnings(s, f.Manifest)...)
+	pg.Curve = CurveCharts(Campaign{Name: s.CampaignID, S: s, Classes: [4]string{"s5", "s1", "s3", "s2"}})
 	sections := newSpill()
 	defer sections.close()
-	if err := v.runSections(sections, f); err != nil {
+	if pg.Notes, err = runSections(sections, f, s); err != nil {
 		return err
 	}
-	if err := page.Execute(w, v); err != nil {
+	pg.Runs = sections.copyTo
+	if err := page.Execute(w, s); err != nil {
 		return err
 	}
-	if err := sections.copyTo(w); err != nil {
+	if err := doc.Campaign(s, pg).HTML(w); err != nil {
 		return err
 	}
-	return page.ExecuteTemplate(w, "foot", v)
+	return page.ExecuteTemplate(w, "foot", nil)
 }
 
 // runSections renders every run's section to out, in plan order, one run
-// at a time; each run's notes join the campaign's warnings.
-func (v *View) runSections(out io.Writer, f *evidence.Folder) error {
-	s := v.S
+// at a time, and returns what reading the runs' files found.
+func runSections(out io.Writer, f *evidence.Folder, s *stats.Summary) ([]string, error) {
 	reported := map[string]bool{}
 	for _, st := range s.Stages {
 		reported[st.ReportedRun] = true
@@ -139,6 +111,7 @@ func (v *View) runSections(out io.Writer, f *evidence.Folder) error {
 		runs = append(runs, st.Runs...)
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Index < runs[j].Index })
+	var all []string
 	for _, r := range runs {
 		rv := RunView{Run: r, Reported: reported[r.ID]}
 		for _, w := range r.Warnings {
@@ -150,12 +123,12 @@ func (v *View) runSections(out io.Writer, f *evidence.Folder) error {
 		if err != nil {
 			rv.Missing = err.Error()
 		}
-		v.Warnings = append(v.Warnings, notes...)
+		all = append(all, notes...)
 		if err := page.ExecuteTemplate(out, "run", rv); err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return all, nil
 }
 
 // spill holds the runs' sections until the head is written: a temporary
@@ -240,99 +213,6 @@ func Write(dir, file string) (string, error) {
 		return "", err
 	}
 	return file, a.Commit()
-}
-
-func (v *View) tiles() {
-	s := v.S
-	verdict, class := "PASSED", "good"
-	if !s.ThresholdsPassed {
-		verdict, class = "FAILED", "bad"
-	}
-	if v.Recomputed {
-		verdict, class = "unknown", "warn"
-	}
-	v.Tiles = append(v.Tiles,
-		Tile{"thresholds", verdict, class},
-		Tile{"exchanges (measured)", stats.Thousands(s.Totals.Exchanges), ""},
-		Tile{"success", fmt.Sprintf("%.2f%%", s.Totals.SuccessRatio*100), okClass(s.Totals.SuccessRatio >= 0.99)},
-		Tile{"dropped", stats.Thousands(s.Totals.Dropped), okClass(s.Totals.Dropped == 0)})
-	if vf := s.Totals.Verified; vf != nil {
-		v.Tiles = append(v.Tiles, Tile{fmt.Sprintf("tokens verified (%.4g %% at random)", vf.Sample*100),
-			fmt.Sprintf("%s · %s failed", stats.Thousands(vf.Checked), stats.Thousands(vf.Failed)), okClass(vf.Failed == 0)})
-	}
-	for _, st := range s.Stages {
-		if r := st.Reported(); r != nil {
-			label, class := "p95 at "+stats.StageLabel(st.TargetRPS), ""
-			if len(st.FailedRuns) > 0 {
-				label, class = label+" ("+st.Verdict()+")", "bad"
-			}
-			p95 := "no exchange"
-			if r.Requests > 0 {
-				p95 = fmt.Sprintf("%.2f ms", r.LatencyMs.P95)
-			}
-			v.Tiles = append(v.Tiles, Tile{label, fmt.Sprintf("%s · %.2f%% ok", p95, r.SuccessRatio*100), class})
-			if r.EngineCPU != nil {
-				v.Tiles = append(v.Tiles, Tile{"CPU-ms / exchange at " + stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f", r.EngineCPU.CPUMsPerExchange), ""})
-			}
-		}
-	}
-}
-
-func okClass(ok bool) string {
-	if ok {
-		return "good"
-	}
-	return "bad"
-}
-
-// warnings lists what changes the meaning of the numbers.
-func warnings(s *stats.Summary, m *evidence.Manifest) []string {
-	var out []string
-	if m.Status != "done" {
-		out = append(out, fmt.Sprintf("the campaign is %s%s", m.Status, suffix(m.Reason)))
-	}
-	all := append([]*stats.Run{}, s.Sanity)
-	for _, st := range s.Stages {
-		all = append(all, st.Runs...)
-	}
-	for _, w := range s.Warnings {
-		if w.Run == "" && w.Code != stats.WarnCampaignEnded { // the campaign's status is said above
-			out = append(out, w.String())
-		}
-	}
-	for _, r := range all {
-		if r == nil {
-			continue
-		}
-		if r.Status != stats.StatusDone {
-			out = append(out, fmt.Sprintf("%s was %s%s; it is not reported", r.ID, r.Status, suffix(r.Reason)))
-		}
-		if r.Dropped > 0 {
-			out = append(out, fmt.Sprintf("%s dropped %s arrivals: the generator's in-flight cap was full, so the server saw less than the target", r.ID, stats.Thousands(r.Dropped)))
-		}
-		if !r.Sanity && r.Status == stats.StatusDone && !r.ThresholdsPassed {
-			out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, r.FailedChecks()))
-		}
-		// The run's coded warnings, computed from the evidence like every
-		// figure (generator_late, generator_starved, host_saturated, …).
-		for _, w := range r.Warnings {
-			if w.Code == stats.WarnDropped {
-				continue // said above, with what it means
-			}
-			if w.Run == "" {
-				w.Run = r.ID
-			}
-			out = append(out, w.String())
-		}
-	}
-	return out
-}
-
-func suffix(reason string) string {
-	if reason == "" {
-		return ""
-	}
-	return " (" + reason + ")"
 }
 
 // build computes the run's charts from its rows and samples, streaming

@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -131,7 +132,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 			t.Errorf("the report loads external resources (%s)", forbidden)
 		}
 	}
-	doc, err := html.Parse(bytes.NewReader(b))
+	tree, err := html.Parse(bytes.NewReader(b))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,7 +142,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 
 	byID := func(id string) *html.Node {
 		var ns []*html.Node
-		find(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && attr(n, "id") == id }, &ns)
+		find(tree, func(n *html.Node) bool { return n.Type == html.ElementNode && attr(n, "id") == id }, &ns)
 		if len(ns) != 1 {
 			t.Fatalf("#%s: %d elements", id, len(ns))
 		}
@@ -167,7 +168,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 		t.Fatalf("latency table has %d rows for %d stages", len(lat), len(sum.Stages))
 	}
 	for i, st := range sum.Stages {
-		want := sum.LatencyTable().Rows[i].Cells
+		want := doc.LatencyTable(&sum).Rows[i].Cells
 		if strings.Join(lat[i], "|") != strings.Join(want, "|") {
 			t.Errorf("latency row %d = %v, summary.json gives %v", i, lat[i], want)
 		}
@@ -176,14 +177,14 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 		}
 	}
 	res := rows(byID("resources"))
-	if len(res) != 2 || res[1][3] != sum.ResourceTable().Rows[1].Cells[3] {
+	if len(res) != 2 || res[1][3] != doc.ResourceTable(&sum).Rows[1].Cells[3] {
 		t.Errorf("resource table %v", res)
 	}
 	// Charts: throughput, latency, engine CPU, memory, generator, host CPU
 	// and host pressure for every run, and the cost curve of the campaign
 	// (latency and engine cores against rate).
 	var svgs []*html.Node
-	find(doc, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "svg" }, &svgs)
+	find(tree, func(n *html.Node) bool { return n.Type == html.ElementNode && n.Data == "svg" }, &svgs)
 	if len(svgs) != 3*7+2 {
 		t.Errorf("%d charts, want 23", len(svgs))
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
-	"github.com/tokex-dev/tokex/collector/table"
 )
 
 // Idle is the engine measured at rest, before the campaign's first run.
@@ -143,60 +142,6 @@ func (s *Summary) buildCost(runs []*Run) {
 	s.Cost = c
 }
 
-// Lines are the marginal cost in words: the fit, the idle engine beside
-// its intercept, and the observed figure beside the slope.
-func (c *Cost) Lines() []string {
-	if c == nil {
-		return nil
-	}
-	out := []string{c.Fit.Line()}
-	bent := c.Curve.Bent()
-	if bent {
-		out = []string{c.Curve.Line(), c.Curve.BandLine()}
-	}
-	if c.Idle != nil {
-		l := fmt.Sprintf("engine at rest: %.3f cores over %s (%s)", c.Idle.Cores, c.Idle.End.Sub(c.Idle.Start).Round(time.Second), c.Idle.Method)
-		switch first := firstSegment(c.Curve); {
-		case bent && first != nil && first.Marginal != nil:
-			l += fmt.Sprintf("; the curve's first straight line (%s) extrapolated to rate 0 gives %.3f cores, %+.3f",
-				curve.RangeLabel(first.From, first.To), first.Intercept, first.Intercept-c.Idle.Cores)
-		case !bent && c.Fit.OK():
-			l += fmt.Sprintf("; the fit's fixed cost %.3f cores differs by %+.3f", c.Fit.FixedCores, c.Fit.FixedCores-c.Idle.Cores)
-		}
-		out = append(out, l)
-	}
-	if len(c.Observed) > 0 {
-		var parts []string
-		for _, o := range c.Observed {
-			parts = append(parts, fmt.Sprintf("%s %.3f", StageLabel(o.TargetRPS), o.CPUMs))
-		}
-		out = append(out, "observed CPU-ms per exchange, fixed cost included (the article's figure): "+strings.Join(parts, ", "))
-	}
-	return out
-}
-
-// Short is the marginal cost in one line for a dashboard panel: the
-// straight line's slope, or the curve's segments when no single line
-// holds ("" when neither can be given).
-func (c *Cost) Short() string {
-	switch {
-	case c == nil:
-		return ""
-	case c.Curve.Bent():
-		var parts []string
-		for _, s := range c.Curve.Segments {
-			if s.Marginal != nil {
-				parts = append(parts, fmt.Sprintf("%.3g over %s", s.Marginal.CPUMs, curve.RangeLabel(s.From, s.To)))
-			}
-		}
-		return "marginal CPU-ms/ex " + c.Curve.Direction() + ": " + strings.Join(parts, " · ")
-	case c.Fit.OK():
-		return fmt.Sprintf("marginal %.3f CPU-ms/ex (95%% CI %.3f–%.3f) · fixed %.3f cores", c.Fit.MarginalCPUMs,
-			c.Fit.MarginalCPUMsCI[0], c.Fit.MarginalCPUMsCI[1], c.Fit.FixedCores)
-	}
-	return ""
-}
-
 // Project sets the projection for rate (0: none) from the fit and, when
 // a capacity was searched, the engine's capacity under its objective.
 func (s *Summary) Project(rate float64) {
@@ -215,13 +160,6 @@ func (s *Summary) Project(rate float64) {
 	s.Projection = curve.Project(s.Cost.Fit, rate, capacity, objective)
 }
 
-func firstSegment(c *curve.Curve) *curve.Segment {
-	if c == nil || len(c.Segments) == 0 {
-		return nil
-	}
-	return &c.Segments[0]
-}
-
 // costVaries is the marginal_cost_varies warning's detail.
 func costVaries(c *curve.Curve) string {
 	var parts []string
@@ -232,78 +170,6 @@ func costVaries(c *curve.Curve) string {
 	}
 	return "the marginal cost " + c.Direction() + " with the rate (CPU-ms per exchange " + strings.Join(parts, ", ") +
 		"): no single figure describes this server; see marginal_cost.curve"
-}
-
-// CostLines are the capacity, the marginal cost and the projection in
-// words, for terminals and summary.md.
-func (s *Summary) CostLines() []string {
-	var out []string
-	if s.Capacity != nil {
-		out = append(out, s.Capacity.Line())
-	}
-	out = append(out, s.Cost.Lines()...)
-	if s.Projection != nil {
-		out = append(out, s.Projection.Line+" — assuming "+strings.Join(s.Projection.Assumptions, "; "))
-	}
-	return out
-}
-
-func (s *Summary) costMarkdown(b *strings.Builder) {
-	lines := s.CostLines()
-	if len(lines) == 0 {
-		return
-	}
-	b.WriteString("\n## Capacity and marginal cost\n\n")
-	for _, l := range lines {
-		b.WriteString("- " + l + "\n")
-	}
-	if s.Capacity != nil && len(s.Capacity.Probes) > 0 {
-		b.WriteString("\n" + ProbeTable(s.Capacity).Markdown())
-	}
-}
-
-// ProbeTable is the capacity search's probes in the order they ran.
-func ProbeTable(r *curve.Result) table.Table {
-	t := table.New("#", "Rate", "Rounds", "p50", "p95", "p99", "Success", "Achieved", "Engine cores", "Verdict")
-	t.ID = "probes"
-	t.Columns[len(t.Columns)-1].Align = table.Left
-	for i, p := range r.Probes {
-		verdict := string(p.Verdict)
-		switch {
-		case len(p.Broken) > 0:
-			verdict += ": " + strings.Join(p.Broken, "; ")
-		case p.Reason != "":
-			verdict += ": " + p.Reason
-		}
-		if p.Noise != "" {
-			verdict += " (" + p.Noise + ")"
-		}
-		cores := "n/a"
-		if p.EngineCores > 0 {
-			cores = fmt.Sprintf("%.3f", p.EngineCores)
-		}
-		valid := len(p.Valid())
-		rounds := fmt.Sprintf("%d", len(p.Rounds))
-		if valid != len(p.Rounds) {
-			rounds = fmt.Sprintf("%d (%d valid)", len(p.Rounds), valid)
-		}
-		row := []string{fmt.Sprint(i + 1), StageLabel(p.Rate), rounds, "", "", "", "", "", cores, verdict}
-		if valid > 0 {
-			row[3], row[4], row[5] = ms(p.P50Ms), ms(p.P95Ms), ms(p.P99Ms)
-			row[6], row[7] = fmt.Sprintf("%.2f%%", p.SuccessRatio*100), fmt.Sprintf("%.1f/s", p.AchievedRPS)
-		}
-		tone := table.Plain
-		switch p.Verdict {
-		case curve.Pass:
-			tone = table.Good
-		case curve.Broken, curve.Hard:
-			tone = table.Bad
-		case curve.Invalid:
-			tone = table.Warn
-		}
-		t.AddTone(tone, row...)
-	}
-	return t
 }
 
 // SearchRound is a finished run as the capacity search judges it: a run

@@ -61,17 +61,6 @@ type Totals struct {
 	Retried int64 `json:"retried,omitempty"`
 }
 
-// VerifiedLine says how many issued tokens the campaign verified, "" when
-// it verified none.
-func (t Totals) VerifiedLine() string {
-	v := t.Verified
-	if v == nil {
-		return ""
-	}
-	return fmt.Sprintf("issued tokens verified: %s (%.4g %% of the successes, picked at random), %s failed",
-		Thousands(v.Checked), v.Sample*100, Thousands(v.Failed))
-}
-
 // Summary is summary.json.
 type Summary struct {
 	SchemaVersion     int            `json:"schema_version"`
@@ -218,34 +207,6 @@ func (s *Stage) judge(thresholdsKnown bool) {
 // Failed reports whether the run is one of the stage's failed runs.
 func (s *Stage) Failed(id string) bool { return slices.Contains(s.FailedRuns, id) }
 
-// Verdict says in a few characters how the stage's runs fared, for every
-// table: "✓ 3/3 passed", "✗ 1/3 failed", "2/3 passed, 1 aborted".
-func (s *Stage) Verdict() string {
-	var passed, aborted int
-	for _, r := range s.Runs {
-		switch {
-		case r.Status == StatusDone && r.ThresholdsPassed:
-			passed++
-		case r.Status == StatusAborted:
-			aborted++
-		}
-	}
-	n := len(s.Runs)
-	var v string
-	switch {
-	case len(s.FailedRuns) > 0:
-		v = fmt.Sprintf("✗ %d/%d failed", len(s.FailedRuns), n)
-	case passed == n:
-		return fmt.Sprintf("✓ %d/%d passed", passed, n)
-	default:
-		v = fmt.Sprintf("%d/%d passed", passed, n)
-	}
-	if aborted > 0 {
-		v += fmt.Sprintf(", %d aborted", aborted)
-	}
-	return v
-}
-
 // failedWarning names the stage's failed runs and what each failed.
 func (s *Stage) failedWarning() Warning {
 	var parts []string
@@ -271,14 +232,6 @@ func StageLabel(rps float64) string {
 	return fmt.Sprintf("%.1f/s", rps)
 }
 
-// ms formats milliseconds with one decimal as in the article, more below 1 ms.
-func ms(v float64) string {
-	if v < 1 {
-		return fmt.Sprintf("%.2f ms", v)
-	}
-	return fmt.Sprintf("%.1f ms", v)
-}
-
 // Thousands formats 150008 as 150,008. It works on the decimal digits, so
 // every int64 has a form (negating math.MinInt64 would overflow).
 func Thousands(n int64) string {
@@ -298,63 +251,6 @@ func Thousands(n int64) string {
 	return b.String()
 }
 
-// SpreadLine is the article's per-run p95 line: "100/s: 7.23/7.54/7.72 ms · …".
-// When a run failed (marked ✗) or has no figures, every entry carries its
-// own unit or status: "100/s: 7.23 ms / 4.90 ms ✗ / aborted".
-func (s *Summary) SpreadLine() string {
-	var parts []string
-	for _, st := range s.Stages {
-		plain := true
-		for _, r := range st.Runs {
-			_, num, failed := st.spreadEntry(r)
-			plain = plain && num && !failed
-		}
-		var ps []string
-		for _, r := range st.Runs {
-			v, num, failed := st.spreadEntry(r)
-			if !plain && num {
-				v += " ms"
-			}
-			if failed {
-				v += " ✗"
-			}
-			ps = append(ps, v)
-		}
-		if plain {
-			parts = append(parts, StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
-		} else {
-			parts = append(parts, StageLabel(st.TargetRPS)+": "+strings.Join(ps, " / "))
-		}
-	}
-	return strings.Join(parts, " · ")
-}
-
-// Spread is the p95 (ms) of each run of the stage in round order, as the
-// TUI and the report show it: "7.23", a failed run "4.90 ✗", a run without
-// figures its status ("aborted") or "no exchange".
-func (s *Stage) Spread() []string {
-	out := make([]string, 0, len(s.Runs))
-	for _, r := range s.Runs {
-		v, _, failed := s.spreadEntry(r)
-		if failed {
-			v += " ✗"
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-func (s *Stage) spreadEntry(r *Run) (v string, number, failed bool) {
-	failed = s.Failed(r.ID)
-	switch {
-	case r.Status != StatusDone:
-		return string(r.Status), false, failed
-	case r.Requests == 0:
-		return "no exchange", false, failed
-	}
-	return fmt.Sprintf("%.2f", r.LatencyMs.P95), true, failed
-}
-
 // BytesIEC formats a byte count as KiB, MiB or GiB.
 func BytesIEC(b int64) string {
 	switch {
@@ -365,44 +261,4 @@ func BytesIEC(b int64) string {
 	default:
 		return fmt.Sprintf("%d KiB", b>>10)
 	}
-}
-
-// Markdown renders summary.md: the article's two tables and the spread line.
-func (s *Summary) Markdown() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "# tokex campaign %s\n\n", s.CampaignID)
-	status := string(s.Status)
-	if s.Reason != "" {
-		status += " (" + s.Reason + ")"
-	}
-	fmt.Fprintf(&b, "- name: %s\n- driver: %s\n- target: %s\n- status: %s\n- started: %s, finished: %s\n",
-		s.Name, s.Driver, s.Target, status, s.Started.UTC().Format(time.RFC3339), s.Finished.UTC().Format(time.RFC3339))
-	verdict := "PASSED"
-	if !s.ThresholdsPassed {
-		verdict = "FAILED"
-	}
-	fmt.Fprintf(&b, "- thresholds (%s): **%s**\n", s.Thresholds, verdict)
-	fmt.Fprintf(&b, "- %s exchanges in %d counted runs, %.2f%% success, %s dropped%s\n",
-		Thousands(s.Totals.Exchanges), s.Totals.Runs, s.Totals.SuccessRatio*100, Thousands(s.Totals.Dropped), s.Totals.RetriedNote())
-	if l := s.Totals.VerifiedLine(); l != "" {
-		b.WriteString("- " + l + "\n")
-	}
-	b.WriteString("\n")
-	b.WriteString("## Latency by stage\n\nReported run per stage: " + ReportedRunRule + ". Measured phase only, warmup excluded; latency from send time. " +
-		"Runs: how many of the stage's runs passed their thresholds (✗: some failed).\n\n")
-	b.WriteString(s.LatencyTable().Markdown())
-	b.WriteString("\nPer-run p95: " + s.SpreadLine() + "\n\n")
-	b.WriteString("### From the scheduled time (coordinated-omission-free)\n\n")
-	b.WriteString(s.ScheduleTable().Markdown())
-	b.WriteString("\n## Resource consumption\n\nReported run per stage. CPU per exchange = engine CPU in the measured window ÷ completed exchanges.\n\n")
-	b.WriteString(s.ResourceTable().Markdown())
-	s.costMarkdown(&b)
-	if len(s.Warnings) > 0 {
-		b.WriteString("\n## Warnings\n\n")
-		for _, w := range s.Warnings {
-			b.WriteString("- " + w.String() + "\n")
-		}
-	}
-	b.WriteString("\n---\n" + LatencyDefinition + "\n\n" + SendLagDefinition(s.Driver) + "\n")
-	return b.String()
 }

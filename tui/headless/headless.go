@@ -5,12 +5,12 @@ package headless
 import (
 	"fmt"
 	"io"
-	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/termsafe"
@@ -122,7 +122,7 @@ func (p *Printer) probeJudged(v event.Search) {
 		return
 	}
 	pr := &v.Result.Probes[n-1]
-	verdict, _ := stats.ProbeVerdict(pr)
+	verdict, _ := doc.ProbeVerdict(pr)
 	line := fmt.Sprintf("probe #%d %s %s · capacity %s", n, curve.RateLabel(pr.Rate), verdict, v.Result.Bracket())
 	if v.Next > 0 {
 		line += " · next " + curve.RateLabel(v.Next)
@@ -224,7 +224,7 @@ func (p *Printer) runFinished(v event.RunFinished) {
 		}
 		p.printf("%s   error: %s\n", p.tag(v.RunID), k)
 	}
-	if l := s.RetriedLine(); l != "" {
+	if l := doc.RetriedLine(s); l != "" {
 		p.printf("%s   %s\n", p.tag(v.RunID), l)
 	}
 }
@@ -252,54 +252,11 @@ func (p *Printer) tag(runID string) string {
 	return fmt.Sprintf("[%*d/%d]", len(fmt.Sprint(p.runs)), p.index[runID]+1, p.runs)
 }
 
-// Report renders the final tables as plain text.
+// Report renders the final tables as plain text: the campaign's document
+// for the terminal, without the capacity and cost that tokex run and
+// capacity print after it (doc.SecProbes, doc.SecCost).
 func Report(s *stats.Summary) string {
-	s = termsafe.Copy(s)
-	var b strings.Builder
-	fmt.Fprintf(&b, "Latency by stage — reported run of %s (median by p95, failed runs last), measured phase, from send time\n", roundsWord(s))
-	b.WriteString(s.LatencyTable().Text())
-	b.WriteString("Per-run p95: " + s.SpreadLine() + "\n\n")
-	b.WriteString("From the scheduled time (coordinated-omission-free)\n")
-	b.WriteString(s.ScheduleTable().Text())
-	b.WriteString("\nResource consumption — reported run per stage\n")
-	b.WriteString(s.ResourceTable().Text())
-	if len(s.Warnings) > 0 {
-		b.WriteString("\nWarnings:\n")
-		ws := make([]string, len(s.Warnings))
-		for i, w := range s.Warnings {
-			ws[i] = w.String()
-		}
-		sort.Strings(ws)
-		for _, w := range ws {
-			b.WriteString("  - " + w + "\n")
-		}
-	}
-	verdict := "PASSED"
-	if !s.ThresholdsPassed {
-		verdict = "FAILED"
-	}
-	status := string(s.Status)
-	if s.Reason != "" {
-		status += ": " + s.Reason
-	}
-	fmt.Fprintf(&b, "\nThresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped%s · campaign %s\n",
-		s.Thresholds, verdict,
-		stats.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, s.Totals.RetriedNote(), status)
-	if l := s.Totals.VerifiedLine(); l != "" {
-		b.WriteString(strings.ToUpper(l[:1]) + l[1:] + "\n")
-	}
-	return b.String()
-}
-
-func roundsWord(s *stats.Summary) string {
-	n := 0
-	for _, st := range s.Stages {
-		n = max(n, len(st.Runs))
-	}
-	if n == 1 {
-		return "1 round"
-	}
-	return fmt.Sprintf("%d rounds", n)
+	return doc.Campaign(termsafe.Copy(s), nil).Without(doc.SecProbes, doc.SecCost).Text()
 }
 
 // log prints warnings, errors and tokex's own notes (how it measures and

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -103,23 +104,14 @@ rate, or the measurement was not the server's), 2 the search could not run,
 }
 
 // printCost prints the capacity, its probes, the marginal cost and the
-// projection after the tables.
+// projection after the tables: the sections of the campaign's document
+// that headless.Report leaves out.
 func printCost(w io.Writer, s *stats.Summary) {
 	if s == nil {
 		return
 	}
-	lines := s.CostLines()
-	if len(lines) == 0 {
-		return
-	}
-	fmt.Fprintln(w)
-	if s.Capacity != nil && len(s.Capacity.Probes) > 0 {
-		fmt.Fprintln(w, "Capacity search (probes in the order they ran):")
-		fmt.Fprint(w, stats.ProbeTable(s.Capacity).Text())
-		fmt.Fprintln(w)
-	}
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
+	if t := doc.Campaign(s, nil).Only(doc.SecProbes, doc.SecCost).Text(); t != "" {
+		fmt.Fprint(w, "\n"+t)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -145,7 +146,7 @@ func checkFit(t *testing.T, p *knowncost.Process, sum *stats.Summary) {
 		t.Fatalf("summary without cost or idle: %+v", cc)
 	}
 	t.Logf("the server's own CPU per request over the runs' windows: %.3f ms in its burns (the known cost), %.3f ms in all", burnMs, cpuMs)
-	for _, l := range cc.Lines() {
+	for _, l := range doc.CostLines(sum) {
 		t.Log(l)
 	}
 	fit := cc.Fit
@@ -363,7 +364,7 @@ func TestTruthCostCurveKnownCost(t *testing.T) {
 	c.Capacity.Project = 40
 	sum := runKnownCostSearch(t, c, false)
 	gs := groupTruths(t, p, allRuns(sum))
-	for _, l := range sum.CostLines() {
+	for _, l := range doc.CostLines(sum) {
 		t.Log(l)
 	}
 	// The rates are the design: a median run served well below its target

@@ -1,10 +1,11 @@
-package stats
+package doc
 
 import (
 	"strings"
 	"testing"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
 )
 
@@ -12,14 +13,14 @@ import (
 // in brackets, the reported run's figures, the verdict, its tone, and the
 // ⚠ of a stage with a flagged run.
 func TestResultsTable(t *testing.T) {
-	mk := func(id string, rps float64, round int, p95 float64, passed bool) *Run {
-		return &Run{ID: id, TargetRPS: rps, Round: round, Status: StatusDone, Requests: 1500, OK: 1500, SuccessRatio: 1,
-			LatencyMs: Latency{P50: p95 / 2, P95: p95, P99: p95 * 2}, EngineCPU: &CPU{AvgCores: 0.5, CPUMsPerExchange: 5, Source: "proc-tree"}, ThresholdsPassed: passed}
+	mk := func(id string, rps float64, round int, p95 float64, passed bool) *stats.Run {
+		return &stats.Run{ID: id, TargetRPS: rps, Round: round, Status: stats.StatusDone, Requests: 1500, OK: 1500, SuccessRatio: 1,
+			LatencyMs: stats.Latency{P50: p95 / 2, P95: p95, P99: p95 * 2}, EngineCPU: &stats.CPU{AvgCores: 0.5, CPUMsPerExchange: 5, Source: "proc-tree"}, ThresholdsPassed: passed}
 	}
-	s := &Summary{Thresholds: Thresholds{P95Ms: 500}}
-	BuildSummary(s, []*Run{mk("a", 100, 1, 7, true), mk("b", 100, 2, 9, true), mk("c", 100, 3, 8, true),
-		mk("d", 250, 1, 600, false), {ID: "e", TargetRPS: 500, Round: 1, Status: StatusAborted}}, false)
-	tb := s.ResultsTable(func(id string) bool { return id == "b" })
+	s := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 500}}
+	stats.BuildSummary(s, []*stats.Run{mk("a", 100, 1, 7, true), mk("b", 100, 2, 9, true), mk("c", 100, 3, 8, true),
+		mk("d", 250, 1, 600, false), {ID: "e", TargetRPS: 500, Round: 1, Status: stats.StatusAborted}}, false)
+	tb := ResultsTable(s, func(id string) bool { return id == "b" })
 	want := []struct {
 		cells string
 		tone  table.Tone
@@ -59,11 +60,11 @@ func TestCPUSourceLabel(t *testing.T) {
 		{"processes", "other"},
 		{"<script>, proc", "other+pid"},
 	} {
-		if got := (&CPU{Source: c.source}).SourceLabel(); got != c.want {
+		if got := SourceLabel(&stats.CPU{Source: c.source}); got != c.want {
 			t.Errorf("SourceLabel(%q) = %q, want %q", c.source, got, c.want)
 		}
 	}
-	if got := (*CPU)(nil).SourceLabel(); got != "n/a" {
+	if got := SourceLabel(nil); got != "n/a" {
 		t.Errorf("nil CPU: %q", got)
 	}
 }
@@ -71,10 +72,10 @@ func TestCPUSourceLabel(t *testing.T) {
 // TestResourceTableSaysHowCPUWasMeasured: summary.md's and the report's
 // resource table name the engine CPU's source per stage.
 func TestResourceTableSaysHowCPUWasMeasured(t *testing.T) {
-	s := &Summary{}
-	BuildSummary(s, []*Run{{ID: "a", TargetRPS: 100, Round: 1, Status: StatusDone, Requests: 10, OK: 10, SuccessRatio: 1,
-		EngineCPU: &CPU{AvgCores: 0.5, PeakCores: 0.7, CPUMsPerExchange: 5, Source: "cgroup"}, ThresholdsPassed: true}}, false)
-	md := s.ResourceTable().Markdown()
+	s := &stats.Summary{}
+	stats.BuildSummary(s, []*stats.Run{{ID: "a", TargetRPS: 100, Round: 1, Status: stats.StatusDone, Requests: 10, OK: 10, SuccessRatio: 1,
+		EngineCPU: &stats.CPU{AvgCores: 0.5, PeakCores: 0.7, CPUMsPerExchange: 5, Source: "cgroup"}, ThresholdsPassed: true}}, false)
+	md := ResourceTable(s).Markdown()
 	if !strings.Contains(md, "| Engine memory | Measured by | Runs |") || !strings.Contains(md, "| cgroup | ✓ 1/1 passed |") {
 		t.Errorf("resource table:\n%s", md)
 	}
@@ -85,12 +86,12 @@ func TestResourceTableSaysHowCPUWasMeasured(t *testing.T) {
 // thresholds (they have no p99) is ✗ broken, never ✓; an invalid or hard
 // probe says so, and a probe still running its rounds is not judged yet.
 func TestSearchVerdictInEveryTable(t *testing.T) {
-	mk := func(id string, rps, p99 float64) *Run {
-		return &Run{ID: id, TargetRPS: rps, Round: 1, Status: StatusDone, Requests: 300, OK: 300, SuccessRatio: 1,
-			LatencyMs: Latency{P50: 3, P95: 9, P99: p99}, ThresholdsPassed: true}
+	mk := func(id string, rps, p99 float64) *stats.Run {
+		return &stats.Run{ID: id, TargetRPS: rps, Round: 1, Status: stats.StatusDone, Requests: 300, OK: 300, SuccessRatio: 1,
+			LatencyMs: stats.Latency{P50: 3, P95: 9, P99: p99}, ThresholdsPassed: true}
 	}
-	s := &Summary{Thresholds: Thresholds{P95Ms: 50}}
-	BuildSummary(s, []*Run{mk("p1", 50, 20), mk("p2", 75, 72.8), mk("p3", 60, 30), mk("p4", 62, 30), mk("p5", 61, 30)}, false)
+	s := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 50}}
+	stats.BuildSummary(s, []*stats.Run{mk("p1", 50, 20), mk("p2", 75, 72.8), mk("p3", 60, 30), mk("p4", 62, 30), mk("p5", 61, 30)}, false)
 	s.Capacity = &curve.Result{Status: curve.StatusRunning, Objective: curve.Objective{P95Ms: 50, P99Ms: 50, SuccessRatio: 0.99},
 		Probes: []curve.Probe{{Rate: 50, Verdict: curve.Pass}, {Rate: 75, Verdict: curve.Broken, Broken: []string{"p99 72.8 ms vs 50 ms"}},
 			{Rate: 60, Verdict: curve.Invalid, Reason: "generator_starved: 40 %"}, {Rate: 62, Verdict: curve.Hard, Reason: "no exchange succeeded"},
@@ -105,8 +106,8 @@ func TestSearchVerdictInEveryTable(t *testing.T) {
 		"62/s": {"! hard: no exchange succeeded", table.Bad},
 		"75/s": {"✗ broken: p99 72.8 ms vs 50 ms", table.Bad},
 	}
-	tables := map[string]table.Table{"results": s.ResultsTable(func(string) bool { return false }), "latency": s.LatencyTable(),
-		"schedule": s.ScheduleTable(), "resources": s.ResourceTable(), "spread": s.SpreadTable()}
+	tables := map[string]table.Table{"results": ResultsTable(s, func(string) bool { return false }), "latency": LatencyTable(s),
+		"schedule": ScheduleTable(s), "resources": ResourceTable(s), "spread": SpreadTable(s)}
 	for name, tb := range tables {
 		if len(tb.Rows) != len(want) {
 			t.Fatalf("%s: rows %v", name, tb.Rows)
@@ -121,24 +122,24 @@ func TestSearchVerdictInEveryTable(t *testing.T) {
 			}
 		}
 	}
-	if v, _ := s.StageVerdict(s.Stages[0]); strings.Contains(s.LatencyTable().Markdown(), "| ✓ 1/1 passed") || v != "✓ pass" {
-		t.Errorf("summary.md still judges probes by the thresholds: %s", s.LatencyTable().Markdown())
+	if v, _ := StageVerdict(s, s.Stages[0]); strings.Contains(LatencyTable(s).Markdown(), "| ✓ 1/1 passed") || v != "✓ pass" {
+		t.Errorf("summary.md still judges probes by the thresholds: %s", LatencyTable(s).Markdown())
 	}
 }
 
 // Requests retried after a keep-alive race are shown with the errors, as
 // not errors, also in a run that has none.
 func TestErrorsTableShowsRetried(t *testing.T) {
-	r := &Run{Retried: 7}
-	tb := r.ErrorsTable()
+	r := &stats.Run{Retried: 7}
+	tb := ErrorsTable(r)
 	if len(tb.Rows) != 1 || tb.Rows[0].Cells[0] != RetriedLabel || tb.Rows[0].Cells[1] != "7" {
 		t.Fatalf("rows %q", tb.Rows)
 	}
-	r.TopErrors = []ErrorKind{{Error: "timeout", Count: 3}}
-	if tb := r.ErrorsTable(); len(tb.Rows) != 2 || tb.Rows[0].Cells[0] != "timeout" || tb.Rows[1].Cells[0] != RetriedLabel {
+	r.TopErrors = []stats.ErrorKind{{Error: "timeout", Count: 3}}
+	if tb := ErrorsTable(r); len(tb.Rows) != 2 || tb.Rows[0].Cells[0] != "timeout" || tb.Rows[1].Cells[0] != RetriedLabel {
 		t.Errorf("rows %q", tb.Rows)
 	}
-	if r.Retried = 0; len(r.ErrorsTable().Rows) != 1 || r.RetriedLine() != "" || (Totals{}).RetriedNote() != "" {
+	if r.Retried = 0; len(ErrorsTable(r).Rows) != 1 || RetriedLine(r) != "" || RetriedNote(stats.Totals{}) != "" {
 		t.Error("retried shown when there was none")
 	}
 }

@@ -1,15 +1,18 @@
-package stats
+package doc
 
 import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 var updateCost = flag.Bool("update-cost", false, "rewrite testdata/cost-*: only on the code the goldens describe")
@@ -17,19 +20,19 @@ var updateCost = flag.Bool("update-cost", false, "rewrite testdata/cost-*: only 
 // costRuns are three rounds at each rate of a server whose engine uses
 // cores(rate), served exactly at the target and measured for 10 s, the
 // cores off by 0.003 + 1 % (seeded: the same runs every time).
-func costRuns(cores func(float64) float64, rates []float64) []*Run {
+func costRuns(cores func(float64) float64, rates []float64) []*stats.Run {
 	rng := rand.New(rand.NewPCG(23, 1))
-	var runs []*Run
+	var runs []*stats.Run
 	i := 0
 	for round := 1; round <= 3; round++ {
 		for _, r := range rates {
 			c := cores(r)
 			c += (0.003 + 0.01*c) * rng.NormFloat64()
 			n := int64(r * 10)
-			runs = append(runs, &Run{ID: fmt.Sprintf("%02d-r%d-%grps", i, round, r), Index: i, Round: round, TargetRPS: r,
-				Status: StatusDone, Requests: n, OK: n, SuccessRatio: 1, AchievedRatio: 1, AchievedRPS: r, MeasuredSeconds: 10,
-				LatencyMs: Latency{Count: n, P50: 2, P95: 4, P99: 6}, ThresholdsPassed: true,
-				EngineCPU: &CPU{AvgCores: c, CPUMsPerExchange: c * 1000 / r, Exchanges: n, Source: "proc"}})
+			runs = append(runs, &stats.Run{ID: fmt.Sprintf("%02d-r%d-%grps", i, round, r), Index: i, Round: round, TargetRPS: r,
+				Status: stats.StatusDone, Requests: n, OK: n, SuccessRatio: 1, AchievedRatio: 1, AchievedRPS: r, MeasuredSeconds: 10,
+				LatencyMs: stats.Latency{Count: n, P50: 2, P95: 4, P99: 6}, ThresholdsPassed: true,
+				EngineCPU: &stats.CPU{AvgCores: c, CPUMsPerExchange: c * 1000 / r, Exchanges: n, Source: "proc"}})
 			i++
 		}
 	}
@@ -49,12 +52,12 @@ func falls(r float64) float64 {
 	return 0.24 + 0.096 + 0.008*(r-16)
 }
 
-func costSummary(cores func(float64) float64, rates []float64) *Summary {
+func costSummary(cores func(float64) float64, rates []float64) *stats.Summary {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	s := &Summary{CampaignID: "cost", Name: "cost", Driver: "local", Target: "http://127.0.0.1:1/token", Status: CampaignDone,
-		Started: t0, Finished: t0.Add(time.Hour), Thresholds: Thresholds{P95Ms: 100, SuccessRatio: 0.99},
-		Idle: &Idle{Start: t0, End: t0.Add(30 * time.Second), Cores: 0.001, Method: "cumulative", Samples: 30}}
-	BuildSummary(s, costRuns(cores, rates), true)
+	s := &stats.Summary{CampaignID: "cost", Name: "cost", Driver: "local", Target: "http://127.0.0.1:1/token", Status: stats.CampaignDone,
+		Started: t0, Finished: t0.Add(time.Hour), Thresholds: stats.Thresholds{P95Ms: 100, SuccessRatio: 0.99},
+		Idle: &stats.Idle{Start: t0, End: t0.Add(30 * time.Second), Cores: 0.001, Method: "cumulative", Samples: 30}}
+	stats.BuildSummary(s, costRuns(cores, rates), true)
 	return s
 }
 
@@ -84,7 +87,7 @@ func golden(t *testing.T, name, got string) string {
 func TestCostBeforeTheCurveReportsTheSame(t *testing.T) {
 	straight := costSummary(func(r float64) float64 { return 0.02 + 0.0025*r }, []float64{100, 250, 500})
 	straight.Project(1000)
-	if got := straight.Markdown(); got != golden(t, "cost-straight.md", got) {
+	if got := Campaign(straight, nil).Markdown(); got != golden(t, "cost-straight.md", got) {
 		t.Errorf("a straight line's summary.md changed:\n%s", got)
 	}
 	old := costSummary(falls, []float64{5, 10, 16, 30, 50})
@@ -92,13 +95,13 @@ func TestCostBeforeTheCurveReportsTheSame(t *testing.T) {
 	if *updateCost {
 		b, _ := json.MarshalIndent(old, "", "  ")
 		golden(t, "cost-falling-before.json", string(b))
-		golden(t, "cost-falling-before.md", old.Markdown())
+		golden(t, "cost-falling-before.md", Campaign(old, nil).Markdown())
 	}
-	var read Summary
+	var read stats.Summary
 	if err := json.Unmarshal([]byte(golden(t, "cost-falling-before.json", "")), &read); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := read.Markdown(), golden(t, "cost-falling-before.md", ""); got != want {
+	if got, want := Campaign(&read, nil).Markdown(), golden(t, "cost-falling-before.md", ""); got != want {
 		t.Errorf("an old summary.json renders differently:\n%s\nwant\n%s", got, want)
 	}
 }
@@ -112,7 +115,7 @@ func TestCostBeforeTheCurveReportsTheSame(t *testing.T) {
 func TestCostCurveAnswersAFallingCost(t *testing.T) {
 	s := costSummary(falls, []float64{5, 10, 16, 30, 50})
 	s.Project(40)
-	md := s.Markdown()
+	md := Campaign(s, nil).Markdown()
 	for _, want := range []string{
 		"marginal cost falls with the rate: no single straight line holds over 5–50/s; one does over 5–",
 		"marginal cost between neighbouring measured rates, from those two rates alone, CPU-ms per exchange (95% CI): 5–10/s ",
@@ -129,7 +132,7 @@ func TestCostCurveAnswersAFallingCost(t *testing.T) {
 		t.Errorf("summary.md still refuses:\n%s", md)
 	}
 	s.Project(100)
-	if md := s.Markdown(); !strings.Contains(md, "extrapolated beyond the measured 5–50/s along the straight line of the curve's last segment (16–50/s, ") {
+	if md := Campaign(s, nil).Markdown(); !strings.Contains(md, "extrapolated beyond the measured 5–50/s along the straight line of the curve's last segment (16–50/s, ") {
 		t.Errorf("a projection beyond the measured rates does not say so:\n%s", md)
 	}
 	// summary.json keeps the curve, and reads back to the same report.
@@ -137,12 +140,12 @@ func TestCostCurveAnswersAFallingCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var read Summary
+	var read stats.Summary
 	if err := json.Unmarshal(b, &read); err != nil {
 		t.Fatal(err)
 	}
-	if got := read.Markdown(); got != s.Markdown() {
-		t.Errorf("summary.json reads back differently:\n%s\nwant\n%s", got, s.Markdown())
+	if got := Campaign(&read, nil).Markdown(); got != Campaign(s, nil).Markdown() {
+		t.Errorf("summary.json reads back differently:\n%s\nwant\n%s", got, Campaign(s, nil).Markdown())
 	}
 }
 
@@ -156,13 +159,17 @@ func TestCostCurveFromAHostileSummary(t *testing.T) {
 		`{"segments":[],"breaks":[5]}`,
 		`{"segments":[{"marginal":{"cpu_ms":1e308,"ci95":[-1e308,1e308]}},{"marginal":{"cpu_ms":-5}}],"bands":[{"marginal":{"cpu_ms":3}}]}`,
 	} {
-		var s Summary
+		var s stats.Summary
 		doc := `{"status":"done","marginal_cost":{"fit":{"points":3,"poor":"x"},"curve":` + curveJSON + `},"projection":{"line":"p"}}`
 		if err := json.Unmarshal([]byte(doc), &s); err != nil {
 			t.Fatal(err)
 		}
-		_ = s.Markdown()
-		_ = s.Cost.Short()
-		_ = s.CostLines()
+		d := Campaign(&s, &Page{})
+		_, _ = d.Markdown(), d.Text()
+		if err := d.HTML(io.Discard); err != nil {
+			t.Fatal(err)
+		}
+		_ = CostShort(s.Cost)
+		_ = CostLines(&s)
 	}
 }

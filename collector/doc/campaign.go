@@ -1,0 +1,323 @@
+package doc
+
+import (
+	"fmt"
+	"html/template"
+	"io"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/table"
+)
+
+// The sections of a campaign's document, by what they are about: the same
+// ID in every medium, also where the media still say it differently.
+const (
+	SecHeader      = "header"      // who, what, when; summary.md's verdict and totals
+	SecTiles       = "tiles"       // the report's headline figures
+	SecWarnings    = "warnings"    // what changes the meaning of the figures
+	SecLatency     = "latency"     // the article's latency table
+	SecSchedule    = "schedule"    // the same from the scheduled time
+	SecResources   = "resources"   // the article's resource table
+	SecCost        = "cost"        // capacity, marginal cost, projection
+	SecProbes      = "probes"      // a capacity search's probes
+	SecSpread      = "spread"      // p95 of every round
+	SecVerdict     = "verdict"     // the terminal's verdict and totals
+	SecRuns        = "runs"        // the report's runs, one section each
+	SecDefinitions = "definitions" // what the figures mean
+)
+
+// Page is what only the HTML report adds to the document: the manifest's
+// word on the campaign, whether the figures were recomputed, what reading
+// the runs' files found, the cost curve's charts and the runs' sections.
+type Page struct {
+	CampaignID string
+	Status     stats.CampaignStatus
+	Reason     string
+	// Recomputed: there is no summary.json; the figures come from the rows,
+	// the thresholds are unknown.
+	Recomputed bool
+	Notes      []string
+	Curve      []template.HTML
+	Runs       func(io.Writer) error
+}
+
+// Campaign is the document of a campaign's summary. page is the report's
+// (nil for the terminal and summary.md). Every medium reads the sections
+// in this order, each those shown in it.
+func Campaign(s *stats.Summary, page *Page) *Document {
+	if page == nil {
+		page = &Page{}
+	}
+	cost := CostLines(s)
+	return &Document{Title: "tokex campaign " + s.CampaignID, Sections: []Section{
+		header(s),
+		{ID: SecTiles, In: HTML, Blocks: []Block{{Kind: Tiles, Tiles: tiles(s, page.Recomputed)}}},
+		{ID: SecWarnings, In: HTML, Title: warningsTitle, Blocks: []Block{{Kind: List, Class: "warnings", ID: "warnings", Lines: says(reportWarnings(s, page))}}},
+		latency(s),
+		{ID: SecSchedule, Title: "From the scheduled time (coordinated-omission-free)", Sub: true, Blocks: []Block{tableBlock(ScheduleTable(s))}},
+		{ID: SecResources, Title: "Resource consumption", Brief: "reported run per stage", Blocks: []Block{
+			{Kind: Para, In: Markdown | HTML, Class: "meta", Lines: says([]string{"Reported run per stage. CPU per exchange = engine CPU in the measured window ÷ completed exchanges."})},
+			tableBlock(ResourceTable(s))}},
+		costMarkdown(s, cost),
+		costHTML(s, cost, page.Curve),
+		{ID: SecSpread, In: HTML, Title: "p95 spread between rounds", Blocks: []Block{tableBlock(SpreadTable(s))}},
+		warnings(s),
+		verdict(s),
+		probesText(s, cost),
+		{ID: SecCost, In: Text, Blocks: []Block{{Kind: Para, Lines: says(cost)}}},
+		{ID: SecDefinitions, In: Markdown, Blocks: []Block{{Kind: Footer, Lines: says([]string{stats.LatencyDefinition, stats.SendLagDefinition(s.Driver)})}}},
+		{ID: SecRuns, In: HTML, Title: "Runs", Blocks: []Block{{Kind: Slot, Slot: page.Runs}}},
+		{ID: SecDefinitions, In: HTML, Blocks: []Block{{Kind: Footer, Lines: []Line{Say(s.LatencyDefinition), Say(s.SendLagDefinition),
+			Say("Every figure here is computed from the evidence folder (" + page.CampaignID + "): requests.csv.gz, resources.csv and host.csv of each run.")}}}},
+	}}
+}
+
+const warningsTitle = "Warnings"
+
+func says(ss []string) []Line {
+	out := make([]Line, len(ss))
+	for i, s := range ss {
+		out[i] = Say(s)
+	}
+	return out
+}
+
+func tableBlock(t table.Table) Block { return Block{Kind: Table, Table: &t} }
+
+func passed(ok bool) string {
+	if ok {
+		return "PASSED"
+	}
+	return "FAILED"
+}
+
+// header: summary.md's list of who, what, when, the verdict and the
+// totals; the report's line under its title.
+func header(s *stats.Summary) Section {
+	status := string(s.Status)
+	if s.Reason != "" {
+		status += " (" + s.Reason + ")"
+	}
+	md := says([]string{"name: " + s.Name, "driver: " + s.Driver, "target: " + s.Target, "status: " + status,
+		"started: " + s.Started.UTC().Format(time.RFC3339) + ", finished: " + s.Finished.UTC().Format(time.RFC3339)})
+	md = append(md, Line{{Text: fmt.Sprintf("thresholds (%s): ", s.Thresholds)}, {Text: passed(s.ThresholdsPassed), Strong: true}},
+		Say(fmt.Sprintf("%s exchanges in %d counted runs, %.2f%% success, %s dropped%s", stats.Thousands(s.Totals.Exchanges),
+			s.Totals.Runs, s.Totals.SuccessRatio*100, stats.Thousands(s.Totals.Dropped), RetriedNote(s.Totals))))
+	if l := VerifiedLine(s.Totals); l != "" {
+		md = append(md, Say(l))
+	}
+	byline := fmt.Sprintf("%s · driver %s · target %s · status %s · %s → %s · %s", s.Name, s.Driver, s.Target, s.Status,
+		s.Started.UTC().Format("2006-01-02 15:04:05 UTC"), s.Finished.UTC().Format("15:04:05 UTC"), s.Tool)
+	return Section{ID: SecHeader, Blocks: []Block{{Kind: List, In: Markdown, Lines: md}, {Kind: Byline, In: HTML, Lines: []Line{Say(byline)}}}}
+}
+
+// latency is the article's first table, what it shows and how each
+// stage's run was chosen, and every run's p95.
+func latency(s *stats.Summary) Section {
+	rule := "Reported run per stage: "
+	return Section{ID: SecLatency, Title: "Latency by stage",
+		Brief: "reported run of " + roundsWord(s) + " (median by p95, failed runs last), measured phase, from send time",
+		Blocks: []Block{
+			{Kind: Para, In: Markdown, Lines: []Line{Say(rule + stats.ReportedRunRule + ". Measured phase only, warmup excluded; latency from send time. " +
+				"Runs: how many of the stage's runs passed their thresholds (✗: some failed).")}},
+			{Kind: Para, In: HTML, Class: "meta", Lines: []Line{{{Text: rule, Ours: true}, {Text: s.ReportedRunRule}, {Text: ". Measured phase only, warmup excluded; " +
+				"latency from send time (like k6's http_req_duration). Runs: how many of the stage's runs passed their thresholds.", Ours: true}}}},
+			tableBlock(LatencyTable(s)),
+			{Kind: Para, Lines: []Line{Say("Per-run p95: " + SpreadLine(s))}},
+		}}
+}
+
+func roundsWord(s *stats.Summary) string {
+	n := 0
+	for _, st := range s.Stages {
+		n = max(n, len(st.Runs))
+	}
+	if n == 1 {
+		return "1 round"
+	}
+	return fmt.Sprintf("%d rounds", n)
+}
+
+// costMarkdown is summary.md's capacity and marginal cost, the probes
+// after them.
+func costMarkdown(s *stats.Summary, lines []string) Section {
+	sec := Section{ID: SecCost, In: Markdown, Title: "Capacity and marginal cost"}
+	if len(lines) == 0 {
+		return sec
+	}
+	sec.Blocks = []Block{{Kind: List, Lines: says(lines)}}
+	if s.Capacity != nil && len(s.Capacity.Probes) > 0 {
+		sec.Blocks = append(sec.Blocks, tableBlock(ProbeTable(s.Capacity)))
+	}
+	return sec
+}
+
+// costHTML is the report's cost curve: the lines, the charts, the probes
+// and how the fit is made.
+func costHTML(s *stats.Summary, lines []string, charts []template.HTML) Section {
+	sec := Section{ID: SecCost, In: HTML, Title: "Cost curve: capacity and marginal cost"}
+	if len(lines) == 0 && len(charts) == 0 {
+		return sec
+	}
+	probes := Block{Kind: Table, Caption: "Capacity search: probes in the order they ran"}
+	if s.Capacity != nil && len(s.Capacity.Probes) > 0 {
+		t := ProbeTable(s.Capacity)
+		probes.Table = &t
+	}
+	def := Block{Kind: Para, Class: "meta"}
+	if s.Cost != nil {
+		def.Lines = []Line{Say(s.Cost.Definition)}
+	}
+	sec.Blocks = []Block{{Kind: List, ID: "cost", Lines: says(lines)}, {Kind: Figures, Figures: charts}, probes, def}
+	return sec
+}
+
+// probesText is the terminal's capacity search, before the cost lines.
+func probesText(s *stats.Summary, lines []string) Section {
+	sec := Section{ID: SecProbes, In: Text, Title: "Capacity search (probes in the order they ran):"}
+	if len(lines) > 0 && s.Capacity != nil && len(s.Capacity.Probes) > 0 {
+		sec.Blocks = []Block{tableBlock(ProbeTable(s.Capacity))}
+	}
+	return sec
+}
+
+// warnings are the summary's warnings: as they came in summary.md,
+// sorted in the terminal.
+func warnings(s *stats.Summary) Section {
+	ws := make([]string, len(s.Warnings))
+	for i, w := range s.Warnings {
+		ws[i] = w.String()
+	}
+	return Section{ID: SecWarnings, In: Markdown | Text, Title: warningsTitle, Blocks: []Block{
+		{Kind: List, In: Markdown, Lines: says(ws)}, {Kind: List, In: Text, Lines: says(slices.Sorted(slices.Values(ws)))}}}
+}
+
+// verdict is the terminal's last word: the thresholds' verdict, the
+// totals, how the campaign ended, the tokens verified.
+func verdict(s *stats.Summary) Section {
+	status := string(s.Status)
+	if s.Reason != "" {
+		status += ": " + s.Reason
+	}
+	lines := []string{fmt.Sprintf("Thresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped%s · campaign %s", s.Thresholds, passed(s.ThresholdsPassed),
+		stats.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, RetriedNote(s.Totals), status)}
+	if l := VerifiedLine(s.Totals); l != "" {
+		lines = append(lines, strings.ToUpper(l[:1])+l[1:])
+	}
+	return Section{ID: SecVerdict, In: Text, Blocks: []Block{{Kind: Para, Lines: says(lines)}}}
+}
+
+// tiles are the report's headline figures: the verdict, the totals, each
+// stage's p95 and CPU per exchange.
+func tiles(s *stats.Summary, recomputed bool) []Tile {
+	verdict, tone := "PASSED", table.Good
+	if !s.ThresholdsPassed {
+		verdict, tone = "FAILED", table.Bad
+	}
+	if recomputed {
+		verdict, tone = "unknown", table.Warn
+	}
+	out := []Tile{{"thresholds", verdict, tone},
+		{"exchanges (measured)", stats.Thousands(s.Totals.Exchanges), table.Plain},
+		{"success", fmt.Sprintf("%.2f%%", s.Totals.SuccessRatio*100), okTone(s.Totals.SuccessRatio >= 0.99)},
+		{"dropped", stats.Thousands(s.Totals.Dropped), okTone(s.Totals.Dropped == 0)}}
+	if vf := s.Totals.Verified; vf != nil {
+		out = append(out, Tile{fmt.Sprintf("tokens verified (%.4g %% at random)", vf.Sample*100),
+			fmt.Sprintf("%s · %s failed", stats.Thousands(vf.Checked), stats.Thousands(vf.Failed)), okTone(vf.Failed == 0)})
+	}
+	for _, st := range s.Stages {
+		r := st.Reported()
+		if r == nil {
+			continue
+		}
+		label, tone := "p95 at "+stats.StageLabel(st.TargetRPS), table.Plain
+		if len(st.FailedRuns) > 0 {
+			label, tone = label+" ("+RunsVerdict(st)+")", table.Bad
+		}
+		p95 := "no exchange"
+		if r.Requests > 0 {
+			p95 = fmt.Sprintf("%.2f ms", r.LatencyMs.P95)
+		}
+		out = append(out, Tile{label, fmt.Sprintf("%s · %.2f%% ok", p95, r.SuccessRatio*100), tone})
+		if r.EngineCPU != nil {
+			out = append(out, Tile{"CPU-ms / exchange at " + stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f", r.EngineCPU.CPUMsPerExchange), table.Plain})
+		}
+	}
+	return out
+}
+
+func okTone(ok bool) table.Tone {
+	if ok {
+		return table.Good
+	}
+	return table.Bad
+}
+
+// reportWarnings lists, in the report, what changes the meaning of the
+// numbers: how the campaign ended, the campaign-wide warnings, each run's
+// status, drops, failed thresholds and coded warnings, then what reading
+// the runs' files found.
+func reportWarnings(s *stats.Summary, page *Page) []string {
+	var out []string
+	if page.Recomputed {
+		out = append(out, "no summary.json (the campaign did not finish): figures recomputed from the rows, thresholds unknown")
+	}
+	if page.Status != stats.CampaignDone {
+		out = append(out, fmt.Sprintf("the campaign is %s%s", page.Status, suffix(page.Reason)))
+	}
+	for _, w := range s.Warnings {
+		if w.Run == "" && w.Code != stats.WarnCampaignEnded { // the campaign's status is said above
+			out = append(out, w.String())
+		}
+	}
+	for _, r := range append([]*stats.Run{s.Sanity}, allRuns(s)...) {
+		if r != nil {
+			out = append(out, runWarnings(r)...)
+		}
+	}
+	return append(out, page.Notes...)
+}
+
+func allRuns(s *stats.Summary) []*stats.Run {
+	var out []*stats.Run
+	for _, st := range s.Stages {
+		out = append(out, st.Runs...)
+	}
+	return out
+}
+
+// runWarnings are one run's: not reported, dropped arrivals, failed
+// thresholds, and its coded warnings, computed from the evidence like
+// every figure (generator_late, generator_starved, host_saturated, …).
+func runWarnings(r *stats.Run) []string {
+	var out []string
+	if r.Status != stats.StatusDone {
+		out = append(out, fmt.Sprintf("%s was %s%s; it is not reported", r.ID, r.Status, suffix(r.Reason)))
+	}
+	if r.Dropped > 0 {
+		out = append(out, fmt.Sprintf("%s dropped %s arrivals: the generator's in-flight cap was full, so the server saw less than the target", r.ID, stats.Thousands(r.Dropped)))
+	}
+	if !r.Sanity && r.Status == stats.StatusDone && !r.ThresholdsPassed {
+		out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, r.FailedChecks()))
+	}
+	for _, w := range r.Warnings {
+		if w.Code == stats.WarnDropped {
+			continue // said above, with what it means
+		}
+		if w.Run == "" {
+			w.Run = r.ID
+		}
+		out = append(out, w.String())
+	}
+	return out
+}
+
+func suffix(reason string) string {
+	if reason == "" {
+		return ""
+	}
+	return " (" + reason + ")"
+}
