@@ -2,6 +2,7 @@ package report
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io/fs"
 	"os"
@@ -51,8 +52,11 @@ func firstDiff(got, want string) string {
 	return "same lines, different bytes"
 }
 
+var update = flag.Bool("update", false, "rewrite report.html and summary.md of ../../testdata/campaigns: only when what the document says changes on purpose")
+
 // TestGoldenCampaigns: the report and summary.md of every golden campaign
-// render byte for byte as the code that wrote them rendered them.
+// render byte for byte as the code that wrote them rendered them (or, with
+// -update, as the code now renders them: review the diff).
 func TestGoldenCampaigns(t *testing.T) {
 	t.Parallel()
 	for _, dir := range goldenCampaigns(t) {
@@ -66,10 +70,15 @@ func TestGoldenCampaigns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if *update {
+				want = got
+				write(t, filepath.Join(dir, "report.html"), got)
+			}
 			if string(got) != string(want) {
 				t.Errorf("report.html differs at %s", firstDiff(string(got), string(want)))
 			}
-			md, err := os.ReadFile(filepath.Join(dir, evidence.SummaryMD))
+			mdPath := filepath.Join(dir, evidence.SummaryMD)
+			md, err := os.ReadFile(mdPath)
 			if errors.Is(err, fs.ErrNotExist) {
 				return // a campaign that did not finish has none
 			}
@@ -85,9 +94,21 @@ func TestGoldenCampaigns(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := doc.Campaign(s, nil).Markdown(); got != string(md) {
-				t.Errorf("summary.md differs at %s", firstDiff(got, string(md)))
+			got = []byte(doc.Campaign(s, nil).Markdown())
+			if *update {
+				md = got
+				write(t, mdPath, got)
+			}
+			if string(got) != string(md) {
+				t.Errorf("summary.md differs at %s", firstDiff(string(got), string(md)))
 			}
 		})
+	}
+}
+
+func write(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
