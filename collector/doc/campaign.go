@@ -45,11 +45,11 @@ type Page struct {
 }
 
 // Campaign is the document of a campaign's summary. page is the report's
-// (nil for the terminal and summary.md). Every medium reads the sections
-// in this order, each those shown in it.
+// (nil for the terminal and summary.md: the summary's own word then). Every
+// medium reads the sections in this order, each those shown in it.
 func Campaign(s *stats.Summary, page *Page) *Document {
 	if page == nil {
-		page = &Page{}
+		page = &Page{CampaignID: s.CampaignID, Status: s.Status, Reason: s.Reason}
 	}
 	cost := CostLines(s)
 	return &Document{Title: "tokex campaign " + s.CampaignID, Sections: []Section{

@@ -85,6 +85,7 @@ func golden(t *testing.T, name, got string) string {
 // wrote for a falling cost (the fit refused as non-linear, no curve) renders
 // its summary.md unchanged.
 func TestCostBeforeTheCurveReportsTheSame(t *testing.T) {
+	t.Parallel()
 	straight := costSummary(func(r float64) float64 { return 0.02 + 0.0025*r }, []float64{100, 250, 500})
 	straight.Project(1000)
 	if got := Campaign(straight, nil).Markdown(); got != golden(t, "cost-straight.md", got) {
@@ -113,6 +114,7 @@ func TestCostBeforeTheCurveReportsTheSame(t *testing.T) {
 // operating rate's, a campaign-wide marginal_cost_varies warning, and the
 // projection says what it extrapolates.
 func TestCostCurveAnswersAFallingCost(t *testing.T) {
+	t.Parallel()
 	s := costSummary(falls, []float64{5, 10, 16, 30, 50})
 	s.Project(40)
 	md := Campaign(s, nil).Markdown()
@@ -153,6 +155,7 @@ func TestCostCurveAnswersAFallingCost(t *testing.T) {
 // not trusted: segments without figures, no bands, more breaks than
 // segments render without a panic.
 func TestCostCurveFromAHostileSummary(t *testing.T) {
+	t.Parallel()
 	for _, curveJSON := range []string{
 		`{"segments":[{"from_rate":1,"to_rate":2},{"from_rate":2,"to_rate":3,"marginal":null}],"bands":[{"from_rate":1,"to_rate":2}]}`,
 		`{"segments":[{},{}],"breaks":[1,2,3,4],"bands":[]}`,

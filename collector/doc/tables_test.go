@@ -13,6 +13,7 @@ import (
 // in brackets, the reported run's figures, the verdict, its tone, and the
 // ⚠ of a stage with a flagged run.
 func TestResultsTable(t *testing.T) {
+	t.Parallel()
 	mk := func(id string, rps float64, round int, p95 float64, passed bool) *stats.Run {
 		return &stats.Run{ID: id, TargetRPS: rps, Round: round, Status: stats.StatusDone, Requests: 1500, OK: 1500, SuccessRatio: 1,
 			LatencyMs: stats.Latency{P50: p95 / 2, P95: p95, P99: p95 * 2}, EngineCPU: &stats.CPU{AvgCores: 0.5, CPUMsPerExchange: 5, Source: "proc-tree"}, ThresholdsPassed: passed}
@@ -46,6 +47,7 @@ func TestResultsTable(t *testing.T) {
 // for every source tokex writes; a source it does not know is "other" (an
 // evidence file does not get to print what it likes).
 func TestCPUSourceLabel(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ source, want string }{
 		{"proc", "pid"},
 		{"proc-tree", "pid tree"},
@@ -72,6 +74,7 @@ func TestCPUSourceLabel(t *testing.T) {
 // TestResourceTableSaysHowCPUWasMeasured: summary.md's and the report's
 // resource table name the engine CPU's source per stage.
 func TestResourceTableSaysHowCPUWasMeasured(t *testing.T) {
+	t.Parallel()
 	s := &stats.Summary{}
 	stats.BuildSummary(s, []*stats.Run{{ID: "a", TargetRPS: 100, Round: 1, Status: stats.StatusDone, Requests: 10, OK: 10, SuccessRatio: 1,
 		EngineCPU: &stats.CPU{AvgCores: 0.5, PeakCores: 0.7, CPUMsPerExchange: 5, Source: "cgroup"}, ThresholdsPassed: true}}, false)
@@ -86,6 +89,7 @@ func TestResourceTableSaysHowCPUWasMeasured(t *testing.T) {
 // thresholds (they have no p99) is ✗ broken, never ✓; an invalid or hard
 // probe says so, and a probe still running its rounds is not judged yet.
 func TestSearchVerdictInEveryTable(t *testing.T) {
+	t.Parallel()
 	mk := func(id string, rps, p99 float64) *stats.Run {
 		return &stats.Run{ID: id, TargetRPS: rps, Round: 1, Status: stats.StatusDone, Requests: 300, OK: 300, SuccessRatio: 1,
 			LatencyMs: stats.Latency{P50: 3, P95: 9, P99: p99}, ThresholdsPassed: true}
@@ -130,6 +134,7 @@ func TestSearchVerdictInEveryTable(t *testing.T) {
 // Requests retried after a keep-alive race are shown with the errors, as
 // not errors, also in a run that has none.
 func TestErrorsTableShowsRetried(t *testing.T) {
+	t.Parallel()
 	r := &stats.Run{Retried: 7}
 	tb := ErrorsTable(r)
 	if len(tb.Rows) != 1 || tb.Rows[0].Cells[0] != RetriedLabel || tb.Rows[0].Cells[1] != "7" {
