@@ -53,6 +53,7 @@ func TestCPUSourceLabel(t *testing.T) {
 		{"proc-tree", "pid tree"},
 		{"cgroup", "cgroup"},
 		{"prometheus", "prometheus"},
+		{"promql", "promql"},
 		{"metrics-server (15s window)", "metrics-server"},
 		{"kubelet /metrics/resource", "kubelet"},
 		{"kubelet /metrics/resource, metrics-server (15s window)", "kubelet+metrics-server"},

@@ -101,7 +101,7 @@ func RunsVerdict(s *stats.Stage) string {
 // cpuSources name, in one short label each, the sources resource samples
 // carry (collector/proc's kinds, the kube driver's, the k6 import's).
 var cpuSources = []struct{ source, label string }{
-	{"proc-tree", "pid tree"}, {"proc", "pid"}, {"cgroup", "cgroup"}, {"prometheus", "prometheus"},
+	{"proc-tree", "pid tree"}, {"proc", "pid"}, {"cgroup", "cgroup"}, {"prometheus", "prometheus"}, {stats.SourcePromQL, "promql"},
 	{"metrics-server", "metrics-server"}, {"kubelet", "kubelet"}, {"monitor-csv", "monitor CSV"},
 }
 

@@ -96,6 +96,12 @@ type Run struct {
 	Verification *Verification `json:"verification,omitempty"`
 	// CoolDown is the capacity search's cool-down before the run.
 	CoolDown *CoolDown `json:"cool_down,omitempty"`
+	// PromQL is what an existing Prometheus was asked and answered about
+	// the engine over the window (target.prometheus): then the source of
+	// EngineCPU, and EngineCPUSampled is what tokex's own samplers (pid,
+	// cgroup, metrics-server…) measured of the same window.
+	PromQL           *PromQL `json:"promql,omitempty"`
+	EngineCPUSampled *CPU    `json:"engine_cpu_sampled,omitempty"`
 }
 
 // ComputeRun derives a run's statistics from its request rows, resource
@@ -241,13 +247,14 @@ func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...Host
 		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))
 	}
 	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
-	r.EngineCPU, r.EngineMemoryBytes = groupCPU(res, "engine", m, t.answeredInWindow)
+	sampled, sampledMem := groupCPU(res, "engine", m, t.answeredInWindow)
+	r.engineFigure(m, sampled, sampledMem, t.answeredInWindow)
 	if w, bad := cpuCounterWarning(res, "engine", m.ID); bad {
 		r.Warnings = append(r.Warnings, w)
 	}
 	exited := slices.ContainsFunc(m.Warnings, func(w Warning) bool { return w.Code == WarnEngineExited })
 	if exited {
-		r.EngineCPU = nil // no figure from samples of a process that stopped inside the window
+		r.EngineCPU, r.EngineCPUSampled = nil, nil // no figure from samples of a process that stopped inside the window
 	}
 	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
 		r.GeneratorCPU = g

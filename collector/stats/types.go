@@ -169,6 +169,9 @@ type RunMeta struct {
 	Verification *Verification `json:",omitempty"`
 	// CoolDown is the capacity search's cool-down before the run.
 	CoolDown *CoolDown `json:",omitempty"`
+	// PromQL is the engine's CPU and memory over the window from an
+	// existing Prometheus: when set, the run's engine figure.
+	PromQL *PromQL `json:",omitempty"`
 }
 
 // ErrorDescription counts one description of one kind of failure.

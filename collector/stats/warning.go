@@ -69,6 +69,20 @@ const (
 	// run: the run stopped and failed, and its engine CPU is not reported
 	// (the samples stop where the process did, the window does not).
 	WarnEngineExited WarningCode = "engine_exited"
+	// PromQL (target.prometheus, kube.engines.prometheus) gave no engine
+	// CPU for the run: Prometheus unreachable, an error, or no series for
+	// the query (the detail says which and quotes the query).
+	WarnPromQLNoData WarningCode = "promql_no_data"
+	// A member the run expected (an engine Pod) has no series, or a member
+	// has CPU but no memory series: the sum leaves it out.
+	WarnPromQLMissingSeries WarningCode = "promql_missing_series"
+	// A series' samples do not cover the window: none near its start, the
+	// last one long before its end, or a gap of missed scrapes inside it;
+	// rate() then covers less than the window.
+	WarnPromQLStale WarningCode = "promql_stale"
+	// Fewer than PromQLMinSamples samples of the CPU counter in the window:
+	// the scrape interval is too coarse for the run's length.
+	WarnPromQLCoarse WarningCode = "promql_coarse"
 )
 
 // InvalidatingCodes are the codes that fail a run's verdict unless the
