@@ -44,6 +44,7 @@ type Campaign struct {
 	// cool-down the next run's stats record.
 	unloaded time.Duration
 	cooled   *stats.CoolDown
+	prom     *promQL // nil: no target.prometheus
 }
 
 type output struct {
@@ -136,6 +137,9 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	err := c.Driver.Start(ctx, out)
 	if err == nil {
 		err = c.recordEngine()
+	}
+	if err == nil {
+		err = c.startPromQL(ctx)
 	}
 	c.emitStarted(started, plan, resumed)
 	var runs []*stats.Run
@@ -299,6 +303,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 	case derr != nil:
 		meta.Status, meta.Reason = stats.StatusFailed, derr.Error()
 	}
+	c.measurePromQL(ctx, p, &meta)
 	return c.endRun(ctx, run, meta, derr)
 }
 

@@ -100,7 +100,7 @@ type fakeRun struct {
 	dir     string
 }
 
-func runFake(t *testing.T, ctx context.Context, c config.Campaign, d *fakeDriver, dir string, done map[string]*stats.Run) fakeRun {
+func runFake(t *testing.T, ctx context.Context, c config.Campaign, d Driver, dir string, done map[string]*stats.Run) fakeRun {
 	t.Helper()
 	var w *evidence.Writer
 	var err error

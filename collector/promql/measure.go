@@ -301,3 +301,12 @@ type waitResult struct {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Ping asks the server a constant query: it answers, and is a Prometheus.
+func (c *Client) Ping(ctx context.Context) error {
+	vec, err := c.vector(ctx, "vector(1)", c.now())
+	if err == nil && (len(vec) != 1 || vec[0].Value != 1) {
+		err = fmt.Errorf("prometheus %s: vector(1) answered %v", c.server, vec)
+	}
+	return err
+}

@@ -32,8 +32,8 @@ func TestPromQLGivesTheEngineFigure(t *testing.T) {
 			CPUSecondsTotal: 10 + 0.3*at.Sub(start).Seconds(), MemoryBytes: 1 << 20, Source: "proc"})
 	}
 	m.PromQL = &PromQL{Server: "http://prom:9090", From: m.MeasuredStart, To: m.MeasuredEnd,
-		Queries: []PromQuery{{Name: "cpu", Query: `sum by (pod) (rate(x[10s]))`}, {Name: "memory", Query: `sum by (pod) (avg_over_time(y[10s]))`}},
-		Members: []PromMember{{Name: "engine-0", Cores: 0.125, MemoryBytes: 3 << 20, Samples: 10}, {Name: "engine-1", Cores: 0.2, MemoryBytes: 5 << 20, Samples: 10}},
+		Queries:   []PromQuery{{Name: "cpu", Query: `sum by (pod) (rate(x[10s]))`}, {Name: "memory", Query: `sum by (pod) (avg_over_time(y[10s]))`}},
+		Members:   []PromMember{{Name: "engine-0", Cores: 0.125, MemoryBytes: 3 << 20, Samples: 10}, {Name: "engine-1", Cores: 0.2, MemoryBytes: 5 << 20, Samples: 10}},
 		PeakCores: 0.4}
 	r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 500, SuccessRatio: 0.99})
 	c := r.EngineCPU

@@ -75,6 +75,10 @@ type Kube struct {
 		Selector  string `yaml:"selector"`  // label selector of the engine Pods
 		Service   string `yaml:"service"`   // engine Service, for verify and smoke
 		Port      int    `yaml:"port"`      // its port (9031)
+		// Prometheus is the URL of a Prometheus server that scrapes the
+		// engine Pods' cAdvisor series: each run's engine CPU and memory
+		// are asked of it over the run's window (PromQL, method promql).
+		Prometheus string `yaml:"prometheus"`
 	} `yaml:"engines"`
 	// Agent Pod shape, in Kubernetes' own JSON field names.
 	Resources    map[string]any    `yaml:"resources"`
@@ -128,6 +132,16 @@ type Target struct {
 	PIDFile    string `yaml:"pid_file"`
 	Cgroup     string `yaml:"cgroup"`
 	MetricsURL string `yaml:"metrics_url"`
+	// Prometheus is the URL of a Prometheus server (its HTTP API) that
+	// holds the engine's CPU-seconds counter (PrometheusCPU, a series
+	// selector; default with the kube driver: cAdvisor's series of the
+	// engine Pods) and memory (PrometheusMemory): each run's engine figure
+	// is asked of it with PromQL over the run's exact window (method
+	// promql), beside what tokex samples itself. TOKEX_PROMETHEUS_URL
+	// overrides it (credentials stay out of the evidence).
+	Prometheus       string `yaml:"prometheus"`
+	PrometheusCPU    string `yaml:"prometheus_cpu"`
+	PrometheusMemory string `yaml:"prometheus_memory"`
 	// UnreachableAfter stops the run and the campaign when requests failed
 	// and the target neither answered any (any HTTP status) nor accepted a
 	// connection for this long. One that accepts connections but answers
@@ -529,6 +543,9 @@ func (c *Campaign) validateTarget(doc *confload.Doc) error {
 	if err := c.validateEngineSampling(doc); err != nil {
 		return err
 	}
+	if err := c.validatePrometheus(doc); err != nil {
+		return err
+	}
 	if a := c.Target.Embedded.SigningAlg; a != "" && !slices.Contains(jose.Algorithms, a) {
 		return doc.Errorf("target.embedded.signing_alg", "unsupported algorithm %q (RS256, ES256, EdDSA)", a)
 	}
@@ -900,6 +917,8 @@ func (c Campaign) Redacted() ([]byte, error) {
 		c.Agents.ClientSecret = "[redacted]"
 	}
 	c.Target.MetricsURL = redactURL(c.Target.MetricsURL)
+	c.Target.Prometheus = redactURL(c.Target.Prometheus)
+	c.Kube.Engines.Prometheus = redactURL(c.Kube.Engines.Prometheus)
 	if len(c.Request.Extra) > 0 {
 		extra := map[string]string{}
 		for k, v := range c.Request.Extra {

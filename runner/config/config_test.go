@@ -68,6 +68,14 @@ func TestConfigErrorsNameFileLineField(t *testing.T) {
 		{"relative cgroup", "target:\n  url: http://127.0.0.1:9/t\n  cgroup: system.slice/as.service\n", []string{"campaign.yaml:3", "target.cgroup", "absolute"}},
 		{"metrics url", "target:\n  url: http://127.0.0.1:9/t\n  metrics_url: 127.0.0.1:9090/metrics\n", []string{"campaign.yaml:3", "target.metrics_url", "http(s) URL"}},
 		{"pid and metrics", "target:\n  url: http://127.0.0.1:9/t\n  pid: 42\n  metrics_url: http://127.0.0.1:9090/metrics\n", []string{"campaign.yaml:4", "target.metrics_url", "only one of target.pid, target.metrics_url", "twice"}},
+		{"prometheus url", "target:\n  prometheus: prom:9090\n", []string{"campaign.yaml:2", "target.prometheus", "http(s) URL of a Prometheus server"}},
+		{"prometheus without series, local", "target:\n  prometheus: http://127.0.0.1:9090\n", []string{"target.prometheus_cpu", "is required", "process_cpu_seconds_total"}},
+		{"prometheus series not a selector", "target:\n  prometheus: http://127.0.0.1:9090\n  prometheus_cpu: rate(process_cpu_seconds_total[5m])\n",
+			[]string{"campaign.yaml:3", "target.prometheus_cpu", "series selector", "the end of the selector"}},
+		{"prometheus series without a server", "target:\n  prometheus_cpu: process_cpu_seconds_total\n", []string{"target.prometheus_cpu", "needs target.prometheus"}},
+		{"prometheus memory without cpu", "driver: kube\nkube:\n  engines:\n    selector: app=as\n    prometheus: http://p:9090\ntarget:\n  url: https://as/t\n  prometheus_memory: m\n",
+			[]string{"target.prometheus_memory", "needs target.prometheus_cpu"}},
+		{"kube prometheus on the local driver", "kube:\n  engines:\n    prometheus: http://p:9090\n", []string{"kube.engines.prometheus", "applies to the kube driver"}},
 		{"pid of the embedded", "target:\n  pid: 42\n", []string{"campaign.yaml:2", "target.pid", "target.url only"}},
 		{"claim tokex sets", "subject:\n  claims:\n    sub: x\n", []string{"campaign.yaml:2", "subject.claims", `claim "sub" is set by tokex`}},
 		{"unknown placeholder", "subject:\n  claims:\n    email: '{{mail}}'\n", []string{"campaign.yaml:2", "subject.claims", "unknown placeholder {{mail}}"}},
@@ -97,12 +105,13 @@ func TestRedactedHidesSecrets(t *testing.T) {
 	c.Agents.ClientSecret = "hunter2-very-secret"
 	c.Request.Extra = map[string]string{"connector_id": "mock", "upstream_secret": "also-secret"}
 	c.Target.URL, c.Target.MetricsURL = "https://as.example/token", "https://scraper:pa55word@as.example:9090/metrics?token=t0ken"
+	c.Target.Prometheus, c.Target.PrometheusCPU = "https://grafana:pr0mpass@prom.example:9090", `process_cpu_seconds_total{job="as"}`
 	y, err := c.Redacted()
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := string(y)
-	if strings.Contains(s, "hunter2") || strings.Contains(s, "also-secret") || strings.Contains(s, "pa55word") || strings.Contains(s, "t0ken") {
+	if strings.Contains(s, "hunter2") || strings.Contains(s, "also-secret") || strings.Contains(s, "pa55word") || strings.Contains(s, "t0ken") || strings.Contains(s, "pr0mpass") {
 		t.Errorf("secret in redacted config:\n%s", s)
 	}
 	if !strings.Contains(s, "connector_id: mock") || !strings.Contains(s, "duration: 5m0s") || !strings.Contains(s, "https://scraper:redacted@as.example:9090/metrics?token=redacted") {

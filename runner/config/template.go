@@ -23,6 +23,10 @@ target:
   # pid_file: /run/my-as.pid       # or the file it writes its PID to, read at every start and resume
   # cgroup: /sys/fs/cgroup/system.slice/my-as.service   # a cgroup v2 directory
   # metrics_url: http://as.internal:9090/metrics      # Prometheus process_cpu_seconds_total, any host
+  # And/or ask an existing Prometheus over each run's exact window (PromQL; docs/prometheus.md):
+  # prometheus: http://prometheus.monitoring:9090
+  # prometheus_cpu: process_cpu_seconds_total{job="my-as"}          # a CPU-seconds counter
+  # prometheus_memory: process_resident_memory_bytes{job="my-as"}   # a memory gauge
   # Stop the campaign (exit 2, evidence kept, --resume continues) when the target
   # neither answered nor accepted a connection for this long (a slow one is not dead).
   unreachable_after: 10s
@@ -139,6 +143,7 @@ kube:
   #   selector: app.kubernetes.io/name=pingfederate-engine
   #   service: pf-pingfederate-engine
   #   port: 9031
+  #   prometheus: http://prometheus.monitoring:9090   # each run's engine CPU and memory from cAdvisor's series (PromQL)
   # resources:                     # agent Pods, in Kubernetes' own field names. Unset requests are
   #   requests: {cpu: 350m}        # sized per run: CPU 100m + rate per agent × 5 ms (RS256; ES256 3 ms), memory 64Mi
   #   limits: {cpu: "1"}           # + VUs × 0.4Mi (2 × max_in_flight with a warmup) + rate × 0.1Mi. A CPU limit can starve k6.

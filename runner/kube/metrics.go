@@ -2,6 +2,7 @@ package kube
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -237,4 +238,29 @@ func (p *metricsPoller) readKubelet(ctx context.Context, node string) (map[strin
 		p.paths[node] = path
 	}
 	return kubeletResourceMetrics(ctx, p.d.Client, node, path)
+}
+
+// EnginePods implements runner.EnginePods: the engine Pods the selector
+// matches now (kube.engines.prometheus asks for their cAdvisor series).
+func (d *Driver) EnginePods(ctx context.Context) (string, []string, error) {
+	ns := d.Cfg.Kube.Engines.Namespace
+	if ns == "" {
+		ns = d.Namespace
+	}
+	sel := d.Cfg.Kube.Engines.Selector
+	if sel == "" {
+		return ns, nil, errors.New("kube.engines.selector is not set: no engine Pods to ask for")
+	}
+	pods, err := d.Client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return ns, nil, err
+	}
+	var names []string
+	for _, p := range pods.Items {
+		names = append(names, p.Name)
+	}
+	if len(names) == 0 {
+		return ns, nil, fmt.Errorf("no Pod in %s matches %s", ns, sel)
+	}
+	return ns, names, nil
 }
