@@ -32,6 +32,9 @@ type Config struct {
 	Faults         FaultConfig    `yaml:"faults"`
 	// ClientAuth is how client assertions (private_key_jwt) are checked.
 	ClientAuth ClientAuthConfig `yaml:"client_auth"`
+	// Metrics serves the process's CPU and memory for Prometheus on a
+	// listener of its own (off by default).
+	Metrics MetricsConfig `yaml:"metrics"`
 }
 
 // TLSConfig selects HTTPS: a given pair, or a generated self-signed one.
@@ -190,7 +193,7 @@ func Load(path string) (Config, *confload.Doc, error) {
 func (c *Config) Validate(doc *confload.Doc) error {
 	for _, check := range []func(*confload.Doc) error{
 		c.validateEndpoint, c.Signing.validate, c.Subject.validate, c.validateTLS, c.validateClients, c.Faults.validate,
-		c.ClientAuth.validate,
+		c.ClientAuth.validate, c.Metrics.validate,
 	} {
 		if err := check(doc); err != nil {
 			return err

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 )
 
 // NewLogger is the server's log: slog's text format on w, at debug level
@@ -41,6 +42,17 @@ func Run(ctx context.Context, cfg Config, opt Options, b Banner, ready func(*Ser
 		scheme = "https"
 	}
 	srv.SetBaseURL(scheme + "://" + ln.Addr().String())
+	if cfg.Metrics.Addr != "" {
+		mln, err := net.Listen("tcp", cfg.Metrics.Addr)
+		if err != nil {
+			_ = ln.Close()
+			return fmt.Errorf("metrics.addr: %w", err)
+		}
+		mctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go serveMetrics(mctx, mln)
+		srv.metricsURL = "http://" + mln.Addr().String() + "/metrics"
+	}
 	b.print(srv, cfg)
 	if ready != nil {
 		if err := ready(srv); err != nil {
@@ -65,6 +77,9 @@ func (b Banner) print(srv *Server, cfg Config) {
 		fmt.Fprintf(out, "  clients         %s0..%d (shared secret, not shown)\n", cfg.DefaultClients.Prefix, cfg.DefaultClients.Count-1)
 	} else {
 		fmt.Fprintf(out, "  clients         %d from %s\n", len(cfg.Clients), b.ClientsFrom)
+	}
+	if srv.metricsURL != "" {
+		fmt.Fprintf(out, "  metrics         %s (process CPU and memory, for Prometheus)\n", srv.metricsURL)
 	}
 	if f := srv.Faults(); f != "" {
 		fmt.Fprintf(out, "  FAULT INJECTION ON: %s\n", f)

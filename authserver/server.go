@@ -50,6 +50,9 @@ type Server struct {
 	assert              *assertionVerifier
 	// clientCAs verify client certificates (tls_client_auth); nil: none asked.
 	clientCAs *x509.CertPool
+
+	// metricsURL is where the process metrics are served ("" off).
+	metricsURL string
 }
 
 // New builds a server from a validated config. ctx bounds JWKS refreshes.
