@@ -40,6 +40,7 @@ type bucket struct {
 	dur, lag                      stats.Samples
 	ok, errs, noResponse, dropped int64
 	kinds                         map[string]int64
+	hist                          []int64 // by event.LatencyBoundsMs
 }
 
 func newWindower(run event.PlannedRun, emit func(event.Event), inFlight func() int64) *windower {
@@ -136,6 +137,10 @@ func (w *windower) Add(r *stats.Request) {
 	}
 	b.dur.Add(r.DurationUS)
 	b.lag.Add(r.SendLagUS)
+	if b.hist == nil {
+		b.hist = make([]int64, len(event.LatencyBoundsMs)+1)
+	}
+	b.hist[event.LatencyBucket(r.DurationUS)]++
 }
 
 // kind counts one error by its key, the first MaxErrorKinds keys by name.
@@ -180,7 +185,7 @@ func (w *windower) Flush(cutoff time.Time) {
 			At: time.UnixMicro(k.at).UTC(), Seconds: w.seconds(k), RunID: w.run.ID, Phase: k.phase, TargetRPS: w.run.TargetRPS,
 			Completed: int64(b.dur.Len()), OK: b.ok, Errors: b.errs, NoResponse: b.noResponse, Dropped: b.dropped,
 			Latency:    lat,
-			SendLagP99: lag.P99, ErrorKinds: b.kinds,
+			SendLagP99: lag.P99, ErrorKinds: b.kinds, LatencyBuckets: b.hist,
 		})
 	}
 	w.mu.Unlock()

@@ -32,6 +32,18 @@ func TestWindowerBucketsBySecondAndPhase(t *testing.T) {
 	if got[1].Latency.P50 != 3 || got[1].Latency.Max != 4 {
 		t.Errorf("latency digest %+v", got[1].Latency)
 	}
+	// The latency histogram (--metrics-addr): 2 ms in the 2 ms bucket, 4 ms
+	// in the 5 ms one; dropped and aborted rows in none.
+	want := make([]int64, len(event.LatencyBoundsMs)+1)
+	want[2], want[3] = 1, 1
+	if fmt.Sprint(got[1].LatencyBuckets) != fmt.Sprint(want) {
+		t.Errorf("latency buckets %v, want %v", got[1].LatencyBuckets, want)
+	}
+	for us, i := range map[int64]int{0: 0, 500: 0, 501: 1, 10_000_000: 13, 10_000_001: 14} {
+		if b := event.LatencyBucket(us); b != i {
+			t.Errorf("%d µs in bucket %d, want %d", us, b, i)
+		}
+	}
 	w.Flush(time.Time{})
 	if len(got) != 3 || got[2].At.Unix() != 1001 || got[2].OK != 1 {
 		t.Fatalf("final flush: %+v", got)

@@ -103,6 +103,26 @@ type Window struct {
 	// Evidence written before it was a stats.Latency spells avg "mean".
 	Latency    stats.Latency `json:"latency"`
 	SendLagP99 float64       `json:"send_lag_p99"` // ms, scheduled -> sent
+	// LatencyBuckets counts the window's responses by latency (ms from
+	// send time) into LatencyBoundsMs: [i] those at most LatencyBoundsMs[i]
+	// and above the bound before, the last those above every bound. Empty
+	// in evidence written before it was here.
+	LatencyBuckets []int64 `json:"latency_buckets,omitempty"`
+}
+
+// LatencyBoundsMs are the upper bounds of Window.LatencyBuckets, in ms:
+// 1-2-5 steps from 0.5 ms to 10 s (a Prometheus histogram's classic
+// buckets; --metrics-addr serves them as tokex_latency_seconds).
+var LatencyBoundsMs = []float64{0.5, 1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000}
+
+// LatencyBucket is the index in Window.LatencyBuckets of a latency in µs.
+func LatencyBucket(us int64) int {
+	for i, b := range LatencyBoundsMs {
+		if float64(us) <= b*1000 {
+			return i
+		}
+	}
+	return len(LatencyBoundsMs)
 }
 
 // UnmarshalJSON reads a window, also from evidence whose latency has
