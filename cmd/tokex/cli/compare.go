@@ -2,20 +2,23 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tokex-dev/tokex/collector/compare"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/junit"
 	"github.com/tokex-dev/tokex/collector/report"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
 func newCompareCmd() *cobra.Command {
-	var asJSON, asMD bool
-	var htmlOut string
+	var asJSON, asMD, gate bool
+	var htmlOut, junitOut string
 	cmd := &cobra.Command{
 		Use:   "compare DIR_A DIR_B",
 		Short: "Compare two campaigns stage by stage, judging differences against round-to-round noise",
@@ -24,7 +27,13 @@ p99 and CPU-ms per exchange, B − A, and a verdict. A difference no larger than
 the spread between the rounds of that stage (in A or B) is "within noise".
 Then the marginal costs (engine cores fitted against rate) and their
 difference with its 95 % interval, and the capacities when searched.
---html FILE also writes the two cost curves overlaid.`,
+--html FILE also writes the two cost curves overlaid.
+
+--fail-on-regression makes it a CI gate: exit 1 when p95, p99 or CPU-ms per
+exchange of a stage got worse beyond noise (higher in B by more than the
+largest spread between rounds of the stage in A or B), naming the figure and
+by how much; 0 otherwise (a figure with one round each cannot be judged and
+is listed). --junit FILE writes a test case per compared figure per stage.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var sums [2]*stats.Summary
@@ -59,6 +68,14 @@ difference with its 95 % interval, and the capacities when searched.
 			default:
 				fmt.Fprint(out, r.Text())
 			}
+			if junitOut != "" {
+				if err := writeJUnitFile(junitOut, junit.FromCompare(r, sums[1].Started)); err != nil {
+					return &exitError{code: ExitCannotRun, err: fmt.Errorf("--junit: %w", err)}
+				}
+			}
+			if regressed := sayGate(termsafe.Writer(cmd.ErrOrStderr()), r); regressed && gate {
+				return &exitError{code: ExitThresholds}
+			}
 			return nil
 		},
 	}
@@ -66,7 +83,25 @@ difference with its 95 % interval, and the capacities when searched.
 	cmd.Flags().BoolVar(&asMD, "markdown", false, "print a Markdown table")
 	cmd.MarkFlagsMutuallyExclusive("json", "markdown")
 	cmd.Flags().StringVar(&htmlOut, "html", "", "also write an HTML page with the two cost curves overlaid")
+	cmd.Flags().BoolVar(&gate, "fail-on-regression", false, "exit 1 when p95, p99 or CPU-ms per exchange got worse beyond noise (a CI gate)")
+	cmd.Flags().StringVar(&junitOut, "junit", "", "write a JUnit XML file: a test case per compared figure per stage")
 	return cmd
+}
+
+// sayGate prints the gate's findings: each regression with its figures, or
+// that there is none; and what it could not judge. It reports a regression.
+func sayGate(w io.Writer, r *compare.Result) bool {
+	regs := r.Regressions()
+	for _, f := range regs {
+		fmt.Fprintln(w, "tokex: regression:", f.String())
+	}
+	if len(regs) == 0 {
+		fmt.Fprintf(w, "tokex: no regression beyond noise in %s\n", strings.Join(compare.Gated, ", "))
+	}
+	if u := r.Unjudged(); len(u) > 0 {
+		fmt.Fprintln(w, "tokex: not judged:", strings.Join(u, "; "))
+	}
+	return len(regs) > 0
 }
 
 func writeCompareHTML(path string, a, b *stats.Summary, r *compare.Result) error {

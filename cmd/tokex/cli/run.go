@@ -68,6 +68,7 @@ type runOptions struct {
 	perRequest                                                              bool
 	claims, form                                                            []string
 	cost                                                                    costOptions
+	live                                                                    liveOptions
 
 	cfg    config.Campaign
 	doc    *confload.Doc
@@ -124,6 +125,7 @@ func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
 	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when requests fail and the target neither answered nor accepted a connection this long (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
+	o.live.flags(cmd)
 	for _, name := range planFlags() { // a resumed campaign keeps its plan
 		cmd.MarkFlagsMutuallyExclusive("resume", name)
 	}
@@ -222,6 +224,11 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		return &exitError{code: ExitCannotRun, err: err}
 	}
 	camp := &runner.Campaign{Cfg: o.cfg, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done, SecretSource: o.secretSource, Search: o.cost.search}
+	stopExport, err := o.live.exporter(bus, cmd.ErrOrStderr())
+	if err != nil {
+		_ = drv.Close()
+		return &exitError{code: ExitCannotRun, err: err}
+	}
 
 	// The generator's heap is small and churns per request; at the default
 	// GOGC it collects ten times a second, and mark assists show up as send
@@ -241,6 +248,10 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 		bus.Subscribe(headless.New(cmd.OutOrStdout()).Consume)
 		res.sum, res.runErr = camp.Run(ctx)
 		res.closeErr = drv.Close()
+	}
+	stopExport(intr.stopped.Load())
+	if err := o.live.writeJUnit(res.sum, res.search); err != nil {
+		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: --junit:", err)
 	}
 	return finish(cmd, w.Dir, res, intr.stopped.Load())
 }
