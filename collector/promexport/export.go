@@ -127,8 +127,12 @@ func (e *Exporter) Consume(ev event.Event) {
 		e.runStarted(v)
 	case event.PhaseChanged:
 		if id := clip(v.RunID); e.stages[id] != "" {
+			// The live gauges describe the phase under way: the warmup's
+			// go (a sum by run would add them to the measured phase's).
 			e.phase[id] = string(v.Phase)
-			e.targetRate.DeletePartialMatch(prometheus.Labels{"run": id})
+			for _, g := range e.live() {
+				g.DeletePartialMatch(prometheus.Labels{"run": id})
+			}
 			e.targetRate.WithLabelValues(e.labels(id, string(v.Phase))...).Set(e.targets[id])
 		}
 	case event.Window:
@@ -186,10 +190,15 @@ func (e *Exporter) window(w event.Window) {
 	if rest := w.Errors - kinds; rest > 0 {
 		e.exchanges.WithLabelValues(append(l, otherOutcome)...).Add(float64(rest))
 	}
+	e.latency.add(l, w)
+	// A phase's last window comes after the next phase began (windows are
+	// flushed a second late): the live gauges stay the current phase's.
+	if id != e.current || ph != e.phase[id] {
+		return
+	}
 	e.achieved.WithLabelValues(l...).Set(finite(w.AchievedRPS()))
 	e.inFlight.WithLabelValues(l...).Set(nonNeg(w.InFlight))
 	e.sendLag.WithLabelValues(l...).Set(finite(w.SendLagP99 / 1000))
-	e.latency.add(l, w)
 }
 
 // outcomeLabel is the outcome of an error key (outcome[:detail]).
@@ -235,7 +244,7 @@ func (e *Exporter) runFinished(v event.RunFinished) {
 	if e.stages[id] == "" {
 		return
 	}
-	for _, g := range []*prometheus.GaugeVec{e.targetRate, e.achieved, e.inFlight, e.sendLag} {
+	for _, g := range e.live() {
 		g.DeletePartialMatch(prometheus.Labels{"run": id})
 	}
 	if e.current == id {
@@ -260,6 +269,11 @@ func (e *Exporter) runFinished(v event.RunFinished) {
 	if c := st.EngineCPU; c != nil {
 		e.runCPU.WithLabelValues(append(l, c.SourceLabel())...).Set(finite(c.CPUMsPerExchange))
 	}
+}
+
+// live are the gauges of the run and phase under way.
+func (e *Exporter) live() []*prometheus.GaugeVec {
+	return []*prometheus.GaugeVec{e.targetRate, e.achieved, e.inFlight, e.sendLag}
 }
 
 // stageLabel is a run's stage: its target rate, or "sanity".

@@ -38,6 +38,9 @@ func stream(at time.Time) []event.Event {
 		event.Resource{At: at.Add(time.Second), Role: "generator", Name: "tokex-generator", CPUMillicores: 120},
 		event.Window{At: at.Add(2 * time.Second), Seconds: 0.5, RunID: run.ID, Phase: stats.Measured, TargetRPS: 100, Completed: 50, OK: 50,
 			LatencyBuckets: buckets(50, 0), Latency: stats.Latency{Count: 50, Avg: 2}},
+		// The warmup's last window, flushed a second late.
+		event.Window{At: at.Add(900 * time.Millisecond), Seconds: 0.1, RunID: run.ID, Phase: stats.Warmup, TargetRPS: 100, Completed: 10, OK: 10,
+			LatencyBuckets: buckets(10, 0), Latency: stats.Latency{Count: 10, Avg: 3}},
 	}
 }
 
@@ -95,6 +98,13 @@ func TestExporterServesTheStream(t *testing.T) {
 	fams := gather(t, e)
 	run := map[string]string{"campaign": "20261201-quick", "stage": "100", "run": "01-r1-100rps"}
 	measured := with(run, "phase", "measured")
+	// The warmup's live gauges went with it: a sum by run is the measured
+	// phase's alone.
+	for _, g := range []string{TargetRate, AchievedRate, InFlight, SendLagP99} {
+		if v, ok := value(fams, g, with(run, "phase", "warmup")); ok {
+			t.Errorf("%s still has the warmup's %v in the measured phase", g, v)
+		}
+	}
 	for _, tc := range []struct {
 		name   string
 		labels map[string]string
@@ -102,7 +112,7 @@ func TestExporterServesTheStream(t *testing.T) {
 	}{
 		{TargetRate, measured, 100},
 		{Responses, measured, 98 + 50},
-		{Responses, with(run, "phase", "warmup"), 100},
+		{Responses, with(run, "phase", "warmup"), 110},
 		{Exchanges, with(measured, "outcome", "ok"), 146},
 		{Exchanges, with(measured, "outcome", "oauth_error"), 1},
 		{Exchanges, with(measured, "outcome", "timeout"), 1},
