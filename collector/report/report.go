@@ -32,6 +32,7 @@ var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"stage":  stats.StageLabel,
 	"stats":  doc.RunTable,
 	"errors": doc.ErrorsTable,
+	"source": doc.SourceLabel,
 }).Parse(pageTemplate))
 
 // RunView is one run's section.

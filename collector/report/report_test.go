@@ -460,3 +460,56 @@ func writeSmallCampaign(t *testing.T) string {
 	}
 	return dir
 }
+
+// TestReportSaysWhatPrometheusWasAsked: a run measured by PromQL shows the
+// queries exactly as sent, escaped, and the sampled figure beside it.
+func TestReportSaysWhatPrometheusWasAsked(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "c")
+	w, err := evidence.Create(dir, []byte("name: t\n"), evidence.Manifest{CampaignID: "c", Name: "t", Started: time.Unix(1_800_000_000, 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := event.PlannedRun{ID: "01-r1-10rps", Index: 1, Round: 1, TargetRPS: 10, Duration: 2 * time.Second, Agents: 1}
+	_ = w.SetPlan([]event.PlannedRun{p})
+	start := time.Unix(1_800_000_000, 0)
+	rec := evidence.NewRecorder(w, nil)
+	run, err := rec.Begin(p, start)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := 0; k < 20; k++ {
+		run.Record(&stats.Request{Seq: int64(k), Phase: stats.Measured, ScheduledUS: start.Add(time.Duration(k) * 100 * time.Millisecond).UnixMicro(),
+			DurationUS: 900, Status: 200, Outcome: "ok"})
+	}
+	q := `sum by (pod) (rate(container_cpu_usage_seconds_total{namespace="perf",pod=~"engine-0<script>"}[2s]))`
+	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
+	st, err := run.End(start.Add(2*time.Second), stats.RunMeta{ID: p.ID, Index: 1, Round: 1, TargetRPS: 10, Agents: 1, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second),
+		Status: stats.StatusDone, PromQL: &stats.PromQL{Server: "http://prom:9090", Queries: []stats.PromQuery{{Name: "cpu", Query: q}},
+			Members: []stats.PromMember{{Name: "engine-0", Cores: 0.5, Samples: 2}}}}, th)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &stats.Summary{CampaignID: "c", Status: "done", Thresholds: th}
+	stats.BuildSummary(s, []*stats.Run{st}, true)
+	if err := rec.Finish(s); err != nil {
+		t.Fatal(err)
+	}
+	b, err := Build(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := html.Parse(bytes.NewReader(b))
+	var got []*html.Node
+	find(doc, func(n *html.Node) bool { return n.Data == "details" && attr(n, "id") == "promql-01-r1-10rps" }, &got)
+	if len(got) != 1 || !strings.Contains(text(got[0]), "cpu: "+q) || !strings.Contains(text(got[0]), "promql 0.5 cores (engine-0) from http://prom:9090") {
+		t.Fatalf("PromQL section: %d %q", len(got), func() string {
+			if len(got) > 0 {
+				return text(got[0])
+			}
+			return ""
+		}())
+	}
+	if bytes.Contains(b, []byte("engine-0<script>")) {
+		t.Error("the query reached the page unescaped")
+	}
+}
