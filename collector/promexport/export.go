@@ -13,6 +13,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
@@ -229,7 +230,7 @@ func (e *Exporter) resource(r event.Resource) {
 			return
 		}
 		e.engines[name] = true
-		src := (&stats.CPU{Source: r.Source}).SourceLabel()
+		src := doc.SourceLabel(&stats.CPU{Source: r.Source})
 		e.engCPU.DeletePartialMatch(prometheus.Labels{"engine": name})
 		e.engMem.DeletePartialMatch(prometheus.Labels{"engine": name})
 		e.engCPU.WithLabelValues(append(l, name, src)...).Set(finite(r.CPUMillicores / 1000))
@@ -267,7 +268,7 @@ func (e *Exporter) runFinished(v event.RunFinished) {
 		e.runLatency.WithLabelValues(append(l, q)...).Set(finite(v / 1000))
 	}
 	if c := st.EngineCPU; c != nil {
-		e.runCPU.WithLabelValues(append(l, c.SourceLabel())...).Set(finite(c.CPUMsPerExchange))
+		e.runCPU.WithLabelValues(append(l, doc.SourceLabel(c))...).Set(finite(c.CPUMsPerExchange))
 	}
 }
 
