@@ -43,6 +43,13 @@ type agents struct {
 
 func newAgents(t testing.TB, mutate func(*Config)) *agents {
 	t.Helper()
+	return newAgentsOf(t, jose.ES256, jose.EdDSA, mutate)
+}
+
+// newAgentsOf is agents whose subject tokens and issued tokens are signed
+// with alg, its actor tokens with actorAlg.
+func newAgentsOf(t testing.TB, alg, actorAlg string, mutate func(*Config)) *agents {
+	t.Helper()
 	a := &agents{clientKeys: map[string]*jose.Key{}}
 	sets := map[string]json.RawMessage{}
 	for i := range 6 {
@@ -63,12 +70,12 @@ func newAgents(t testing.TB, mutate func(*Config)) *agents {
 	if a.ca, err = tlscert.NewClientCA(time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	subjectKey, _ := jose.GenerateKey(jose.ES256)
-	a.actorKey, _ = jose.GenerateKey(jose.EdDSA)
+	subjectKey, _ := jose.GenerateKey(alg)
+	a.actorKey, _ = jose.GenerateKey(actorAlg)
 	subjectJWKS, _ := jose.JWKS(subjectKey)
 	actorJWKS, _ := jose.JWKS(a.actorKey)
 	cfg := Default()
-	cfg.Signing.Alg = jose.ES256
+	cfg.Signing.Alg = alg
 	cfg.DefaultClients.Count, cfg.DefaultClients.JWKSFile = 6, path
 	cfg.DefaultClients.GrantTypes = exchange.GrantTypes
 	cfg.DefaultClients.TLSClientAuthSubjectDN = "CN={{client_id}}"
