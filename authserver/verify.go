@@ -100,7 +100,7 @@ func (v *verifier) verify(ctx context.Context, raw, what, clientID string) (*jos
 // own's key, and own reports it.
 func (v *verifier) read(ctx context.Context, raw string, own ownIssuer) (c *jose.Claims, isOwn bool, err error) {
 	c, err = v.jws.Verify(raw, func(h jose.Header, c *jose.Claims) (crypto.PublicKey, error) {
-		if own.key != nil && c.Issuer == own.issuer && own.issuer != v.issuer {
+		if own.key != nil && own.issuer != "" && c.Issuer == own.issuer && own.issuer != v.issuer {
 			isOwn = true
 			return own.publicKey(h)
 		}
