@@ -1,6 +1,7 @@
 package authserver
 
 import (
+	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
@@ -53,7 +54,7 @@ func issuedClaims(t *testing.T, body []byte) map[string]any {
 // a validly signed token could carry a second aud, exp, iss, sub or act that
 // won. Every such token must be refused, as subject and as actor token.
 func TestClaimNamesAreExact(t *testing.T) {
-	f := newFixture(t, jose.ES256, nil)
+	f := newFixture(t, jose.ES256, func(c *Config) { c.DefaultClients.GrantTypes = exchange.GrantTypes })
 	now := time.Now().Unix()
 	base := fmt.Sprintf(`"iss":%q,"iat":%d,"jti":"j1"`, DefaultIssuerIn, now)
 	exp := fmt.Sprintf(`"exp":%d`, now+300)
@@ -88,6 +89,12 @@ func TestClaimNamesAreExact(t *testing.T) {
 			}
 			assertNoLeak(t, rec.Body.String(), form(tok).Encode())
 		})
+		t.Run("jwt-bearer/"+tc.name, func(t *testing.T) {
+			rec := f.do("POST", bearerForm(f.signRaw(t, f.header(), asAssertion(tc.payload))).Encode(), basic("perf-agent-3"))
+			if rec.Code != 400 || !strings.Contains(rec.Body.String(), exchange.ErrInvalidGrant) || !strings.Contains(rec.Body.String(), "assertion") {
+				t.Fatalf("got %d %s", rec.Code, rec.Body)
+			}
+		})
 		t.Run("actor/"+tc.name, func(t *testing.T) {
 			v := form(f.token(t, "perf-agent-3"))
 			v.Set("actor_token", tok)
@@ -109,6 +116,10 @@ func TestClaimNamesAreExact(t *testing.T) {
 	c := issuedClaims(t, rec.Body.Bytes())
 	if c["sub"] != "alice" {
 		t.Errorf("issued sub = %v", c["sub"])
+	}
+	if rec := f.do("POST", bearerForm(f.signRaw(t, f.header(), asAssertion(`{`+base+`,`+exp+`,"sub":"alice","aud":["perf-agent-3","x"],"ext":{"a":1,"A":2}}`))).Encode(),
+		basic("perf-agent-3")); rec.Code != 200 || issuedClaims(t, rec.Body.Bytes())["sub"] != "alice" {
+		t.Fatalf("jwt-bearer control: %d %s", rec.Code, rec.Body)
 	}
 	act, _ := c["act"].(map[string]any)
 	prior, _ := act["act"].(map[string]any)
@@ -151,9 +162,9 @@ func TestHeaderParametersAreExact(t *testing.T) {
 // understands none. An empty list, a registered name, a name absent from
 // the header or a non-list is malformed.
 func TestCritHeader(t *testing.T) {
-	f := newFixture(t, jose.RS256, nil)
+	f := newFixture(t, jose.RS256, func(c *Config) { c.DefaultClients.GrantTypes = exchange.GrantTypes })
 	now := time.Now().Unix()
-	payload := fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","iat":%d,"exp":%d}`, DefaultIssuerIn, now, now+300)
+	payload := fmt.Sprintf(`{"iss":%q,"sub":"u","aud":"perf-agent-0","iat":%d,"exp":%d,"jti":"j1"}`, DefaultIssuerIn, now, now+60)
 	hdr := func(extra string) string {
 		return fmt.Sprintf(`{"alg":%q,"kid":%q%s}`, f.key.Alg, f.key.Kid, extra)
 	}
@@ -172,10 +183,26 @@ func TestCritHeader(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			rec := f.do("POST", form(f.signRaw(t, tc.header, payload)).Encode(), basic("perf-agent-0"))
-			if rec.Code != 400 || !strings.Contains(rec.Body.String(), exchange.ErrInvalidGrant) || !strings.Contains(rec.Body.String(), tc.desc) {
-				t.Fatalf("got %d %s, want 400 invalid_grant %q", rec.Code, rec.Body, tc.desc)
+			for _, body := range []string{form(f.signRaw(t, tc.header, payload)).Encode(), bearerForm(f.signRaw(t, tc.header, asAssertion(payload))).Encode()} {
+				rec := f.do("POST", body, basic("perf-agent-0"))
+				if rec.Code != 400 || !strings.Contains(rec.Body.String(), exchange.ErrInvalidGrant) || !strings.Contains(rec.Body.String(), tc.desc) {
+					t.Fatalf("got %d %s, want 400 invalid_grant %q", rec.Code, rec.Body, tc.desc)
+				}
 			}
 		})
 	}
+	if rec := f.do("POST", bearerForm(f.signRaw(t, hdrNoCrit(f), asAssertion(payload))).Encode(), basic("perf-agent-0")); rec.Code != 200 {
+		t.Fatalf("jwt-bearer control: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func hdrNoCrit(f *fixture) string { return fmt.Sprintf(`{"alg":%q,"kid":%q}`, f.key.Alg, f.key.Kid) }
+
+// asAssertion makes a subject-token payload of these tests a jwt-bearer
+// assertion: aud the token endpoint where it named the client, and a jti
+// of its own, so that only what the case is about can refuse it.
+func asAssertion(payload string) string {
+	payload = strings.ReplaceAll(payload, `"perf-agent-3"`, `"`+tokenURL+`"`)
+	payload = strings.ReplaceAll(payload, `"perf-agent-0"`, `"`+tokenURL+`"`)
+	return strings.Replace(payload, `"jti":"j1"`, `"jti":"`+rand.Text()+`"`, 1)
 }

@@ -172,14 +172,22 @@ type assertionVerifier struct {
 	// with a server that ran before this one; it is refused (freshSince).
 	since time.Time
 	full  fullLog
+	// bearer remembers the jtis of jwt-bearer grant assertions (by issuer
+	// and jti, charged to the client that presented them), beside replay.
+	bearer     *replayCache
+	bearerFull fullLog
 }
 
-// newAssertionVerifier checks assertions of clients clients (the ones
-// that may send them) from since on.
-func newAssertionVerifier(a ClientAuthConfig, clients int, since time.Time) *assertionVerifier {
+// newAssertionVerifier checks assertions from since on: client assertions
+// of clients clients and jwt-bearer assertions of bearers clients (the
+// ones that may send them).
+func newAssertionVerifier(a ClientAuthConfig, clients, bearers int, since time.Time) *assertionVerifier {
 	width := int64((a.MaxLifetime+a.Leeway)/time.Second) / 16
+	leeway := int64(a.Leeway / time.Second)
 	return &assertionVerifier{jws: jose.Verifier{Algorithms: a.Algorithms}, audiences: slices.Clone(a.Audiences), maxLifetime: a.MaxLifetime,
-		leeway: a.Leeway, replay: newReplayCache(a.ReplayCache, width, int64(a.Leeway/time.Second), clients), since: since}
+		leeway: a.Leeway, replay: newReplayCache(a.ReplayCache, width, leeway, clients), since: since,
+		full: fullLog{what: "client assertions"}, bearer: newReplayCache(a.ReplayCache, width, leeway, bearers),
+		bearerFull: fullLog{what: "jwt-bearer assertions"}}
 }
 
 // freshSince refuses an assertion that may have been issued before the
@@ -189,15 +197,16 @@ func newAssertionVerifier(a ClientAuthConfig, clients int, since time.Time) *ass
 // since could have accepted (exp − now ≤ max_lifetime + leeway then).
 // Assertions issued after the start are unaffected; one without iat is
 // accepted once the server has run max_lifetime + 2 × leeway.
-func (v *assertionVerifier) freshSince(c *jose.Claims) string {
+// what names the assertion: "client assertion", "assertion".
+func (v *assertionVerifier) freshSince(c *jose.Claims, what string) string {
 	if c.IssuedAt.Set {
 		if c.IssuedAt.Before(v.since) {
-			return "client assertion was issued (iat) before this server started: it may have been used before a restart"
+			return what + " was issued (iat) before this server started: it may have been used before a restart"
 		}
 		return ""
 	}
 	if c.Expiry.Before(v.since.Add(v.maxLifetime + v.leeway)) {
-		return "client assertion without iat may have been issued before this server started: send iat"
+		return what + " without iat may have been issued before this server started: send iat"
 	}
 	return ""
 }
@@ -241,7 +250,7 @@ func (s *Server) assertionClient(form url.Values) (*client, *oauthError) {
 	if desc := v.check(c, form); desc != "" {
 		return bad(desc)
 	}
-	if desc := v.freshSince(c); desc != "" {
+	if desc := v.freshSince(c, "client assertion"); desc != "" {
 		return bad(desc)
 	}
 	switch v.replay.add(c.Subject, c.ID, c.Expiry.Unix(), time.Now().Unix()) {
@@ -263,12 +272,18 @@ func (v *assertionVerifier) check(c *jose.Claims, form url.Values) string {
 	if !slices.ContainsFunc(c.Audience, func(a string) bool { return slices.Contains(v.audiences, a) }) {
 		return "client assertion audience is not this server's token endpoint or issuer"
 	}
+	return v.checkJTIAndLifetime(c, "client assertion")
+}
+
+// checkJTIAndLifetime refuses an assertion (what names it) without a jti
+// the replay cache can hold, or living longer than client_auth.max_lifetime.
+func (v *assertionVerifier) checkJTIAndLifetime(c *jose.Claims, what string) string {
 	if c.ID == "" || len(c.ID) > maxJTIBytes {
-		return "client assertion needs a jti of at most 256 bytes"
+		return what + " needs a jti of at most 256 bytes"
 	}
 	exp := c.Expiry.Time
 	if c.IssuedAt.Set && exp.Sub(c.IssuedAt.Time) > v.maxLifetime || time.Until(exp) > v.maxLifetime+v.leeway {
-		return "client assertion lives longer than the maximum (client_auth.max_lifetime)"
+		return what + " lives longer than the maximum (client_auth.max_lifetime)"
 	}
 	return ""
 }

@@ -79,7 +79,8 @@ func buildClients(cfg Config, sharedSecret string, log *slog.Logger) (map[string
 }
 
 // newClient builds one client: the methods its credentials allow unless
-// auth_methods narrows them.
+// auth_methods narrows them, and the grants of grant_types (default: token
+// exchange only).
 func newClient(cc ClientConfig, secret string, log *slog.Logger) (*client, error) {
 	grants := cc.GrantTypes
 	if len(grants) == 0 {
@@ -131,7 +132,7 @@ func defaultClients(d DefaultClients, sharedSecret string, add func(ClientConfig
 	}
 	for i := 0; i < d.Count; i++ {
 		id := d.Prefix + strconv.Itoa(i)
-		cc := ClientConfig{ID: id, Resources: d.Resources, Scopes: d.Scopes, JWKS: string(sets[id]), Secret: sharedSecret}
+		cc := ClientConfig{ID: id, GrantTypes: d.GrantTypes, Resources: d.Resources, Scopes: d.Scopes, JWKS: string(sets[id]), Secret: sharedSecret}
 		cc.TLSBinding.SubjectDN = strings.ReplaceAll(d.TLSClientAuthSubjectDN, "{{client_id}}", id)
 		if err := add(cc, sharedSecret); err != nil {
 			return err

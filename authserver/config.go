@@ -30,11 +30,14 @@ type Config struct {
 	Clients        []ClientConfig `yaml:"clients"`
 	DefaultClients DefaultClients `yaml:"default_clients"`
 	Faults         FaultConfig    `yaml:"faults"`
-	// ClientAuth is how client assertions (private_key_jwt) are checked.
+	// ClientAuth is how client assertions (private_key_jwt) and the
+	// assertions of the jwt-bearer grant are checked.
 	ClientAuth ClientAuthConfig `yaml:"client_auth"`
 	// Metrics serves the process's CPU and memory for Prometheus on a
 	// listener of its own (off by default).
 	Metrics MetricsConfig `yaml:"metrics"`
+	// Delegation bounds the act chains of exchanged tokens.
+	Delegation DelegationConfig `yaml:"delegation"`
 }
 
 // TLSConfig selects HTTPS: a given pair, or a generated self-signed one.
@@ -73,6 +76,39 @@ type SubjectConfig struct {
 	// the refresh triggered by a token with an unknown kid.
 	Refresh            time.Duration `yaml:"refresh"`
 	UnknownKidInterval time.Duration `yaml:"unknown_kid_interval"`
+	// MaxTokenBytes bounds a subject token, an actor token and a
+	// jwt-bearer assertion.
+	MaxTokenBytes int `yaml:"max_token_bytes"`
+	// Actor is the issuer of actor tokens (the agents' workload
+	// identities); without an issuer, actor tokens are trusted as
+	// subject tokens are.
+	Actor ActorConfig `yaml:"actor"`
+}
+
+// ActorConfig is the actor-token issuer (RFC 8693 §2.1 actor_token): its
+// iss, its own keys and its audience rule. Leeway, algorithms, refresh and
+// the maximum lifetime are subject's.
+type ActorConfig struct {
+	Issuer   string `yaml:"issuer"`
+	JWKSURL  string `yaml:"jwks_url"`
+	JWKSFile string `yaml:"jwks_file"`
+	CAFile   string `yaml:"ca_file"`
+	// Audience: client_id (default: the actor token was issued to the
+	// client that presents it), any, or a literal value.
+	Audience string `yaml:"audience"`
+}
+
+// DelegationConfig bounds delegation chains: the act claim (RFC 8693
+// §4.1) of an exchanged token nests every actor of the chain.
+type DelegationConfig struct {
+	// MaxDepth is the most actors an issued act may nest (hops of a chain).
+	MaxDepth int `yaml:"max_depth"`
+	// MaxActBytes bounds the actors' subs of an issued act, together.
+	MaxActBytes int `yaml:"max_act_bytes"`
+	// PeerAudiences lets a client ask (audience=) for a token to another
+	// client of this server: the next agent of a chain, which exchanges it
+	// in turn. Off: only the client's resources.
+	PeerAudiences bool `yaml:"peer_audiences"`
 }
 
 // ClientConfig is one OAuth client.
@@ -94,11 +130,13 @@ type ClientConfig struct {
 
 // DefaultClients describes the article's perf-agent-N clients.
 type DefaultClients struct {
-	Count     int      `yaml:"count"`
-	Prefix    string   `yaml:"prefix"`
-	SecretEnv string   `yaml:"secret_env"`
-	Resources []string `yaml:"resources"`
-	Scopes    []string `yaml:"scopes"`
+	Count int `yaml:"count"`
+	// GrantTypes the default clients may use (default: token exchange).
+	GrantTypes []string `yaml:"grant_types"`
+	Prefix     string   `yaml:"prefix"`
+	SecretEnv  string   `yaml:"secret_env"`
+	Resources  []string `yaml:"resources"`
+	Scopes     []string `yaml:"scopes"`
 	// JWKSFile holds one JWK Set per client id (what `tokex jwks --clients`
 	// prints): those clients may use private_key_jwt.
 	JWKSFile string `yaml:"jwks_file"`
@@ -147,6 +185,15 @@ const (
 	DefaultMaxSubjectLifetime = time.Hour
 	// MaxMaxSubjectLifetime is the largest max_lifetime accepted.
 	MaxMaxSubjectLifetime = 365 * 24 * time.Hour
+	// DefaultMaxTokenBytes bounds inbound tokens: a subject token with the
+	// largest extra claims tokex mints (16 KiB of JSON) fits.
+	DefaultMaxTokenBytes = 32 << 10
+	// DefaultMaxActDepth is the deepest act chain issued: 5 hops.
+	DefaultMaxActDepth = 5
+	// MaxMaxActDepth stays below the JWS reader's nesting limit (32).
+	MaxMaxActDepth = 16
+	// DefaultMaxActBytes bounds an issued act's subs together.
+	DefaultMaxActBytes = 4096
 )
 
 // Default returns the configuration that reproduces the article's engine.
@@ -164,8 +211,11 @@ func Default() Config {
 			MaxLifetime:        DefaultMaxSubjectLifetime,
 			Refresh:            5 * time.Minute,
 			UnknownKidInterval: 10 * time.Second,
+			MaxTokenBytes:      DefaultMaxTokenBytes,
+			Actor:              ActorConfig{Audience: "client_id"},
 		},
 		ClientAuth: defaultClientAuth(),
+		Delegation: DelegationConfig{MaxDepth: DefaultMaxActDepth, MaxActBytes: DefaultMaxActBytes},
 		DefaultClients: DefaultClients{
 			Count:     10,
 			Prefix:    "perf-agent-",
@@ -193,7 +243,7 @@ func Load(path string) (Config, *confload.Doc, error) {
 func (c *Config) Validate(doc *confload.Doc) error {
 	for _, check := range []func(*confload.Doc) error{
 		c.validateEndpoint, c.Signing.validate, c.Subject.validate, c.validateTLS, c.validateClients, c.Faults.validate,
-		c.ClientAuth.validate, c.Metrics.validate,
+		c.ClientAuth.validate, c.Metrics.validate, c.Delegation.validate,
 	} {
 		if err := check(doc); err != nil {
 			return err
@@ -234,21 +284,55 @@ func (sc SubjectConfig) validate(doc *confload.Doc) error {
 	if sc.Issuer == "" {
 		return doc.Errorf("subject.issuer", "is required")
 	}
-	if err := sc.validateJWKS(doc); err != nil {
+	if err := validateJWKS(doc, "subject", sc.JWKSURL, sc.JWKSFile); err != nil {
+		return err
+	}
+	if sc.MaxTokenBytes < 1024 || sc.MaxTokenBytes > 16<<20 {
+		return doc.Errorf("subject.max_token_bytes", "must be between 1024 and 16777216")
+	}
+	if err := sc.Actor.validate(doc, sc.Issuer); err != nil {
 		return err
 	}
 	return sc.validateDurations(doc)
 }
 
-func (sc SubjectConfig) validateJWKS(doc *confload.Doc) error {
-	if sc.JWKSURL != "" && sc.JWKSFile != "" {
-		return doc.Errorf("subject.jwks_url", "set jwks_url or jwks_file, not both")
+func validateJWKS(doc *confload.Doc, p, jwksURL, jwksFile string) error {
+	if jwksURL != "" && jwksFile != "" {
+		return doc.Errorf(p+".jwks_url", "set jwks_url or jwks_file, not both")
 	}
-	if sc.JWKSURL != "" {
-		u, err := url.Parse(sc.JWKSURL)
+	if jwksURL != "" {
+		u, err := url.Parse(jwksURL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			return doc.Errorf("subject.jwks_url", "must be an http(s) URL")
+			return doc.Errorf(p+".jwks_url", "must be an http(s) URL")
 		}
+	}
+	return nil
+}
+
+// validate checks the actor issuer: none, or one of its own, apart from
+// the subject issuer (a user's token must not pass for an agent's).
+func (a ActorConfig) validate(doc *confload.Doc, subjectIssuer string) error {
+	if a.Audience == "" {
+		return doc.Errorf("subject.actor.audience", "is required: client_id, any or a literal audience")
+	}
+	if a.Issuer == "" {
+		if a.JWKSURL != "" || a.JWKSFile != "" || a.CAFile != "" {
+			return doc.Errorf("subject.actor.issuer", "is required with actor keys")
+		}
+		return nil
+	}
+	if a.Issuer == subjectIssuer {
+		return doc.Errorf("subject.actor.issuer", "must differ from subject.issuer: actor tokens have keys of their own")
+	}
+	return validateJWKS(doc, "subject.actor", a.JWKSURL, a.JWKSFile)
+}
+
+func (d DelegationConfig) validate(doc *confload.Doc) error {
+	if d.MaxDepth < 1 || d.MaxDepth > MaxMaxActDepth {
+		return doc.Errorf("delegation.max_depth", "must be between 1 and %d", MaxMaxActDepth)
+	}
+	if d.MaxActBytes < 64 || d.MaxActBytes > 64<<10 {
+		return doc.Errorf("delegation.max_act_bytes", "must be between 64 and 65536")
 	}
 	return nil
 }
@@ -291,6 +375,17 @@ func (c *Config) validateClients(doc *confload.Doc) error {
 	if len(c.Clients) == 0 && (c.DefaultClients.Count < 1 || c.DefaultClients.Count > MaxClients) {
 		return doc.Errorf("default_clients.count", "must be between 1 and %d when no clients are listed", MaxClients)
 	}
+	return validateGrants(doc, "default_clients.grant_types", c.DefaultClients.GrantTypes)
+}
+
+// validateGrants refuses a grant the server does not know.
+func validateGrants(doc *confload.Doc, p string, grants []string) error {
+	for i, g := range grants {
+		if !slices.Contains(exchange.GrantTypes, g) {
+			return doc.Errorf(fmt.Sprintf("%s[%d]", p, i), "unknown grant %q (%s, %s, %s)", g,
+				exchange.GrantTypeTokenExchange, exchange.GrantTypeClientCredentials, exchange.GrantTypeJWTBearer)
+		}
+	}
 	return nil
 }
 
@@ -325,6 +420,9 @@ func (cl ClientConfig) validate(doc *confload.Doc, p string) error {
 	}
 	if cl.JWKS != "" && cl.JWKSFile != "" {
 		return doc.Errorf(p+".jwks", "give jwks or jwks_file, not both")
+	}
+	if err := validateGrants(doc, p+".grant_types", cl.GrantTypes); err != nil {
+		return err
 	}
 	has := cl.credentials()
 	if len(has) == 0 {

@@ -66,9 +66,11 @@ func jwsHeaders(key *jose.Key) (accessToken, jwt string) {
 	return jose.EncodeHeader(key.Alg, key.Kid, "at+jwt"), jose.EncodeHeader(key.Alg, key.Kid, "JWT")
 }
 
-// issue signs the RFC 9068 access token, the client acting for the subject
-// after the prior actors, and appends the success response to sc.body.
-func (s *Server) issue(req *tokenRequest, sub *jose.Claims, prior *jose.Actor, sc *scratch) ([]byte, *oauthError) {
+// issue signs the RFC 9068 access token for subject, with the act chain
+// act (nil: none), and appends the success response to sc.body: RFC 8693
+// §2.2.1's for an exchange, RFC 6749 §5.1's (no issued_token_type) for the
+// other grants.
+func (s *Server) issue(req *tokenRequest, subject string, act *jose.Actor, sc *scratch) ([]byte, *oauthError) {
 	now := time.Now().Unix()
 	lifetime := int64(s.cfg.Signing.Lifetime / time.Second)
 	header, tokenType := s.headerJWT, "N_A"
@@ -76,8 +78,8 @@ func (s *Server) issue(req *tokenRequest, sub *jose.Claims, prior *jose.Actor, s
 		header, tokenType = s.headerAT, "Bearer"
 	}
 	claims := appendIssued(sc.claims[:0], accessClaims{
-		issuer: s.cfg.Issuer, subject: sub.Subject, audience: req.targets, clientID: req.client.id,
-		scope: req.scope, issuedAt: now, expiry: now + lifetime, act: &jose.Actor{Sub: req.client.id, Act: prior}, cnf: req.cnf,
+		issuer: s.cfg.Issuer, subject: subject, audience: req.targets, clientID: req.client.id,
+		scope: req.scope, issuedAt: now, expiry: now + lifetime, act: act, cnf: req.cnf,
 	})
 	b := append(sc.body[:0], `{"access_token":"`...)
 	b, sig, err := s.key.AppendCompact(b, header, claims)
@@ -85,8 +87,11 @@ func (s *Server) issue(req *tokenRequest, sub *jose.Claims, prior *jose.Actor, s
 		return nil, fail(500, exchange.ErrServerError, "could not sign the token")
 	}
 	sc.claims = sig
-	b = append(b, `","issued_token_type":`...)
-	b = appendJSONString(b, req.issuedType)
+	b = append(b, '"')
+	if req.grant == exchange.GrantTypeTokenExchange {
+		b = append(b, `,"issued_token_type":`...)
+		b = appendJSONString(b, req.issuedType)
+	}
 	b = append(b, `,"token_type":`...)
 	b = appendJSONString(b, tokenType)
 	if lifetime != 0 {

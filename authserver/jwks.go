@@ -28,11 +28,12 @@ const MaxJWKSBytes = jwks.MaxBytes
 // jwksFetchTimeout bounds one fetch of the subject JWKS.
 const jwksFetchTimeout = 10 * time.Second
 
-// keySet is the subject JWKS: the keys by kid, replaced whole by a refresh.
-// A remote set is refreshed periodically and, at most once per
+// keySet is the subject (or actor) JWKS: the keys by kid, replaced whole by
+// a refresh. A remote set is refreshed periodically and, at most once per
 // unknown_kid_interval, when a token names a kid it does not hold.
 type keySet struct {
 	keys atomic.Pointer[jwks.Set]
+	name string // subject or subject.actor: the config block, in logs and errors
 
 	url     string // empty: a file or given set, never refreshed
 	client  *http.Client
@@ -44,51 +45,58 @@ type keySet struct {
 	inflight chan struct{} // closed when the running refresh ends
 }
 
-func newKeySet(ctx context.Context, sc SubjectConfig, given []byte, log *slog.Logger) (*keySet, error) {
-	s := &keySet{ctx: ctx, log: log}
+// keySource is where a key set comes from: a block of the config.
+type keySource struct {
+	name                        string // subject, subject.actor
+	jwksURL, jwksFile, caFile   string
+	refresh, unknownKidInterval time.Duration
+}
+
+func newKeySet(ctx context.Context, sc keySource, given []byte, log *slog.Logger) (*keySet, error) {
+	s := &keySet{ctx: ctx, log: log, name: sc.name}
 	switch {
-	case sc.JWKSFile != "":
-		raw, err := confload.ReadLimited(sc.JWKSFile, MaxJWKSBytes)
+	case sc.jwksFile != "":
+		raw, err := confload.ReadLimited(sc.jwksFile, MaxJWKSBytes)
 		if err != nil {
-			return nil, fmt.Errorf("subject.jwks_file: %w", err)
+			return nil, fmt.Errorf("%s.jwks_file: %w", sc.name, err)
 		}
-		km, err := parseJWKS(raw, log)
+		km, err := s.parse(raw)
 		if err != nil {
-			return nil, fmt.Errorf("subject.jwks_file %s: %w", sc.JWKSFile, err)
+			return nil, fmt.Errorf("%s.jwks_file %s: %w", sc.name, sc.jwksFile, err)
 		}
 		s.keys.Store(km)
 		return s, nil
-	case sc.JWKSURL == "" && given != nil:
-		km, err := parseJWKS(given, log)
+	case sc.jwksURL == "" && given != nil:
+		km, err := s.parse(given)
 		if err != nil {
 			return nil, err
 		}
 		s.keys.Store(km)
 		return s, nil
-	case sc.JWKSURL == "":
-		return nil, errors.New("subject: set jwks_url or jwks_file")
+	case sc.jwksURL == "":
+		return nil, fmt.Errorf("%s: set jwks_url or jwks_file", sc.name)
 	}
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	if sc.CAFile != "" {
-		pem, err := tlscert.ReadPEM(sc.CAFile)
+	if sc.caFile != "" {
+		pem, err := tlscert.ReadPEM(sc.caFile)
 		if err != nil {
-			return nil, fmt.Errorf("subject.ca_file: %w", err)
+			return nil, fmt.Errorf("%s.ca_file: %w", sc.name, err)
 		}
 		tr.TLSClientConfig = &tls.Config{RootCAs: tlscert.Pool(pem), MinVersion: tls.VersionTLS12}
 	}
-	s.url = sc.JWKSURL
+	s.url = sc.jwksURL
 	s.client = &http.Client{Transport: tr, Timeout: jwksFetchTimeout,
 		CheckRedirect: func(req *http.Request, _ []*http.Request) error {
-			return fmt.Errorf("subject JWKS: redirect to %s refused; configure the final URL", req.URL.Redacted())
+			return fmt.Errorf("%s JWKS: redirect to %s refused; configure the final URL", sc.name, req.URL.Redacted())
 		}}
-	s.limiter = rate.NewLimiter(rate.Every(sc.UnknownKidInterval), 1)
+	s.limiter = rate.NewLimiter(rate.Every(sc.unknownKidInterval), 1)
 	empty, _ := jwks.Parse([]byte(`{"keys":[]}`), nil)
 	s.keys.Store(empty)
 	// Start even when the JWKS host is not up yet: an unknown kid refreshes.
 	if err := s.refresh(); err != nil {
-		log.Warn("subject JWKS fetch failed; retried on the first token and periodically", "url", s.url, "error", err)
+		log.Warn(sc.name+" JWKS fetch failed; retried on the first token and periodically", "url", s.url, "error", err)
 	}
-	go s.periodic(sc.Refresh)
+	go s.periodic(sc.refresh)
 	return s, nil
 }
 
@@ -115,7 +123,7 @@ func (s *keySet) periodic(every time.Duration) {
 			return
 		case <-t.C:
 			if err := s.refresh(); err != nil {
-				s.log.Warn("subject JWKS refresh failed; keeping the previous keys", "url", s.url, "error", err)
+				s.log.Warn(s.name+" JWKS refresh failed; keeping the previous keys", "url", s.url, "error", err)
 			}
 		}
 	}
@@ -146,7 +154,7 @@ func (s *keySet) refresh() error {
 	if err != nil {
 		return err
 	}
-	km, err := parseJWKS(raw, s.log)
+	km, err := s.parse(raw)
 	if err != nil {
 		return err
 	}
@@ -173,7 +181,7 @@ func (s *keySet) refreshUnknown(ctx context.Context) {
 		s.inflight = ch
 		go func() {
 			if err := s.refresh(); err != nil {
-				s.log.Warn("subject JWKS refresh for an unknown kid failed", "url", s.url, "error", err)
+				s.log.Warn(s.name+" JWKS refresh for an unknown kid failed", "url", s.url, "error", err)
 			}
 			s.mu.Lock()
 			s.inflight = nil
@@ -197,9 +205,9 @@ func (s *keySet) selectKey(ctx context.Context, h jose.Header) (crypto.PublicKey
 	return jose.KeyFor(s.keys.Load(), h)
 }
 
-// parseJWKS reads a JWK set, logging each key it skips.
-func parseJWKS(raw []byte, log *slog.Logger) (*jwks.Set, error) {
+// parse reads a JWK set, logging each key it skips.
+func (s *keySet) parse(raw []byte) (*jwks.Set, error) {
 	return jwks.Parse(raw, func(i int, kid, why string) {
-		log.Warn("subject JWKS: key skipped", "index", i, "kid", kid, "reason", why)
+		s.log.Warn(s.name+" JWKS: key skipped", "index", i, "kid", kid, "reason", why)
 	})
 }

@@ -67,15 +67,28 @@ const (
 	replayFull // the client's share and the pool are full
 )
 
-// add records the assertion (client, jti) that expires at exp (unix
-// seconds), now being now; replaySeen when it was recorded before.
+// add records the client assertion (client, jti) that expires at exp
+// (unix seconds), now being now; replaySeen when it was recorded before.
 func (c *replayCache) add(client, jti string, exp, now int64) replayVerdict {
+	return c.addKey(client, replayKey(client, jti), exp, now)
+}
+
+// replayKey is the hash of an assertion's issuer and jti (RFC 7523 §3 item
+// 7: a jti is unique per issuer).
+func replayKey(issuer, jti string) [16]byte {
 	h := sha256.New()
-	h.Write([]byte(client))
+	h.Write([]byte(issuer))
 	h.Write([]byte{0})
 	h.Write([]byte(jti))
 	var key [16]byte
 	copy(key[:], h.Sum(nil))
+	return key
+}
+
+// addKey records the assertion key that expires at exp, charged to client
+// (its share, then the pool); replaySeen when it was recorded before,
+// whoever presented it then.
+func (c *replayCache) addKey(client string, key [16]byte, exp, now int64) replayVerdict {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for b, bk := range c.buckets {
@@ -128,6 +141,7 @@ func (c *replayCache) forget(bk *replayBucket) {
 // refused because a client's share of the replay cache was full: which
 // clients, how many refusals, how full the cache is.
 type fullLog struct {
+	what    string // "client assertions", "jwt-bearer assertions"
 	mu      sync.Mutex
 	last    time.Time
 	refusal map[string]int // since the last line, by client (bounded: configured clients)
@@ -155,7 +169,7 @@ func (f *fullLog) refused(log *slog.Logger, client string, c *replayCache) {
 	c.mu.Lock()
 	held, share, pool, pooled, n, max := c.held[client], c.share, c.pool, c.pooled, c.n, c.max
 	c.mu.Unlock()
-	log.Warn("replay cache: client assertions refused (503): the client's share and the shared pool are full",
+	log.Warn("replay cache: "+f.what+" refused (503): the client's share and the shared pool are full",
 		"clients", clients, "refused", counts, "client_live", held, "share", share, "pool_used", pooled, "pool", pool,
 		"entries", n, "replay_cache", max, "next_line_after", fullLogEvery)
 	clear(f.refusal)

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"net"
+	"strings"
 )
 
 // NewLogger is the server's log: slog's text format on w, at debug level
@@ -73,6 +74,10 @@ func (b Banner) print(srv *Server, cfg Config) {
 	fmt.Fprintf(out, "  token endpoint  %s%s\n", srv.BaseURL(), cfg.TokenPath)
 	fmt.Fprintf(out, "  issuer          %s (signs %s, kid %s)\n", srv.Issuer(), srv.Key().Alg, srv.Key().Kid)
 	fmt.Fprintf(out, "  subject tokens  iss %s, keys from %s, lifetime ≤ %s\n", cfg.Subject.Issuer, b.SubjectSource, cfg.Subject.MaxLifetime)
+	if a := cfg.Subject.Actor; a.Issuer != "" {
+		fmt.Fprintf(out, "  actor tokens    iss %s, audience %s\n", a.Issuer, a.Audience)
+	}
+	fmt.Fprintf(out, "  grants          %s; act chains ≤ %d actors\n", strings.Join(srv.grantTypes(), ", "), cfg.Delegation.MaxDepth)
 	if len(cfg.Clients) == 0 {
 		fmt.Fprintf(out, "  clients         %s0..%d (shared secret, not shown)\n", cfg.DefaultClients.Prefix, cfg.DefaultClients.Count-1)
 	} else {

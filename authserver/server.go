@@ -24,9 +24,10 @@ import (
 type Options struct {
 	// ClientSecret is the default clients' shared secret.
 	ClientSecret string
-	// SubjectJWKS is used when the config names no subject JWKS.
-	SubjectJWKS []byte
-	Logger      *slog.Logger
+	// SubjectJWKS is used when the config names no subject JWKS, and
+	// ActorJWKS when subject.actor has an issuer and names no JWKS.
+	SubjectJWKS, ActorJWKS []byte
+	Logger                 *slog.Logger
 }
 
 // Server is a running-ready reference authorization server.
@@ -34,7 +35,8 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	clients map[string]*client
-	verify  *verifier
+	verify  *verifier // subject tokens, jwt-bearer assertions
+	actors  *verifier // actor tokens: verify unless subject.actor has an issuer
 	key     *jose.Key
 	jwks    []byte
 	faults  *faults
@@ -82,7 +84,7 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 			return nil, fmt.Errorf("tls.client_ca_file: no certificate in %s", cfg.TLS.ClientCAFile)
 		}
 	}
-	if s.verify, err = newVerifier(ctx, cfg.Subject, opt.SubjectJWKS, log); err != nil {
+	if err := s.startVerifiers(ctx, cfg.Subject, opt); err != nil {
 		return nil, err
 	}
 	if cfg.Signing.KeyFile != "" {
@@ -120,6 +122,20 @@ func New(ctx context.Context, cfg Config, opt Options) (*Server, error) {
 	s.mux.HandleFunc("GET /healthz", s.handleHealth)
 	s.handler = s.framing(s.mux)
 	return s, nil
+}
+
+// startVerifiers reads (or starts fetching) the subject keys and, when
+// subject.actor has an issuer, the actor keys.
+func (s *Server) startVerifiers(ctx context.Context, sc SubjectConfig, opt Options) error {
+	var err error
+	if s.verify, err = newVerifier(ctx, sc, subjectSource(sc), sc.Issuer, sc.Audience, opt.SubjectJWKS, s.log); err != nil {
+		return err
+	}
+	s.actors = s.verify
+	if sc.Actor.Issuer != "" {
+		s.actors, err = newVerifier(ctx, sc, actorSource(sc), sc.Actor.Issuer, sc.Actor.Audience, opt.ActorJWKS, s.log)
+	}
+	return err
 }
 
 // framing refuses request smuggling (RFC 9112 §6.1, §6.3). Go's server lets
@@ -167,7 +183,7 @@ func (s *Server) SetBaseURL(u string) {
 		"issuer":                                s.cfg.Issuer,
 		"token_endpoint":                        s.baseURL + s.cfg.TokenPath,
 		"jwks_uri":                              s.baseURL + "/jwks.json",
-		"grant_types_supported":                 []string{exchange.GrantTypeTokenExchange},
+		"grant_types_supported":                 s.grantTypes(),
 		"response_types_supported":              []string{},
 		"token_endpoint_auth_methods_supported": s.authMethods(),
 		"token_endpoint_auth_signing_alg_values_supported": s.cfg.ClientAuth.Algorithms,
@@ -177,6 +193,20 @@ func (s *Server) SetBaseURL(u string) {
 	}
 	s.meta, _ = json.Marshal(meta)
 	s.assert.audiences = append(slices.Clone(s.cfg.ClientAuth.Audiences), s.baseURL+s.cfg.TokenPath, s.cfg.Issuer)
+}
+
+// grantTypes are the grants some client may use.
+func (s *Server) grantTypes() []string {
+	out := []string{}
+	for _, g := range exchange.GrantTypes {
+		for _, c := range s.clients {
+			if c.grants[g] {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // authMethods are the client authentication methods some client may use.
@@ -288,21 +318,25 @@ func (s *Server) handleHealth(w http.ResponseWriter, _ *http.Request) {
 	_, _ = w.Write([]byte(`{"status":"ok"}`))
 }
 
-// startAssertions prepares the client assertion checks. With clients that
-// authenticate by assertion it waits for the next whole second, so that
-// every assertion it accepts was issued (iat, whole seconds) after it
-// started: the replay cache is in memory, and a restart must not accept an
-// assertion used before it (assertionVerifier.freshSince).
+// startAssertions prepares the checks of client assertions and jwt-bearer
+// assertions. With clients that may send either it waits for the next
+// whole second, so that every assertion it accepts was issued (iat, whole
+// seconds) after it started: the replay caches are in memory, and a
+// restart must not accept an assertion used before it
+// (assertionVerifier.freshSince).
 func (s *Server) startAssertions(ctx context.Context, a ClientAuthConfig) error {
-	n := 0
+	n, bearers := 0, 0
 	for _, cl := range s.clients {
 		if cl.methods[exchange.AuthPrivateKeyJWT] {
 			n++
 		}
+		if cl.grants[exchange.GrantTypeJWTBearer] {
+			bearers++
+		}
 	}
 	since := time.Now().Truncate(time.Second).Add(time.Second)
-	s.assert = newAssertionVerifier(a, n, since)
-	if n == 0 {
+	s.assert = newAssertionVerifier(a, n, bearers, since)
+	if n == 0 && bearers == 0 {
 		return nil
 	}
 	t := time.NewTimer(time.Until(since))

@@ -191,12 +191,18 @@ func TestMultipleTargets(t *testing.T) {
 	}
 }
 
+// TestActorTokenNests: with an actor token the actor is its sub (RFC 8693
+// §4.1: the acting party), above the subject token's own chain; without a
+// subject.actor issuer, actor tokens are trusted as subject tokens are. An
+// actor token is an identity: one carrying act is refused (it nested below
+// the client before issue 30, and the subject's chain was lost).
 func TestActorTokenNests(t *testing.T) {
 	f := newFixture(t, jose.ES256, nil)
 	now := time.Now().Unix()
-	actorTok := f.sign(t, jwt.MapClaims{"iss": DefaultIssuerIn, "sub": "orchestrator", "aud": "perf-agent-2",
-		"iat": now, "exp": now + 60, "act": map[string]any{"sub": "upstream"}})
-	v := form(f.token(t, "perf-agent-2"))
+	actorTok := f.sign(t, jwt.MapClaims{"iss": DefaultIssuerIn, "sub": "orchestrator", "aud": "perf-agent-2", "iat": now, "exp": now + 60})
+	subjectTok := f.sign(t, jwt.MapClaims{"iss": DefaultIssuerIn, "sub": "perf-user-001", "aud": "perf-agent-2", "iat": now, "exp": now + 60,
+		"act": map[string]any{"sub": "upstream"}})
+	v := form(subjectTok)
 	v.Set("actor_token", actorTok)
 	v.Set("actor_token_type", exchange.TokenTypeJWT)
 	rec := f.do("POST", v.Encode(), basic("perf-agent-2"))
@@ -205,13 +211,21 @@ func TestActorTokenNests(t *testing.T) {
 	}
 	var r exchange.Response
 	_ = json.Unmarshal(rec.Body.Bytes(), &r)
-	var claims struct{ Act *jose.Actor }
+	var claims struct {
+		Act      *jose.Actor
+		ClientID string `json:"client_id"`
+	}
 	parts := strings.Split(r.AccessToken, ".")
 	b, _ := jwt.NewParser().DecodeSegment(parts[1])
 	_ = json.Unmarshal(b, &claims)
 	a := claims.Act
-	if a == nil || a.Sub != "perf-agent-2" || a.Act == nil || a.Act.Sub != "orchestrator" || a.Act.Act == nil || a.Act.Act.Sub != "upstream" {
+	if a == nil || a.Sub != "orchestrator" || a.Act == nil || a.Act.Sub != "upstream" || a.Act.Act != nil || claims.ClientID != "perf-agent-2" {
 		t.Fatalf("act chain wrong: %s", b)
+	}
+	v.Set("actor_token", f.sign(t, jwt.MapClaims{"iss": DefaultIssuerIn, "sub": "orchestrator", "aud": "perf-agent-2", "iat": now, "exp": now + 60,
+		"act": map[string]any{"sub": "upstream"}}))
+	if rec := f.do("POST", v.Encode(), basic("perf-agent-2")); rec.Code != 400 || !strings.Contains(rec.Body.String(), "actor token carries act") {
+		t.Fatalf("a delegated actor token: %d %s", rec.Code, rec.Body)
 	}
 }
 
@@ -271,7 +285,14 @@ func TestRefusals(t *testing.T) {
 		{"bearer scheme", "POST", func() string { return form(good()).Encode() }, map[string]string{"Authorization": "Bearer abc"}, 401, exchange.ErrInvalidClient},
 		{"two auth methods", "POST", func() string { v := form(good()); v.Set("client_secret", testSecret); return v.Encode() }, basic("perf-agent-0"), 400, exchange.ErrInvalidRequest},
 		{"missing grant", "POST", func() string { v := form(good()); v.Del("grant_type"); return v.Encode() }, basic("perf-agent-0"), 400, exchange.ErrInvalidRequest},
-		{"other grant", "POST", func() string { v := form(good()); v.Set("grant_type", "client_credentials"); return v.Encode() }, basic("perf-agent-0"), 400, exchange.ErrUnsupportedGrantType},
+		{"unknown grant", "POST", func() string { v := form(good()); v.Set("grant_type", "password"); return v.Encode() }, basic("perf-agent-0"), 400, exchange.ErrUnsupportedGrantType},
+		{"grant not allowed", "POST", func() string { v := form(good()); v.Set("grant_type", "client_credentials"); return v.Encode() }, basic("perf-agent-0"), 400, exchange.ErrUnauthorizedClient},
+		{"jwt-bearer not allowed", "POST", func() string {
+			v := form(good())
+			v.Set("grant_type", exchange.GrantTypeJWTBearer)
+			v.Set("assertion", good())
+			return v.Encode()
+		}, basic("perf-agent-0"), 400, exchange.ErrUnauthorizedClient},
 		{"missing subject", "POST", func() string { v := form(good()); v.Del("subject_token"); return v.Encode() }, basic("perf-agent-0"), 400, exchange.ErrInvalidRequest},
 		{"bad subject type", "POST", func() string { v := form(good()); v.Set("subject_token_type", "urn:x"); return v.Encode() }, basic("perf-agent-0"), 400, exchange.ErrInvalidRequest},
 		{"bad requested type", "POST", func() string { v := form(good()); v.Set("requested_token_type", "urn:x"); return v.Encode() }, basic("perf-agent-0"), 400, exchange.ErrInvalidRequest},

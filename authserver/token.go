@@ -1,7 +1,6 @@
 package authserver
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"mime"
@@ -86,11 +85,12 @@ const formType = "application/x-www-form-urlencoded"
 
 // singleValued are the parameters RFC 6749 §3.2 forbids repeating.
 var singleValued = []string{"grant_type", "subject_token", "subject_token_type", "requested_token_type",
-	"scope", "actor_token", "actor_token_type", "client_id", "client_secret", "client_assertion", "client_assertion_type"}
+	"scope", "actor_token", "actor_token_type", "client_id", "client_secret", "client_assertion", "client_assertion_type",
+	"assertion"}
 
 // exchange answers one token request: read the form, authenticate the
-// client, check the request against the client's policy, validate the
-// subject (and actor) token, issue.
+// client, check the request against the client's policy, validate what
+// the grant presents (the subject and actor tokens, the assertion), issue.
 func (s *Server) exchange(w http.ResponseWriter, r *http.Request, sc *scratch) ([]byte, *oauthError) {
 	form, oe := s.readForm(w, r, sc)
 	if oe != nil {
@@ -105,11 +105,20 @@ func (s *Server) exchange(w http.ResponseWriter, r *http.Request, sc *scratch) (
 		return nil, oe
 	}
 	req.cnf = certThumbprint(r)
-	sub, prior, oe := s.validateTokens(r.Context(), form, req.subjectToken, cl)
+	var sub string
+	var act *jose.Actor
+	switch req.grant {
+	case exchange.GrantTypeTokenExchange:
+		sub, act, oe = s.validateTokens(r.Context(), form, &req)
+	case exchange.GrantTypeClientCredentials:
+		sub = cl.id // RFC 9068 §2.2: no resource owner, the client
+	default: // jwt-bearer
+		sub, oe = s.bearerAssertion(r.Context(), form.Get("assertion"), cl)
+	}
 	if oe != nil {
 		return nil, oe
 	}
-	return s.issue(&req, sub, prior, sc)
+	return s.issue(&req, sub, act, sc)
 }
 
 // readForm reads the POSTed form body and refuses repeated parameters.
@@ -147,6 +156,7 @@ func (s *Server) readForm(w http.ResponseWriter, r *http.Request, sc *scratch) (
 // tokenRequest is a token request that passed the client's policy.
 type tokenRequest struct {
 	client       *client
+	grant        string // one of exchange.GrantTypes
 	subjectToken string
 	issuedType   string
 	targets      []string // resources, then audiences; at least one
@@ -154,12 +164,19 @@ type tokenRequest struct {
 	cnf          string   // x5t#S256 of the client certificate, "" without one
 }
 
-// parseRequest checks grant, token types, targets and scope, in that order.
+// parseRequest checks grant, token types (an exchange) or the assertion
+// (jwt-bearer), targets and scope, in that order. Grants other than an
+// exchange issue access tokens: requested_token_type is an RFC 8693
+// parameter they ignore (RFC 6749 §3.2).
 func (s *Server) parseRequest(form url.Values, cl *client) (tokenRequest, *oauthError) {
-	req := tokenRequest{client: cl}
-	oe := checkGrant(form.Get("grant_type"), cl)
-	if oe == nil {
+	req := tokenRequest{client: cl, grant: form.Get("grant_type"), issuedType: exchange.TokenTypeAccessToken}
+	oe := checkGrant(req.grant, cl)
+	switch {
+	case oe != nil:
+	case req.grant == exchange.GrantTypeTokenExchange:
 		req.subjectToken, req.issuedType, oe = tokenTypes(form)
+	case req.grant == exchange.GrantTypeJWTBearer && form.Get("assertion") == "":
+		oe = fail(400, exchange.ErrInvalidRequest, "assertion is required")
 	}
 	if oe == nil {
 		req.targets, oe = s.checkTargets(form, cl)
@@ -168,18 +185,6 @@ func (s *Server) parseRequest(form url.Values, cl *client) (tokenRequest, *oauth
 		req.scope, oe = checkScope(form.Get("scope"), cl)
 	}
 	return req, oe
-}
-
-func checkGrant(gt string, cl *client) *oauthError {
-	switch {
-	case gt == "":
-		return fail(400, exchange.ErrInvalidRequest, "grant_type is required")
-	case gt != exchange.GrantTypeTokenExchange:
-		return fail(400, exchange.ErrUnsupportedGrantType, "only token exchange is supported")
-	case !cl.grants[gt]:
-		return fail(400, exchange.ErrUnauthorizedClient, "the client may not use token exchange")
-	}
-	return nil
 }
 
 // tokenTypes returns the subject token and the token type to issue.
@@ -202,9 +207,11 @@ func tokenTypes(form url.Values) (subjectToken, issuedType string, oe *oauthErro
 }
 
 // checkTargets returns the requested resources and audiences, each allowed
-// for the client.
+// for the client: one of its resources, or with delegation.peer_audiences
+// an audience that is another client of the server.
 func (s *Server) checkTargets(form url.Values, cl *client) ([]string, *oauthError) {
-	targets := append(form["resource"], form["audience"]...)
+	resources := form["resource"]
+	targets := append(resources, form["audience"]...)
 	if len(targets) == 0 {
 		return nil, fail(400, exchange.ErrInvalidTarget, "a resource or audience is required")
 	}
@@ -214,8 +221,8 @@ func (s *Server) checkTargets(form url.Values, cl *client) ([]string, *oauthErro
 			return nil, fail(400, exchange.ErrInvalidTarget, "resource must be an absolute URI without fragment")
 		}
 	}
-	for _, t := range targets {
-		if !cl.resources[t] {
+	for i, t := range targets {
+		if !cl.resources[t] && !(i >= len(resources) && s.cfg.Delegation.PeerAudiences && s.clients[t] != nil) {
 			return nil, fail(400, exchange.ErrInvalidTarget, "the requested target is not allowed for this client")
 		}
 	}
@@ -249,30 +256,6 @@ func normalScope(scope string) bool {
 		}
 	}
 	return true
-}
-
-// validateTokens verifies the subject token and the optional actor token,
-// and returns the subject with the actor chain the issued token nests.
-func (s *Server) validateTokens(ctx context.Context, form url.Values, subjectToken string, cl *client) (*jose.Claims, *jose.Actor, *oauthError) {
-	sub, err := s.verify.verify(ctx, subjectToken, "subject token", cl.id)
-	if err != nil {
-		return nil, nil, fail(400, exchange.ErrInvalidGrant, err.Error())
-	}
-	at, att := form.Get("actor_token"), form.Get("actor_token_type")
-	if at == "" {
-		if att != "" {
-			return nil, nil, fail(400, exchange.ErrInvalidRequest, "actor_token_type without actor_token")
-		}
-		return sub, sub.Act, nil
-	}
-	if att != exchange.TokenTypeAccessToken && att != exchange.TokenTypeJWT {
-		return nil, nil, fail(400, exchange.ErrInvalidRequest, "actor_token_type is missing or unsupported")
-	}
-	act, err := s.verify.verify(ctx, at, "actor token", cl.id)
-	if err != nil {
-		return nil, nil, fail(400, exchange.ErrInvalidGrant, err.Error())
-	}
-	return sub, &jose.Actor{Sub: act.Subject, Act: act.Act}, nil
 }
 
 // authenticate applies one client authentication method: a client

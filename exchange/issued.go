@@ -25,6 +25,10 @@ type Expect struct {
 	Audience string        // a member of aud; "" not checked
 	Client   bool          // client_id or act.sub is the client that asked
 	Lifetime time.Duration // exp − iat exactly; 0 not checked
+	// Actors is the act chain the token must carry exactly (CheckActChain:
+	// the current actor first); nil is not checked, an empty non-nil
+	// slice requires no act.
+	Actors []string
 }
 
 // IssuedVerifier checks issued tokens against the target's published keys
@@ -50,6 +54,26 @@ func (v *IssuedVerifier) Verify(body []byte, clientID string) error {
 	return v.Expect.check(claims, clientID)
 }
 
+// VerifyActors is Verify with the act chain the token must carry, current
+// actor first (Expect.Actors; nil or empty: no act), for a verifier shared
+// by hops that expect different chains.
+func (v *IssuedVerifier) VerifyActors(body []byte, clientID string, actors []string) error {
+	tok, ok := StringMember(body, "access_token")
+	if !ok {
+		return errors.New("issued token: the response has no access_token")
+	}
+	claims, err := jose.VerifyJWT(tok, v.Keys, v.Issuer)
+	if err != nil {
+		return errors.New("issued token " + err.Error())
+	}
+	e := v.Expect
+	e.Actors = actors
+	if actors == nil {
+		e.Actors = []string{}
+	}
+	return e.check(claims, clientID)
+}
+
 func (e Expect) check(c jwt.MapClaims, clientID string) error {
 	if e.Audience != "" {
 		aud, _ := c.GetAudience()
@@ -61,6 +85,11 @@ func (e Expect) check(c jwt.MapClaims, clientID string) error {
 		act, _ := c["act"].(map[string]any)
 		if id, _ := c["client_id"].(string); id != clientID && act["sub"] != clientID {
 			return errors.New("issued token: neither client_id nor act.sub is the client")
+		}
+	}
+	if e.Actors != nil {
+		if err := CheckActChain(c, e.Actors); err != nil {
+			return err
 		}
 	}
 	if e.Lifetime > 0 {

@@ -16,7 +16,16 @@ const (
 	TokenTypeAccessToken   = "urn:ietf:params:oauth:token-type:access_token"
 	TokenTypeJWT           = "urn:ietf:params:oauth:token-type:jwt"
 	TokenTypeIDToken       = "urn:ietf:params:oauth:token-type:id_token"
+	// GrantTypeClientCredentials is RFC 6749 §4.4's grant: the client's own
+	// token, no resource owner.
+	GrantTypeClientCredentials = "client_credentials"
+	// GrantTypeJWTBearer is RFC 7523 §2.1's grant: a JWT assertion of a
+	// trusted issuer (form parameter assertion) for a token for its sub.
+	GrantTypeJWTBearer = "urn:ietf:params:oauth:grant-type:jwt-bearer"
 )
+
+// GrantTypes are the grants tokex's reference server knows.
+var GrantTypes = []string{GrantTypeTokenExchange, GrantTypeClientCredentials, GrantTypeJWTBearer}
 
 // OAuth error codes (RFC 6749 §5.2, RFC 8693 §2.2.2).
 const (

@@ -40,6 +40,10 @@ type IssuerOptions struct {
 	// agents' private_key_jwt keys, for a server that registers a
 	// jwks_uri per client.
 	Clients map[string][]byte
+	// Actors are the actor-token keys (ActorMinter): served as an issuer
+	// of their own, ActorIssuer(URL) — its discovery document and JWKS
+	// below /actors. None: no actor issuer.
+	Actors []*jose.Key
 }
 
 // ClientJWKSPath is where the issuer serves a client's JWKS (%s: its id).
@@ -52,8 +56,11 @@ const ClientJWKSPath = "/clients/%s/jwks.json"
 type IssuerServer struct {
 	URL     string // the issuer: subject.issuer of the campaign
 	JWKSURL string
-	srv     *http.Server
-	ln      net.Listener
+	// ActorURL and ActorJWKSURL are the actor issuer's (subject.actor of
+	// the reference server); "" without actor keys.
+	ActorURL, ActorJWKSURL string
+	srv                    *http.Server
+	ln                     net.Listener
 }
 
 // Discovery is the issuer's discovery document.
@@ -80,10 +87,6 @@ func ServeIssuer(o IssuerOptions) (*IssuerServer, error) {
 	if o.Cert == nil && !isLoopback(host) {
 		return nil, fmt.Errorf("issuer address %s is not loopback: serve it over HTTPS (a certificate, or a generated one)", o.Addr)
 	}
-	jwks, err := jose.JWKS(o.Keys...)
-	if err != nil {
-		return nil, err
-	}
 	ln, err := net.Listen("tcp", o.Addr)
 	if err != nil {
 		return nil, err
@@ -100,38 +103,51 @@ func ServeIssuer(o IssuerOptions) (*IssuerServer, error) {
 		ln.Close()
 		return nil, err
 	}
-	doc := Discovery{
-		Issuer: issuer, JWKSURI: issuer + JWKSPath, AuthorizationEndpoint: issuer + AuthorizePath,
-		ResponseTypesSupported: []string{"id_token"}, SubjectTypesSupported: []string{"public"},
-		ClaimsSupported: []string{"iss", "sub", "aud", "iat", "exp", "jti"},
-	}
-	for _, k := range o.Keys {
-		if !slices.Contains(doc.IDTokenSigningAlgValuesSupported, k.Alg) {
-			doc.IDTokenSigningAlgValuesSupported = append(doc.IDTokenSigningAlgValuesSupported, k.Alg)
-		}
-	}
-	meta, err := json.Marshal(doc)
-	if err != nil {
-		ln.Close()
-		return nil, err
-	}
 	prefix := ""
 	if u, err := url.Parse(issuer); err == nil {
 		prefix = strings.TrimSuffix(u.Path, "/") // an issuer with a path serves below it
 	}
-	mux := issuerMux(prefix, jwks, meta, o.Clients)
+	mux, err := issuerMux(prefix, issuer, o)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
 	s := &IssuerServer{
 		URL: issuer, JWKSURL: issuer + JWKSPath, ln: ln,
 		srv: &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ReadTimeout: 10 * time.Second,
 			WriteTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10},
 	}
+	if len(o.Actors) > 0 {
+		s.ActorURL = ActorIssuer(issuer)
+		s.ActorJWKSURL = s.ActorURL + JWKSPath
+	}
 	go func() { _ = s.srv.Serve(ln) }() // ends with Close
 	return s, nil
 }
 
+// discovery is the discovery document and the JWKS of an issuer.
+func discovery(issuer string, keys []*jose.Key) (meta, jwks []byte, err error) {
+	if jwks, err = jose.JWKS(keys...); err != nil {
+		return nil, nil, err
+	}
+	doc := Discovery{
+		Issuer: issuer, JWKSURI: issuer + JWKSPath, AuthorizationEndpoint: issuer + AuthorizePath,
+		ResponseTypesSupported: []string{"id_token"}, SubjectTypesSupported: []string{"public"},
+		ClaimsSupported: []string{"iss", "sub", "aud", "iat", "exp", "jti"},
+	}
+	for _, k := range keys {
+		if !slices.Contains(doc.IDTokenSigningAlgValuesSupported, k.Alg) {
+			doc.IDTokenSigningAlgValuesSupported = append(doc.IDTokenSigningAlgValuesSupported, k.Alg)
+		}
+	}
+	meta, err = json.Marshal(doc)
+	return meta, jwks, err
+}
+
 // issuerMux serves the JWKS, the discovery document, the clients' JWK Sets
-// and a refusing authorization endpoint below prefix.
-func issuerMux(prefix string, jwks, meta []byte, clients map[string][]byte) *http.ServeMux {
+// and a refusing authorization endpoint below prefix, and the actor
+// issuer's discovery document and JWKS below prefix/actors.
+func issuerMux(prefix, issuer string, o IssuerOptions) (*http.ServeMux, error) {
 	mux := http.NewServeMux()
 	static := func(body []byte, ctype string) http.HandlerFunc {
 		return func(w http.ResponseWriter, _ *http.Request) {
@@ -140,12 +156,27 @@ func issuerMux(prefix string, jwks, meta []byte, clients map[string][]byte) *htt
 			_, _ = w.Write(body)
 		}
 	}
-	mux.HandleFunc("GET "+prefix+JWKSPath, static(jwks, "application/jwk-set+json"))
-	mux.HandleFunc("GET "+prefix+DiscoveryPath, static(meta, "application/json"))
-	mux.HandleFunc("GET "+OAuthMetaPath+prefix, static(meta, "application/json"))
-	if len(clients) > 0 {
+	serve := func(prefix, issuer string, keys []*jose.Key) error {
+		meta, jwks, err := discovery(issuer, keys)
+		if err != nil {
+			return err
+		}
+		mux.HandleFunc("GET "+prefix+JWKSPath, static(jwks, "application/jwk-set+json"))
+		mux.HandleFunc("GET "+prefix+DiscoveryPath, static(meta, "application/json"))
+		mux.HandleFunc("GET "+OAuthMetaPath+prefix, static(meta, "application/json"))
+		return nil
+	}
+	if err := serve(prefix, issuer, o.Keys); err != nil {
+		return nil, err
+	}
+	if len(o.Actors) > 0 {
+		if err := serve(prefix+ActorPath, ActorIssuer(issuer), o.Actors); err != nil {
+			return nil, err
+		}
+	}
+	if len(o.Clients) > 0 {
 		mux.HandleFunc("GET "+prefix+fmt.Sprintf(ClientJWKSPath, "{id}"), func(w http.ResponseWriter, r *http.Request) {
-			b, ok := clients[r.PathValue("id")]
+			b, ok := o.Clients[r.PathValue("id")]
 			if !ok {
 				http.NotFound(w, r)
 				return
@@ -158,7 +189,7 @@ func issuerMux(prefix string, jwks, meta []byte, clients map[string][]byte) *htt
 		w.WriteHeader(http.StatusBadRequest)
 		_, _ = w.Write([]byte(`{"error":"unsupported_response_type","error_description":"tokex's subject issuer has no login: tokex signs the subject tokens itself"}`))
 	})
-	return mux
+	return mux, nil
 }
 
 // Addr is the address the issuer listens on.

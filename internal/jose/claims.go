@@ -324,6 +324,7 @@ type Claims struct {
 	NotBefore Date
 	IssuedAt  Date
 	ID        string
+	ClientID  string // RFC 9068 client_id: who a token was issued to
 	Act       *Actor
 }
 
@@ -362,8 +363,8 @@ func (c *Claims) decode(b []byte) error {
 		}
 		return d
 	}
-	c.Issuer, c.Subject, c.ID = str("iss", true), str("sub", true), str("jti", true)
-	_, _ = str("client_id", false), str("scope", false) // checked, not kept
+	c.Issuer, c.Subject, c.ID, c.ClientID = str("iss", true), str("sub", true), str("jti", true), str("client_id", true)
+	_ = str("scope", false) // checked, not kept
 	c.Expiry, c.NotBefore, c.IssuedAt = numeric("exp"), numeric("nbf"), numeric("iat")
 	if err != nil {
 		return err

@@ -55,6 +55,17 @@ func SubjectKeyPathFor(alg string) (string, error) {
 	return filepath.Join(d, "subject-key-"+alg+".pem"), nil
 }
 
+// ActorKeyPath is where the stored actor-token signing key of an algorithm
+// lives (actor-key-<alg>.pem): the agents' workload identities, signed by
+// an issuer of their own (subject.ActorIssuer), beside the subject keys.
+func ActorKeyPath(alg string) (string, error) {
+	d, err := Dir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "actor-key-"+alg+".pem"), nil
+}
+
 // ClientKeyDir is where the agents' stored client keys (private_key_jwt)
 // and certificates (tls_client_auth) live.
 func ClientKeyDir() (string, error) {

@@ -8,12 +8,14 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/internal/tlscert"
@@ -43,7 +45,23 @@ type EmbeddedOptions struct {
 	// ClientSubjectDN each one's subject DN (tls_client_auth).
 	ClientCA        []byte
 	ClientSubjectDN string
-	Log             func(level, msg string)
+	// ActorKey signs the agents' actor tokens (subject.ActorMinter): the
+	// JWKS endpoint publishes it as the actor issuer ActorIssuer (default
+	// subject.ActorIssuer(SubjectIssuer)), which the engine trusts for
+	// actor tokens (subject.actor). nil: actor tokens are trusted as
+	// subject tokens are.
+	ActorKey    *jose.Key
+	ActorIssuer string
+	// GrantTypes the agents may use (default: token exchange only); with
+	// jwt-bearer, client_auth.max_lifetime admits assertions of
+	// SubjectLifetime.
+	GrantTypes []string
+	// PeerAudiences lets an agent ask for a token to another agent
+	// (delegation.peer_audiences: the next hop of a chain); MaxActDepth is
+	// delegation.max_depth (0: the server's default, 5).
+	PeerAudiences bool
+	MaxActDepth   int
+	Log           func(level, msg string)
 }
 
 // embeddedPrefix names the temporary folder of an embedded server.
@@ -82,7 +100,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 	if e.dir, err = tempFolder(o.Log); err != nil {
 		return e, err
 	}
-	caFile, err := e.serveJWKS(o.SubjectKey)
+	caFile, err := e.serveJWKS(o.SubjectKey, o.ActorKey)
 	if err != nil {
 		return e, err
 	}
@@ -130,14 +148,19 @@ func tempFolder(logf func(level, msg string)) (string, error) {
 	return dir, nil
 }
 
-// serveJWKS serves the subject key set over HTTPS with its own self-signed
-// certificate, and writes that certificate for the engine to trust.
-func (e *Embedded) serveJWKS(key *jose.Key) (caFile string, err error) {
+// serveJWKS serves the subject key set (and the actor key's, when there is
+// one) over HTTPS with its own self-signed certificate, and writes that
+// certificate for the engine to trust.
+func (e *Embedded) serveJWKS(key, actor *jose.Key) (caFile string, err error) {
 	pair, err := tlscert.Loopback()
 	if err != nil {
 		return "", err
 	}
-	if e.jwks, err = subject.ServeIssuer(subject.IssuerOptions{Addr: "127.0.0.1:0", Keys: []*jose.Key{key}, Cert: &pair.Cert}); err != nil {
+	opt := subject.IssuerOptions{Addr: "127.0.0.1:0", Keys: []*jose.Key{key}, Cert: &pair.Cert}
+	if actor != nil {
+		opt.Actors = []*jose.Key{actor}
+	}
+	if e.jwks, err = subject.ServeIssuer(opt); err != nil {
 		return "", err
 	}
 	caFile = filepath.Join(e.dir, "jwks-ca.pem")
@@ -176,6 +199,7 @@ func (e *Embedded) serverConfig(o EmbeddedOptions, caFile string) (authserver.Co
 	if err := e.clientAuth(&cfg, o); err != nil {
 		return cfg, err
 	}
+	e.agentic(&cfg, o, caFile)
 	if err := cfg.Validate(nil); err != nil {
 		return cfg, fmt.Errorf("embedded server config: %w", err)
 	}
@@ -198,6 +222,28 @@ func (e *Embedded) clientAuth(cfg *authserver.Config, o EmbeddedOptions) error {
 		}
 	}
 	return nil
+}
+
+// agentic sets the engine up for issue 30's workloads: the actor issuer,
+// the agents' grants, chains to other agents and their depth.
+func (e *Embedded) agentic(cfg *authserver.Config, o EmbeddedOptions, caFile string) {
+	if o.ActorKey != nil {
+		iss := o.ActorIssuer
+		if iss == "" {
+			iss = subject.ActorIssuer(o.SubjectIssuer)
+		}
+		cfg.Subject.Actor = authserver.ActorConfig{Issuer: iss, JWKSURL: e.jwks.ActorJWKSURL, CAFile: caFile, Audience: cfg.Subject.Actor.Audience}
+	}
+	if len(o.GrantTypes) > 0 && len(cfg.Clients) == 0 {
+		cfg.DefaultClients.GrantTypes = o.GrantTypes
+	}
+	if slices.Contains(o.GrantTypes, exchange.GrantTypeJWTBearer) {
+		cfg.ClientAuth.MaxLifetime = max(cfg.ClientAuth.MaxLifetime, min(o.SubjectLifetime, 24*time.Hour))
+	}
+	cfg.Delegation.PeerAudiences = cfg.Delegation.PeerAudiences || o.PeerAudiences
+	if o.MaxActDepth > 0 {
+		cfg.Delegation.MaxDepth = o.MaxActDepth
+	}
 }
 
 // serverTLS gives the engine a loopback certificate that e.TLS trusts.

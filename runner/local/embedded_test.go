@@ -4,6 +4,9 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,9 +17,11 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner/local"
 	"github.com/tokex-dev/tokex/runner/local/localtest"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 const embeddedPrefix = "tokex-embedded-"
@@ -150,5 +155,73 @@ func TestInflatedEngineIsFlagged(t *testing.T) {
 	}
 	if a, b := localtest.MustJSON(t, again.Stages[0].Runs[0].Warnings), localtest.MustJSON(t, run.Warnings); a != b {
 		t.Errorf("recomputed warnings differ:\n%s\n%s", a, b)
+	}
+}
+
+// TestEmbeddedEngineServesAgents: the embedded engine, given an actor key,
+// the agents' grants and peer audiences, serves issue 30's requests — a
+// client_credentials and a jwt-bearer token, and a two-hop chain with
+// actor tokens whose last token carries both agents in act, as sampled
+// verification reads it from the engine's own metadata and JWKS.
+func TestEmbeddedEngineServesAgents(t *testing.T) {
+	subjectKey, _ := jose.GenerateKey(jose.ES256)
+	actorKey, _ := jose.GenerateKey(jose.EdDSA)
+	const iss = "https://issuer.test"
+	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Engine: localtest.Engine(), Clients: 2, ClientPrefix: "perf-agent-",
+		Secret: "s-Zq9", SubjectIssuer: iss, SubjectKey: subjectKey, SubjectLifetime: time.Minute, SigningAlg: jose.ES256,
+		Resources: []string{"https://mcp.example.internal/mcp"}, ActorKey: actorKey, GrantTypes: exchange.GrantTypes, PeerAudiences: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	post := func(id string, v url.Values) []byte {
+		t.Helper()
+		req, _ := http.NewRequest("POST", e.URL, strings.NewReader(v.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", exchange.BasicAuth(id, "s-Zq9"))
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		if resp.StatusCode != 200 {
+			t.Fatalf("%s %s: %d %s", id, v.Get("grant_type"), resp.StatusCode, b)
+		}
+		return b
+	}
+	users := &subject.Minter{Key: subjectKey, Issuer: iss, Lifetime: time.Minute, Users: subject.Users(3), Prefix: "u-"}
+	bearer := &subject.Minter{Key: subjectKey, Issuer: iss, Lifetime: time.Minute, Users: subject.Users(3), Prefix: "b-",
+		Shape: subject.Shape{Audience: e.URL}}
+	actors := &subject.ActorMinter{Key: actorKey, Issuer: subject.ActorIssuer(iss), Lifetime: time.Minute, Prefix: "a-"}
+	mint := func(m interface{ Mint(string) (string, error) }, id string) string {
+		s, err := m.Mint(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	resource := url.Values{"resource": {"https://mcp.example.internal/mcp"}}
+	post("perf-agent-0", url.Values{"grant_type": {exchange.GrantTypeClientCredentials}, "resource": resource["resource"]})
+	post("perf-agent-0", url.Values{"grant_type": {exchange.GrantTypeJWTBearer}, "assertion": {mint(bearer, "")}, "resource": resource["resource"]})
+	tok := mint(users, "perf-agent-0")
+	var body []byte
+	for i, id := range []string{"perf-agent-0", "perf-agent-1"} {
+		v := url.Values{"grant_type": {exchange.GrantTypeTokenExchange}, "subject_token": {tok}, "subject_token_type": {exchange.TokenTypeAccessToken},
+			"actor_token": {mint(actors, id)}, "actor_token_type": {exchange.TokenTypeJWT}}
+		if i == 0 {
+			v.Set("audience", "perf-agent-1")
+		} else {
+			v["resource"] = resource["resource"]
+		}
+		body = post(id, v)
+		tok, _ = exchange.StringMember(body, "access_token")
+	}
+	iv, _, err := exchange.Discover(context.Background(), http.DefaultClient, e.URL, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := iv.VerifyActors(body, "perf-agent-1", []string{"perf-agent-1", "perf-agent-0"}); err != nil {
+		t.Fatal(err)
 	}
 }

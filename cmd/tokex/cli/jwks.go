@@ -26,7 +26,7 @@ type jwksOptions struct {
 	tls                       bool
 	certFile, keyPEM, certOut string
 	hostnames                 []string
-	clients                   bool
+	clients, actors           bool
 	agents                    int
 	out, clientCAOut          string
 }
@@ -59,6 +59,13 @@ DIR/<client id>.jwks.json for each; with --serve the issuer also serves
 each at /clients/<client id>/jwks.json, for a server that registers a
 jwks_uri per client.
 
+Actor tokens (RFC 8693 actor_token: each agent's own workload identity) are
+signed by a second key per algorithm (actor-key-<alg>.pem in the state
+folder) under an issuer of their own, <issuer>/actors: --serve publishes its
+discovery document and JWKS there too (a server trusts it as its actor-token
+issuer: tokex serve's subject.actor), and --actors prints the actor keys'
+JWKS instead of the subject keys'.
+
 --client-ca-out FILE writes the certificate of tokex's stored client CA,
 which issues each agent's tls_client_auth certificate (subject
 CN=<client id>): the server trusts it and registers each client with
@@ -79,6 +86,7 @@ tls_client_auth_subject_dn CN=<client id>.`,
 	f.StringVar(&o.certFile, "tls-cert", "", "serve HTTPS with this certificate (PEM)")
 	f.StringVar(&o.keyPEM, "tls-key", "", "private key (PEM) of --tls-cert")
 	f.BoolVar(&o.clients, "clients", false, "the agents' private_key_jwt public keys: one JWKS per client id")
+	f.BoolVar(&o.actors, "actors", false, "print the actor-token keys' JWKS (the agents' workload identities) instead of the subject keys'")
 	f.IntVar(&o.agents, "agents", 0, "with --clients: how many agents (default agents.count of --config, else 10)")
 	f.StringVarP(&o.out, "out", "o", "", "with --clients: also write <client id>.jwks.json for each into this folder")
 	f.StringVar(&o.clientCAOut, "client-ca-out", "", "write the certificate of the CA of the agents' tls_client_auth certificates here")
@@ -106,7 +114,14 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 			return err
 		}
 	}
+	actors, err := subject.ActorKeys(o.alg)
+	if err != nil {
+		return &exitError{code: ExitCannotRun, err: fmt.Errorf("actor key: %w", err)}
+	}
 	if o.serve == "" {
+		if o.actors {
+			keys = actors
+		}
 		b, err := jose.JWKS(keys...)
 		if err != nil {
 			return err
@@ -114,7 +129,7 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 		fmt.Fprintln(cmd.OutOrStdout(), string(b))
 		return nil
 	}
-	opt := subject.IssuerOptions{Addr: o.serve, Keys: keys, URL: o.issuerURL, Clients: clients}
+	opt := subject.IssuerOptions{Addr: o.serve, Keys: keys, URL: o.issuerURL, Clients: clients, Actors: actors}
 	certNote, err := o.issuerCert(&opt)
 	if err != nil {
 		return err
@@ -134,6 +149,11 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 		ks = append(ks, k.Alg+" kid "+k.Kid)
 	}
 	fmt.Fprintf(out, "  keys            %s\n", strings.Join(ks, ", "))
+	ks = ks[:0]
+	for _, k := range actors {
+		ks = append(ks, k.Alg+" kid "+k.Kid)
+	}
+	fmt.Fprintf(out, "  actor issuer    %s (jwks_uri %s; keys %s)\n", s.ActorURL, s.ActorJWKSURL, strings.Join(ks, ", "))
 	if len(clients) > 0 {
 		fmt.Fprintf(out, "  client JWKS     %s%s (%d clients)\n", s.URL, fmt.Sprintf(subject.ClientJWKSPath, "<client id>"), len(clients))
 	}

@@ -46,7 +46,10 @@ func newServeCmd() *cobra.Command {
 seed article in miniature. With no flags it listens on 127.0.0.1:9031, accepts
 the clients perf-agent-0..9 (secret from --client-secret, TOKEX_CLIENT_SECRET,
 or tokex's own stored secret) and trusts subject tokens signed with tokex's
-default subject key.`,
+default subject key, and actor tokens signed with its stored actor keys under
+the issuer <subject issuer>/actors. Besides token exchange it has the
+client_credentials and jwt-bearer grants, for the clients a config allows
+(default_clients.grant_types); docs/agentic.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return o.run(cmd) },
 	}
@@ -151,6 +154,9 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		}
 		dir, _ := statedir.Dir()
 		subjectSource = "tokex's stored subject keys, RS256, ES256 and EdDSA (" + dir + ")"
+		if err := storedActors(&cfg, &opt); err != nil {
+			return &exitError{code: 2, err: err}
+		}
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -158,6 +164,24 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	if err := authserver.Run(ctx, cfg, opt, banner, nil); err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	return nil
+}
+
+// storedActors trusts tokex's stored actor keys as the actor issuer,
+// subject.ActorIssuer(subject.issuer) — what `tokex jwks --serve` publishes
+// beside the stored subject keys — unless the config names one.
+func storedActors(cfg *authserver.Config, opt *authserver.Options) error {
+	if cfg.Subject.Actor.Issuer != "" {
+		return nil
+	}
+	keys, err := subject.ActorKeys("")
+	if err == nil {
+		opt.ActorJWKS, err = jose.JWKS(keys...)
+	}
+	if err != nil {
+		return fmt.Errorf("stored actor keys: %w", err)
+	}
+	cfg.Subject.Actor.Issuer = subject.ActorIssuer(cfg.Subject.Issuer)
 	return nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
 	"strings"
 	"sync/atomic"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/subject"
 )
@@ -72,6 +74,21 @@ func TestJWKSServeIsAnIssuer(t *testing.T) {
 	resp.Body.Close()
 	if d.Issuer != m[1] || d.JWKSURI != m[1]+"/jwks.json" || strings.Join(d.IDTokenSigningAlgValuesSupported, ",") != "ES256" {
 		t.Errorf("discovery %+v", d)
+	}
+	// Issue 30: the actor issuer beside it, with the stored actor key.
+	actor, _, _ := subject.StoredActorKey(jose.ES256)
+	if !strings.Contains(out.String(), "actor issuer    "+m[1]+"/actors (jwks_uri "+m[1]+"/actors/jwks.json; keys ES256 kid "+actor.Kid+")") {
+		t.Errorf("output:\n%s", out.String())
+	}
+	resp, err = http.Get(m[1] + "/actors/.well-known/openid-configuration")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d = subject.Discovery{}
+	_ = json.NewDecoder(resp.Body).Decode(&d)
+	resp.Body.Close()
+	if d.Issuer != m[1]+"/actors" || d.JWKSURI != m[1]+"/actors/jwks.json" {
+		t.Errorf("actor discovery %+v", d)
 	}
 	cancel()
 	select {
@@ -143,5 +160,49 @@ func TestRunAgainstExternalTarget(t *testing.T) {
 	}
 	if code != ExitCannotRun {
 		t.Errorf("exit %d", code)
+	}
+}
+
+// TestServeTrustsStoredActorKeys: tokex serve without a subject JWKS trusts
+// the stored actor keys under <subject issuer>/actors (what jwks --serve
+// publishes), so an actor token of the stored key nests its agent; a
+// configured actor issuer is left as it is.
+func TestServeTrustsStoredActorKeys(t *testing.T) {
+	t.Setenv("TOKEX_HOME", t.TempDir())
+	o := &serveOptions{}
+	cfg, _, err := o.complete()
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys, _ := subject.StoredKeys()
+	opt := authserver.Options{ClientSecret: "s3cret-Zq9"}
+	opt.SubjectJWKS, _ = jose.JWKS(keys...)
+	if err := storedActors(&cfg, &opt); err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Subject.Actor.Issuer != "https://pf-perf-subject/actors" {
+		t.Fatalf("actor issuer %q", cfg.Subject.Actor.Issuer)
+	}
+	srv, err := authserver.New(context.Background(), cfg, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetBaseURL("https://tokex.test")
+	actorKey, _, _ := subject.StoredActorKey(jose.EdDSA)
+	user, _ := (&subject.Minter{Key: keys[0], Issuer: cfg.Subject.Issuer, Lifetime: time.Minute, Users: subject.Users(1)}).Mint("perf-agent-0")
+	actor, _ := (&subject.ActorMinter{Key: actorKey, Issuer: cfg.Subject.Actor.Issuer, Lifetime: time.Minute}).Mint("perf-agent-0")
+	v := url.Values{"grant_type": {exchange.GrantTypeTokenExchange}, "subject_token": {user}, "subject_token_type": {exchange.TokenTypeJWT},
+		"actor_token": {actor}, "actor_token_type": {exchange.TokenTypeJWT}, "resource": {authserver.DefaultResource}}
+	req := httptest.NewRequest("POST", "/as/token.oauth2", strings.NewReader(v.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", exchange.BasicAuth("perf-agent-0", "s3cret-Zq9"))
+	rec := httptest.NewRecorder()
+	srv.Handler().ServeHTTP(rec, req)
+	if rec.Code != 200 {
+		t.Fatalf("%d %s", rec.Code, rec.Body)
+	}
+	cfg.Subject.Actor.Issuer = "https://configured"
+	if err := storedActors(&cfg, &opt); err != nil || cfg.Subject.Actor.Issuer != "https://configured" {
+		t.Errorf("a configured actor issuer was replaced: %q %v", cfg.Subject.Actor.Issuer, err)
 	}
 }
