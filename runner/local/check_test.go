@@ -17,9 +17,10 @@ import (
 // reference server publishes in its metadata, and a server whose tokens do
 // not show what is expected fails, with why, though it answered 200.
 func TestIssuedTokensVerifiedUnderLoad(t *testing.T) {
+	t.Parallel()
 	short := func() config.Campaign {
 		c := tinyCampaign()
-		c.Stages, c.Rounds, c.Duration = []float64{20}, 1, time.Second
+		c.Stages, c.Rounds, c.Warmup, c.Duration = []float64{20}, 1, 0, time.Second
 		c.Check.TokenType = "Bearer"
 		c.Check.Verify = config.Verify{Sample: 0.5, Audience: c.Request.Resources[0], Client: true, Lifetime: 5 * time.Minute}
 		return c
@@ -45,6 +46,7 @@ func TestIssuedTokensVerifiedUnderLoad(t *testing.T) {
 		"required":   func(c *config.Campaign) { c.Check.Required = []string{"access_token", "refresh_token"} },
 	} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			c := short()
 			edit(&c)
 			r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), name), nil, nil, nil)

@@ -119,8 +119,10 @@ func TestStaleEmbeddedFoldersAreRemoved(t *testing.T) {
 // warnings (kept in the evidence) without failing the verdict; the log says
 // which engine ran and how it was found.
 func TestInflatedEngineIsFlagged(t *testing.T) {
+	t.Parallel()
 	c := localtest.Tiny()
 	c.Stages, c.Rounds, c.Sanity.Enabled = []float64{20}, 1, false
+	c.Warmup, c.Duration = 0, time.Second
 	eng := localtest.Engine()
 	eng.Inflated, eng.How = true, "tokex itself: test"
 	dir := filepath.Join(t.TempDir(), "inflated")

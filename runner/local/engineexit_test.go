@@ -47,6 +47,7 @@ func killedEngineCampaign(url string, pid int) config.Campaign {
 // taken with --pid listen, the manifest saying which process was sampled
 // and how it was found.
 func TestEngineKilledMidRunFailsTheRun(t *testing.T) {
+	t.Parallel()
 	srv := knowncost.StartForTest(t, knowncost.Options{Cost: time.Millisecond})
 	c := killedEngineCampaign(srv.URL, srv.PID)
 	dir := filepath.Join(t.TempDir(), "exit")

@@ -73,10 +73,11 @@ func signsEveryTenth(t *testing.T, resource string) *httptest.Server {
 // documented rule picks (issue 25 item 3: it passed with 100 % success
 // while 180 of 200 tokens were junk).
 func TestVerificationSampleIsUnpredictable(t *testing.T) {
+	t.Parallel()
 	c := tinyCampaign()
 	c.Sanity.Enabled = false
 	c.Agents.Count = 2
-	c.Stages, c.Rounds, c.Warmup, c.Duration = []float64{40}, 1, 0, 5*time.Second
+	c.Stages, c.Rounds, c.Warmup, c.Duration = []float64{100}, 1, 0, 2*time.Second
 	c.Target.URL = signsEveryTenth(t, c.Request.Resources[0]).URL + "/token"
 	c.Check.Verify.Sample = 0.1
 	r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "c"), nil, nil, nil)

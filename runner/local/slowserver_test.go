@@ -66,6 +66,7 @@ func newHoldServer(t *testing.T, every int64) *holdServer {
 // every held request a timeout, every other one a success, as the server
 // counted them, and the timeouts say the connection was established.
 func TestCampaignCompletesWhenTheServerHoldsSomeRequests(t *testing.T) {
+	t.Parallel()
 	for _, every := range []int64{3, 10, 37} {
 		t.Run(fmt.Sprintf("1 in %d held", every), func(t *testing.T) {
 			t.Parallel()
@@ -110,12 +111,13 @@ func TestCampaignCompletesWhenTheServerHoldsSomeRequests(t *testing.T) {
 // passes the sanity run (it answers, it refuses nothing) and the campaign
 // completes; its counted run fails the success threshold.
 func TestSanityRunOfAServerHoldingSomeRequests(t *testing.T) {
+	t.Parallel()
 	s := newHoldServer(t, 37)
 	c := tinyCampaign()
 	c.Target.URL = s.url
-	c.Stages, c.Rounds = []float64{40}, 1
-	c.Duration, c.Warmup = 2*time.Second, 0
-	c.Sanity.Enabled, c.Sanity.Rate, c.Sanity.Duration = true, 40, 2*time.Second
+	c.Stages, c.Rounds = []float64{80}, 1
+	c.Duration, c.Warmup = time.Second, 0
+	c.Sanity.Enabled, c.Sanity.Rate, c.Sanity.Duration = true, 80, time.Second
 	c.Request.Timeout = time.Second
 	c.Target.UnreachableAfter = time.Second
 	c.Thresholds.P95Ms = float64(c.Request.Timeout / time.Millisecond)
@@ -137,6 +139,7 @@ func TestSanityRunOfAServerHoldingSomeRequests(t *testing.T) {
 // and the search ends without a capacity, where the first timed-out
 // request used to stop the campaign as "target unreachable".
 func TestCapacityProbeOfAServerSlowerThanTheTimeout(t *testing.T) {
+	t.Parallel()
 	s := newHoldServer(t, 1)
 	c := tinyCampaign()
 	c.Target.URL = s.url

@@ -50,6 +50,7 @@ func newProtoServer(t *testing.T, useTLS bool) *protoServer {
 // target.http and target.keep_alive: the protocol asked for is the one
 // every request uses, and keep_alive: false opens one connection per request.
 func TestTransportProtocolAndConnectionPerRequest(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name      string
 		tls       bool

@@ -40,16 +40,18 @@ func tokenServer(t *testing.T, addr string) (*http.Server, string) {
 // with the reason in the manifest, the summary and a coded warning; the
 // evidence is kept, and --resume continues once the target is back.
 func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
+	t.Parallel()
 	srv, addr := tokenServer(t, "127.0.0.1:0")
 	c := tinyCampaign()
 	c.Target.URL = "http://" + addr + "/as/token.oauth2"
 	c.Stages, c.Rounds = []float64{20}, 3
-	c.Duration, c.Warmup = 4*time.Second, 0
+	c.Duration, c.Warmup = 2*time.Second, 0 // the dead run stops after 1 s
+	c.Sanity.Enabled = false                // TestCampaignInterruptKeepsEvidenceAndResumes resumes past one
 	c.Target.UnreachableAfter = time.Second
 	dir := filepath.Join(t.TempDir(), "dies")
 	// The server dies as soon as the first counted run has finished.
 	r := runCampaign(t, context.Background(), c, dir, nil, func(e event.Event) bool {
-		if f, ok := e.(event.RunFinished); ok && f.RunID == "01-r1-20rps" {
+		if f, ok := e.(event.RunFinished); ok && f.RunID == "00-r1-20rps" {
 			_ = srv.Close()
 		}
 		return false
@@ -63,13 +65,13 @@ func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
 	}
 	var warned bool
 	for _, w := range s.Warnings {
-		warned = warned || (w.Code == stats.WarnTargetUnreachable && w.Run == "02-r2-20rps")
+		warned = warned || (w.Code == stats.WarnTargetUnreachable && w.Run == "01-r2-20rps")
 	}
 	if !warned {
 		t.Errorf("no target_unreachable warning: %v", s.Warnings)
 	}
 	for _, e := range r.events {
-		if rs, ok := e.(event.RunStarted); ok && rs.Run.ID == "03-r3-20rps" {
+		if rs, ok := e.(event.RunStarted); ok && rs.Run.ID == "02-r3-20rps" {
 			t.Error("the campaign went on loading a dead target")
 		}
 	}
@@ -83,26 +85,26 @@ func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
 	statuses := map[string]stats.RunStatus{}
 	for _, e := range f.Manifest.Runs {
 		statuses[e.ID] = e.Status
-		if e.ID == "02-r2-20rps" && !strings.Contains(e.Reason, "target unreachable: no HTTP response for 1s") {
+		if e.ID == "01-r2-20rps" && !strings.Contains(e.Reason, "target unreachable: no HTTP response for 1s") {
 			t.Errorf("manifest entry of the dead run: reason %q", e.Reason)
 		}
 	}
-	if statuses["01-r1-20rps"] != "done" || statuses["02-r2-20rps"] != "failed" || statuses["03-r3-20rps"] != "pending" {
+	if statuses["00-r1-20rps"] != "done" || statuses["01-r2-20rps"] != "failed" || statuses["02-r3-20rps"] != "pending" {
 		t.Fatalf("statuses %v", statuses)
 	}
 	onDisk, err := f.Summary()
 	if err != nil || onDisk.Reason != s.Reason {
 		t.Errorf("summary.json reason %q (%v)", onDisk.Reason, err)
 	}
-	failed, err := f.RunStats("02-r2-20rps")
+	failed, err := f.RunStats("01-r2-20rps")
 	if err != nil || failed.Status != stats.StatusFailed || failed.Responses != 0 || failed.MeasuredSeconds >= c.Duration.Seconds() {
 		t.Errorf("the dead run: %+v (%v)", failed, err)
 	}
-	first, _ := f.RunStats("01-r1-20rps")
-	if first == nil || first.OK != 80 {
+	first, _ := f.RunStats("00-r1-20rps")
+	if first == nil || first.OK != 40 {
 		t.Fatalf("the run before the failure: %+v", first)
 	}
-	if _, err := os.Stat(filepath.Join(dir, evidence.RunsDir, "02-r2-20rps", evidence.RequestsFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(dir, evidence.RunsDir, "01-r2-20rps", evidence.RequestsFile)); err != nil {
 		t.Errorf("the dead run's rows are gone: %v", err)
 	}
 
@@ -120,17 +122,17 @@ func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
 		t.Fatalf("resume: %+v %v", r2.summary, r2.err)
 	}
 	for _, run := range r2.summary.Stages[0].Runs {
-		if run.Status != stats.StatusDone || run.OK != 80 {
+		if run.Status != stats.StatusDone || run.OK != 40 {
 			t.Errorf("after resume %s: %s, %d ok", run.ID, run.Status, run.OK)
 		}
 	}
 	for _, e := range r2.events {
-		if rs, ok := e.(event.RunStarted); ok && (rs.Run.Sanity || rs.Run.ID == "01-r1-20rps") {
+		if rs, ok := e.(event.RunStarted); ok && rs.Run.ID == "00-r1-20rps" {
 			t.Errorf("resume re-ran %s", rs.Run.ID)
 		}
 	}
 	f2, _ := evidence.Open(dir)
-	if kept, _ := f2.RunStats("01-r1-20rps"); mustJSON(t, kept) != mustJSON(t, first) {
+	if kept, _ := f2.RunStats("00-r1-20rps"); mustJSON(t, kept) != mustJSON(t, first) {
 		t.Error("a finished run's evidence changed on resume")
 	}
 	if f2.Manifest.Status != "done" || f2.Manifest.Reason != "" {
@@ -142,11 +144,12 @@ func TestCampaignStopsWhenTheTargetDiesAndResumes(t *testing.T) {
 // starts, which the log says with the CPU it took, and the run's exchanges
 // all succeed with them.
 func TestCampaignWithPremintedTokens(t *testing.T) {
+	t.Parallel()
 	_, addr := tokenServer(t, "127.0.0.1:0")
 	c := tinyCampaign()
 	c.Target.URL = "http://" + addr + "/as/token.oauth2"
 	c.Stages, c.Rounds = []float64{20}, 1
-	c.Duration, c.Warmup = 2*time.Second, 0
+	c.Duration, c.Warmup = time.Second, 0
 	c.Subject.Alg, c.Subject.Premint = "RS256", true
 	r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "premint"), nil, nil, nil)
 	if r.err != nil {
@@ -158,7 +161,7 @@ func TestCampaignWithPremintedTokens(t *testing.T) {
 			minted = append(minted, l.Message)
 		}
 	}
-	if len(minted) != 2 || !strings.Contains(minted[1], "pre-minted 40 RS256 subject tokens for run 01-r1-20rps") {
+	if len(minted) != 2 || !strings.Contains(minted[1], "pre-minted 20 RS256 subject tokens for run 01-r1-20rps") {
 		t.Errorf("pre-minting lines %q", minted)
 	}
 	for _, e := range r.events {

@@ -43,7 +43,8 @@ func Engine() local.Engine {
 	return local.Engine{Path: exe, Args: []string{local.EngineArg}, How: "the test binary"}
 }
 
-// Tiny is a campaign of 2 stages × 2 rounds of 2 s on 3 agents.
+// Tiny is a campaign of 2 stages × 2 rounds of 2 s on 3 agents, sampled
+// ten times a second.
 func Tiny() config.Campaign {
 	c := config.Article()
 	c.Name = "tiny"
@@ -55,6 +56,9 @@ func Tiny() config.Campaign {
 	c.Sanity.Duration = time.Second
 	c.Agents.Count = 3
 	c.Subject.Alg, c.Target.Embedded.SigningAlg = jose.ES256, jose.ES256
+	// Each run waits one sample past its end (the CPU counters bracket its
+	// window): 100 ms, not the default second, per run.
+	c.Sampling = 100 * time.Millisecond
 	// These tests check the mechanics on shared 2-core machines, where the
 	// suite itself saturates the host; the starved-generator test checks
 	// the warnings.
