@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -14,10 +14,11 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/runnertest"
 )
 
 // podsDriver is a fake driver whose engines are Pods.
-type podsDriver struct{ fakeDriver }
+type podsDriver struct{ runnertest.Driver }
 
 func (d *podsDriver) EnginePods(context.Context) (string, []string, error) {
 	return "perf", []string{"engine-0"}, nil
@@ -67,11 +68,11 @@ func cadvisorProm(t *testing.T) (*httptest.Server, func() []string) {
 // and a Prometheus that does not answer stops the campaign before any run.
 func TestCampaignAsksPrometheusForEachRun(t *testing.T) {
 	srv, asked := cadvisorProm(t)
-	c := fakeCampaign()
+	c := runnertest.Campaign()
 	c.Driver, c.Kube.Engines.Prometheus = "kube", srv.URL
-	d := &podsDriver{fakeDriver{n: 40}}
+	d := &podsDriver{runnertest.Driver{N: 40}}
 	dir := filepath.Join(t.TempDir(), "c")
-	r := runFake(t, context.Background(), c, &d.fakeDriver, dir, nil)
+	r := runFake(t, context.Background(), c, &d.Driver, dir, nil)
 	if r.err == nil || !strings.Contains(r.err.Error(), "no engine Pods") {
 		t.Fatalf("a driver without Pods and no prometheus_cpu: %v", r.err)
 	}
@@ -110,7 +111,7 @@ func TestCampaignAsksPrometheusForEachRun(t *testing.T) {
 		t.Errorf("%d queries for 4 runs", n)
 	}
 	c.Kube.Engines.Prometheus = "http://127.0.0.1:1"
-	if r := runFake(t, context.Background(), c, d, filepath.Join(t.TempDir(), "c3"), nil); r.err == nil || !strings.Contains(r.err.Error(), "target.prometheus") || len(d.ran()) != 4+1 {
-		t.Errorf("an unreachable Prometheus: %v, runs %v", r.err, d.ran())
+	if r := runFake(t, context.Background(), c, d, filepath.Join(t.TempDir(), "c3"), nil); r.err == nil || !strings.Contains(r.err.Error(), "target.prometheus") || len(d.Runs()) != 4+1 {
+		t.Errorf("an unreachable Prometheus: %v, runs %v", r.err, d.Runs())
 	}
 }

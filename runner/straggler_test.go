@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -10,29 +10,31 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/runnertest"
 )
 
-// stragglerDriver is a fakeDriver whose previous run's output still
+// stragglerDriver is a fake driver whose previous run's output still
 // delivers a row (agent 99) while the next run is under way, as a driver
 // goroutine that outlives its run would.
 type stragglerDriver struct {
-	*fakeDriver
-	prev Output
+	*runnertest.Driver
+	prev runner.Output
 }
 
-func (d *stragglerDriver) Run(ctx context.Context, p event.PlannedRun, out Output) (RunResult, error) {
+func (d *stragglerDriver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
 	if d.prev != nil {
 		d.prev.Record(&stats.Request{Agent: 99, Phase: stats.Measured, ScheduledUS: time.Now().UnixMicro(), DurationUS: 1, Status: 200, Outcome: "ok"})
 	}
 	d.prev = out
-	return d.fakeDriver.Run(ctx, p, out)
+	return d.Driver.Run(ctx, p, out)
 }
 
 // A row of a run that ended never lands in the next run's evidence (on
 // main it did: the writer recorded into whatever run was open); the
 // campaign's log says how many came late.
 func TestARowOfAnEndedRunStaysOutOfTheNext(t *testing.T) {
-	c := fakeCampaign()
+	c := runnertest.Campaign()
 	c.Stages, c.Rounds = []float64{10}, 1
 	dir := filepath.Join(t.TempDir(), "c")
 	w, err := evidence.Create(dir, []byte("name: fake\n"), evidence.Manifest{CampaignID: "c", Name: c.Name, Driver: "fake", Started: time.Now()})
@@ -47,8 +49,8 @@ func TestARowOfAnEndedRunStaysOutOfTheNext(t *testing.T) {
 			logs = append(logs, l.Message)
 		}
 	})
-	d := &stragglerDriver{fakeDriver: &fakeDriver{n: 20}}
-	camp := &Campaign{Cfg: c, ID: "c", Driver: d, Bus: bus, Evidence: w, Tool: "test"}
+	d := &stragglerDriver{Driver: &runnertest.Driver{N: 20}}
+	camp := &runner.Campaign{Cfg: c, ID: "c", Driver: d, Bus: bus, Evidence: w, Tool: "test"}
 	if _, err := camp.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -69,8 +69,8 @@ func (o *runOptions) applyCost(cmd *cobra.Command) error {
 	return c.Validate(o.doc)
 }
 
-func newCapacityCmd() *cobra.Command {
-	o := &runOptions{kube: newKubeConn()}
+func newCapacityCmd(d deps) *cobra.Command {
+	o := &runOptions{kube: newKubeConn(), deps: d}
 	o.cost.search = true
 	cmd := &cobra.Command{
 		Use:   "capacity",

@@ -6,13 +6,19 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tokex-dev/tokex/authserver"
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/statedir"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/local"
+	"github.com/tokex-dev/tokex/runner/runnertest"
 	"github.com/tokex-dev/tokex/subject"
 )
 
@@ -37,44 +43,70 @@ func run(t *testing.T, args ...string) (int, string, string) {
 	return code, out.String(), errb.String()
 }
 
+// fakeRun runs the command line with d as every campaign's driver
+// (runner/runnertest): exit codes, flags and output without load.
+func fakeRun(t *testing.T, d *runnertest.Driver, args ...string) (int, string, string) {
+	t.Helper()
+	t.Setenv("TOKEX_HOME", t.TempDir())
+	var out, errb bytes.Buffer
+	code := mainWith(deps{driver: func(config.Campaign) (runner.Driver, error) { return d, nil }}, args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
 func TestRunExitCodes(t *testing.T) {
 	dir := t.TempDir()
 	strict := filepath.Join(dir, "strict.yaml")
-	_ = os.WriteFile(strict, []byte("thresholds:\n  p95_ms: 0.001\n"), 0o644)
+	_ = os.WriteFile(strict, []byte("thresholds:\n  p95_ms: 0.001\nsample_interval: 100ms\n"), 0o644)
 	bad := filepath.Join(dir, "bad.yaml")
 	_ = os.WriteFile(bad, []byte("stages:\n  - 100\n  - fast\n"), 0o644)
 	lenient := lenientConfig(t)
-	// The suite saturates a shared 2-core machine: allow what that says.
 	short := []string{"--stages", "20", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui", "--idle", "0s",
 		"--allow-warning", "generator_late,generator_starved", "--allow-warning", "host_saturated", "--allow-warning", shortRunCPU}
+	answers := func() *runnertest.Driver { return &runnertest.Driver{N: 20} }
+	// A target nothing answers: every exchange a conn_error, at once or,
+	// paced, over the run's length (the unreachable watch runs in real time).
+	dead := func() *runnertest.Driver {
+		return &runnertest.Driver{N: 20, Status: func(event.PlannedRun) int { return 0 }}
+	}
+	deadPaced := func() *runnertest.Driver {
+		return &runnertest.Driver{Pace: 20 * time.Millisecond, Status: func(event.PlannedRun) int { return 0 }}
+	}
 	cases := []struct {
-		name string
-		args []string
-		code int
-		want string
+		name   string
+		driver func() *runnertest.Driver
+		args   []string
+		code   int
+		want   string
+		runs   []string // the runs the driver was given
 	}{
-		{"passes", append([]string{"run", "--config", lenient, "--out", filepath.Join(dir, "a")}, short...), ExitOK, "PASSED"},
-		{"threshold fails", append([]string{"run", "--config", strict, "--out", filepath.Join(dir, "b")}, short...), ExitThresholds, "FAILED"},
-		{"config error", []string{"run", "--config", bad}, ExitCannotRun, "bad.yaml:3: stages[1]"},
-		{"bad flag value", []string{"run", "--stages", "10,x"}, ExitCannotRun, `--stages: "x" is not a number`},
-		{"bad allowed warning", []string{"run", "--allow-warning", "generator_late,dropped_arrivals"}, ExitCannotRun, `--allow-warning: "dropped_arrivals" is not a warning that fails the verdict`},
-		{"unreachable target", append([]string{"run", "--target", "http://127.0.0.1:1/token", "--out", filepath.Join(dir, "c"), "--subject-alg", "RS256"}, "--stages", "5", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--no-tui"), ExitCannotRun, "sanity run failed"},
+		{"passes", answers, append([]string{"run", "--config", lenient, "--out", filepath.Join(dir, "a")}, short...), ExitOK, "PASSED", []string{"00-r1-20rps"}},
+		{"threshold fails", answers, append([]string{"run", "--config", strict, "--out", filepath.Join(dir, "b")}, short...), ExitThresholds, "FAILED", []string{"00-r1-20rps"}},
+		{"config error", answers, []string{"run", "--config", bad}, ExitCannotRun, "bad.yaml:3: stages[1]", nil},
+		{"bad flag value", answers, []string{"run", "--stages", "10,x"}, ExitCannotRun, `--stages: "x" is not a number`, nil},
+		{"bad allowed warning", answers, []string{"run", "--allow-warning", "generator_late,dropped_arrivals"}, ExitCannotRun, `--allow-warning: "dropped_arrivals" is not a warning that fails the verdict`, nil},
+		{"unreachable target", dead, append([]string{"run", "--config", lenient, "--target", "http://127.0.0.1:1/token", "--out", filepath.Join(dir, "c"), "--subject-alg", "RS256"},
+			"--stages", "5", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--idle", "0s", "--no-tui"),
+			ExitCannotRun, "sanity run failed", []string{"00-sanity"}},
 		// Without the sanity run a dead target used to be loaded for every run, then "campaign done", exit 1.
-		{"target unreachable without sanity", append([]string{"run", "--target", "http://127.0.0.1:1/token", "--out", filepath.Join(dir, "d"), "--unreachable-after", "1s"},
-			"--stages", "5", "--rounds", "2", "--duration", "4s", "--warmup", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui"),
-			ExitCannotRun, "campaign failed: target unreachable: no HTTP response for 1s"},
-		{"unreachable-after out of range", []string{"run", "--unreachable-after", "10ms"}, ExitCannotRun, "target.unreachable_after: 10ms must be between 1s and 1h"},
-		{"unwritable out", append([]string{"run", "--out", "/proc/tokex"}, short...), ExitCannotRun, "evidence folder"},
-		{"resume non-evidence", []string{"run", "--resume", dir}, ExitCannotRun, "not a tokex evidence folder"},
+		{"target unreachable without sanity", deadPaced, append([]string{"run", "--config", lenient, "--target", "http://127.0.0.1:1/token", "--out", filepath.Join(dir, "d"), "--unreachable-after", "1s"},
+			"--stages", "5", "--rounds", "2", "--duration", "4s", "--warmup", "0s", "--idle", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui"),
+			ExitCannotRun, "campaign failed: target unreachable: no HTTP response for 1s", []string{"00-r1-5rps"}},
+		{"unreachable-after out of range", answers, []string{"run", "--unreachable-after", "10ms"}, ExitCannotRun, "target.unreachable_after: 10ms must be between 1s and 1h", nil},
+		{"unwritable out", answers, append([]string{"run", "--out", "/proc/tokex"}, short...), ExitCannotRun, "evidence folder", nil},
+		{"resume non-evidence", answers, []string{"run", "--resume", dir}, ExitCannotRun, "not a tokex evidence folder", nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			code, out, errs := run(t, tc.args...)
+			d := tc.driver()
+			code, out, errs := fakeRun(t, d, tc.args...)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
 			}
 			if !strings.Contains(out+errs, tc.want) {
 				t.Errorf("output lacks %q\nstdout:\n%s\nstderr:\n%s", tc.want, out, errs)
+			}
+			if !slices.Equal(d.Runs(), tc.runs) || tc.runs != nil && (d.Starts() != 1 || d.Closes() != 1) {
+				t.Errorf("the driver ran %v (want %v), started %d and closed %d times", d.Runs(), tc.runs, d.Starts(), d.Closes())
 			}
 		})
 	}
@@ -87,11 +119,12 @@ const shortRunCPU = "engine_cpu_implausible"
 
 // lenientConfig is a campaign whose p95 objective a saturated test machine
 // still meets (a 2-core CI host running the suite saw p95 0.6 s at 20/s):
-// these tests are about exit codes and output, not the latency.
+// these tests are about exit codes and output, not the latency. Its sanity
+// run lasts a second, and each run waits one 100 ms sample past its end.
 func lenientConfig(t *testing.T) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "lenient.yaml")
-	if err := os.WriteFile(p, []byte("thresholds:\n  p95_ms: 60000\n"), 0o644); err != nil {
+	if err := os.WriteFile(p, []byte("thresholds:\n  p95_ms: 60000\nsanity:\n  duration: 1s\nsample_interval: 100ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p
@@ -226,5 +259,47 @@ func TestEngineCommand(t *testing.T) {
 	_, out, _ := run(t, "--help")
 	if strings.Contains(out, local.EngineArg+" ") {
 		t.Errorf("the engine command is listed in help:\n%s", out)
+	}
+}
+
+// TestCapacityExitCodes: tokex capacity exits 0 when it found the
+// capacity, with the probe table and the bracket, and 1 when the objective
+// broke at the lowest rate; every probe is a run the driver was given.
+func TestCapacityExitCodes(t *testing.T) {
+	breaksAbove := func(rate float64) *runnertest.Driver {
+		return &runnertest.Driver{N: 20, Status: func(p event.PlannedRun) int {
+			if p.TargetRPS > rate {
+				return 503
+			}
+			return 200
+		}}
+	}
+	args := []string{"capacity", "--config", lenientConfig(t), "--start", "10", "--max", "200", "--resolution", "0.2", "--probe-rounds", "1", "--cool-down", "1ms",
+		"--duration", "1s", "--warmup", "0s", "--idle", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui", "--allow-warning", "generator_late,generator_starved,host_saturated"}
+	for _, tc := range []struct {
+		name   string
+		driver *runnertest.Driver
+		code   int
+		want   []string
+		rates  []float64
+	}{
+		{"found", breaksAbove(45), ExitOK, []string{"Capacity search (probes in the order they ran):", "probe #7 45/s ✓ pass · capacity ≥ 45/s, < 50/s"},
+			[]float64{10, 20, 40, 80, 60, 50, 45}},
+		{"none found", breaksAbove(0), ExitThresholds, []string{"Capacity search (probes in the order they ran):", "probe #1 10/s ✗ broken"}, []float64{10, 5, 2.5, 1.25, 1}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, out, errs := fakeRun(t, tc.driver, append(args, "--out", t.TempDir())...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d\nstdout:\n%s\nstderr:\n%s", code, tc.code, out, errs)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q:\n%s", w, out)
+				}
+			}
+			if rates := tc.driver.Rates(); !slices.Equal(rates, tc.rates) {
+				t.Errorf("probes at %v, want %v", rates, tc.rates)
+			}
+		})
 	}
 }

@@ -55,7 +55,7 @@ func TestShortFlagsMeanOneThing(t *testing.T) {
 // TestOverridesAreFlags keeps the override table true: every entry is a
 // flag of tokex run, and --resume excludes every flag of the plan.
 func TestOverridesAreFlags(t *testing.T) {
-	cmd := newRunCmd()
+	cmd := newRunCmd(deps{})
 	for _, ov := range overrides {
 		if cmd.Flags().Lookup(ov.flag) == nil {
 			t.Errorf("override %q is not a flag of tokex run", ov.flag)

@@ -35,7 +35,7 @@ func TestPIDFlag(t *testing.T) {
 			t.Errorf("--pid with %+v: %v, want %q", c.cfg.Target, err, c.want)
 		}
 	}
-	cmd := newRunCmd()
+	cmd := newRunCmd(deps{})
 	if err := cmd.ParseFlags([]string{"--resume", "dir", "--pid", "listen"}); err != nil {
 		t.Fatal(err)
 	}

@@ -87,7 +87,7 @@ func interrupted(t *testing.T, target string, search, sealed bool, edit func(*co
 	c := config.Article()
 	c.Target.URL = target
 	c.Stages, c.Rounds, c.Duration, c.Warmup, c.Idle = []float64{5}, 1, time.Second, 0, 0
-	c.Sanity.Duration, c.Agents.Count = time.Second, 1
+	c.Sanity.Duration, c.Agents.Count, c.Sampling = time.Second, 1, 100*time.Millisecond
 	c.Capacity.Max = 400
 	y, err := c.Redacted()
 	if err != nil {

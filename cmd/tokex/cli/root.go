@@ -14,6 +14,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/tokex-dev/tokex/internal/termsafe"
+	"github.com/tokex-dev/tokex/runner"
+	"github.com/tokex-dev/tokex/runner/config"
 )
 
 // Version is set at build time with -ldflags "-X …/cli.Version=…".
@@ -42,8 +44,18 @@ func (e *exitError) Error() string {
 
 func (e *exitError) Unwrap() error { return e.err }
 
+// deps are what the commands run against; tests hand run and capacity a
+// fake driver (runner/runnertest).
+type deps struct {
+	// driver makes a campaign's driver once its options are complete; nil:
+	// the configured one, local or kube.
+	driver func(c config.Campaign) (runner.Driver, error)
+}
+
 // NewRoot builds the command tree.
-func NewRoot() *cobra.Command {
+func NewRoot() *cobra.Command { return newRoot(deps{}) }
+
+func newRoot(d deps) *cobra.Command {
 	root := &cobra.Command{
 		Use:           "tokex",
 		Short:         "How expensive is an OAuth 2.0 token exchange, really? Measure it.",
@@ -53,7 +65,7 @@ func NewRoot() *cobra.Command {
 	}
 	root.SetFlagErrorFunc(flagErrors)
 	wrapFlagHelp(root)
-	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(), newCapacityCmd(), newInitCmd(), newMintCmd(), newReplayCmd(), newLsCmd(), newReportCmd(), newCompareCmd(), newImportCmd(), newManifestsCmd(), newCleanupCmd(), newVerifyCmd(), newSmokeCmd(), newEngineCmd())
+	root.AddCommand(newServeCmd(), newJWKSCmd(), newRunCmd(d), newCapacityCmd(d), newInitCmd(), newMintCmd(), newReplayCmd(), newLsCmd(), newReportCmd(), newCompareCmd(), newImportCmd(), newManifestsCmd(), newCleanupCmd(), newVerifyCmd(), newSmokeCmd(), newEngineCmd())
 	return root
 }
 
@@ -80,11 +92,13 @@ func helpWidth() int {
 }
 
 // Main runs the CLI with args and returns the exit code.
-func Main(args []string, stdout, stderr io.Writer) int {
+func Main(args []string, stdout, stderr io.Writer) int { return mainWith(deps{}, args, stdout, stderr) }
+
+func mainWith(d deps, args []string, stdout, stderr io.Writer) int {
 	// Errors and warnings quote evidence, logs and servers: no control
 	// character reaches the terminal through them.
 	stderr = termsafe.Writer(stderr)
-	root := NewRoot()
+	root := newRoot(d)
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)

@@ -69,6 +69,7 @@ type runOptions struct {
 	claims, form                                                            []string
 	cost                                                                    costOptions
 	live                                                                    liveOptions
+	deps                                                                    deps
 
 	cfg    config.Campaign
 	doc    *confload.Doc
@@ -86,8 +87,8 @@ type runOptions struct {
 	sampled *evidence.EngineProcess
 }
 
-func newRunCmd() *cobra.Command {
-	o := &runOptions{kube: newKubeConn()}
+func newRunCmd(d deps) *cobra.Command {
+	o := &runOptions{kube: newKubeConn(), deps: d}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Run a token-exchange campaign (the embedded default needs no cluster)",
@@ -315,6 +316,9 @@ func (o *runOptions) newDriver() (runner.Driver, error) {
 	c := o.cfg
 	if err := pidApplies(o.pid, c); err != nil {
 		return nil, err
+	}
+	if o.deps.driver != nil {
+		return o.deps.driver(c)
 	}
 	if c.Driver != "kube" {
 		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, EngineSearch: o.engineSearch(),

@@ -38,7 +38,7 @@ func TestRunExitCodeAgainstAServerHoldingRequests(t *testing.T) {
 	go func() { _ = srv.Serve(ln) }()
 	defer srv.Close()
 	cfg := filepath.Join(t.TempDir(), "slow.yaml")
-	if err := os.WriteFile(cfg, []byte("request:\n  timeout: 1s\nthresholds:\n  p95_ms: 60000\n"), 0o644); err != nil {
+	if err := os.WriteFile(cfg, []byte("request:\n  timeout: 1s\nthresholds:\n  p95_ms: 60000\nsample_interval: 100ms\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errs := run(t, "run", "--config", cfg, "--target", "http://"+ln.Addr().String()+"/token", "--out", t.TempDir(),

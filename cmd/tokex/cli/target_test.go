@@ -136,7 +136,7 @@ func TestRunAgainstExternalTarget(t *testing.T) {
 	ts.Start()
 	defer ts.Close()
 	srv.SetBaseURL(ts.URL)
-	args := []string{"run", "--target", ts.URL + "/as/token.oauth2", "--subject-alg", "ES256", "--subject-issuer", "http://127.0.0.1:5551",
+	args := []string{"run", "--config", lenientConfig(t), "--target", ts.URL + "/as/token.oauth2", "--subject-alg", "ES256", "--subject-issuer", "http://127.0.0.1:5551",
 		"--stages", "10", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--agents", "2", "--no-tui", "--idle", "0s",
 		"--allow-warning", "generator_late,generator_starved,host_saturated"}
 	var out, errb bytes.Buffer
