@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
@@ -67,7 +68,9 @@ func sequence(events []event.Event) []string {
 // TestCampaignStagesTimesRounds: the driver is started once, then given
 // the sanity run and every stage of every round in order; the events come
 // in that order; the summary groups the runs by stage.
-func TestCampaignStagesTimesRounds(t *testing.T) {
+func TestCampaignStagesTimesRounds(t *testing.T) { synctest.Test(t, testCampaignStagesTimesRounds) }
+
+func testCampaignStagesTimesRounds(t *testing.T) {
 	d := &runnertest.Driver{N: 40}
 	r := runFake(t, context.Background(), runnertest.Campaign(), d, filepath.Join(t.TempDir(), "c"), nil)
 	if r.err != nil {
@@ -104,7 +107,9 @@ func TestCampaignStagesTimesRounds(t *testing.T) {
 // TestCampaignInterruptAndResume: cancelled in the middle of the third
 // run, the campaign is aborted with two runs done; resumed, the driver gets
 // only the runs left and the finished ones are announced, not re-run.
-func TestCampaignInterruptAndResume(t *testing.T) {
+func TestCampaignInterruptAndResume(t *testing.T) { synctest.Test(t, testCampaignInterruptAndResume) }
+
+func testCampaignInterruptAndResume(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d := &runnertest.Driver{N: 40, During: func(p event.PlannedRun) {
@@ -169,16 +174,18 @@ func TestCampaignFailures(t *testing.T) {
 		{"sanity", &runnertest.Driver{N: 10, Status: func(event.PlannedRun) int { return 503 }}, []string{"00-sanity"}, "sanity run failed: 0 of 10 exchanges succeeded"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			r := runFake(t, context.Background(), runnertest.Campaign(), c.d, filepath.Join(t.TempDir(), "c"), nil)
-			if r.err == nil || r.summary == nil || r.summary.Status != "failed" || !strings.HasPrefix(r.summary.Reason, c.reason) {
-				t.Fatalf("summary %+v, err %v", r.summary, r.err)
-			}
-			if !slices.Equal(c.d.Runs(), c.ran) {
-				t.Errorf("ran %v, want %v", c.d.Runs(), c.ran)
-			}
-			if got := sequence(r.events); got[len(got)-1] != "finished failed" {
-				t.Errorf("events: %v", got)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				r := runFake(t, context.Background(), runnertest.Campaign(), c.d, filepath.Join(t.TempDir(), "c"), nil)
+				if r.err == nil || r.summary == nil || r.summary.Status != "failed" || !strings.HasPrefix(r.summary.Reason, c.reason) {
+					t.Fatalf("summary %+v, err %v", r.summary, r.err)
+				}
+				if !slices.Equal(c.d.Runs(), c.ran) {
+					t.Errorf("ran %v, want %v", c.d.Runs(), c.ran)
+				}
+				if got := sequence(r.events); got[len(got)-1] != "finished failed" {
+					t.Errorf("events: %v", got)
+				}
+			})
 		})
 	}
 }

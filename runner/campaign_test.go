@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
@@ -50,7 +51,13 @@ func (d *steadyDriver) Run(ctx context.Context, p event.PlannedRun, out Output) 
 // disk the run kept loading the target for ~9 s after the first failed
 // write while rows were dropped silently. The run stops at once, and the
 // campaign fails with the reason in the manifest.
+// The run is an hour of 1000/s in the bubble's time (testing/synctest):
+// the write fails after about 3 s of it, at no wall time.
 func TestRunStopsAtTheFirstFailedEvidenceWrite(t *testing.T) {
+	synctest.Test(t, runStopsAtTheFirstFailedEvidenceWrite)
+}
+
+func runStopsAtTheFirstFailedEvidenceWrite(t *testing.T) {
 	c := config.Article()
 	c.Stages, c.Rounds, c.Sanity.Enabled, c.Idle = []float64{1000}, 1, false, 0
 	c.Duration, c.Warmup, c.Pause, c.Sampling = time.Hour, 0, 0, time.Second

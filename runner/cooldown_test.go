@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
@@ -112,7 +113,9 @@ func coolCampaign(t *testing.T, d Driver, logs *[]event.Log) *Campaign {
 // The cool-down now lasts until the engine's CPU is back near rest and a
 // probe request answers at its unloaded latency — never before the
 // backlog drained — within its bound, and says what it saw.
-func TestCoolDownWaitsForTheBacklog(t *testing.T) {
+func TestCoolDownWaitsForTheBacklog(t *testing.T) { synctest.Test(t, testCoolDownWaitsForTheBacklog) }
+
+func testCoolDownWaitsForTheBacklog(t *testing.T) {
 	d := &backlogDriver{busy: 0.95, drained: make(chan struct{}), stop: make(chan struct{})}
 	var logs []event.Log
 	camp := coolCampaign(t, d, &logs)
@@ -139,7 +142,9 @@ func TestCoolDownWaitsForTheBacklog(t *testing.T) {
 
 // TestCoolDownIsBounded: a server that never drains is waited for the
 // bound only, and the record and a warning say so.
-func TestCoolDownIsBounded(t *testing.T) {
+func TestCoolDownIsBounded(t *testing.T) { synctest.Test(t, testCoolDownIsBounded) }
+
+func testCoolDownIsBounded(t *testing.T) {
 	d := &backlogDriver{busy: 0.95, drained: make(chan struct{}), stop: make(chan struct{})}
 	var logs []event.Log
 	camp := coolCampaign(t, d, &logs)
@@ -154,7 +159,9 @@ func TestCoolDownIsBounded(t *testing.T) {
 
 // TestCoolDownWithNothingToWatch: no engine samples and no probe request
 // (a driver that cannot send one): the old fixed time, said as such.
-func TestCoolDownWithNothingToWatch(t *testing.T) {
+func TestCoolDownWithNothingToWatch(t *testing.T) { synctest.Test(t, testCoolDownWithNothingToWatch) }
+
+func testCoolDownWithNothingToWatch(t *testing.T) {
 	var logs []event.Log
 	camp := coolCampaign(t, &fakeDriver{}, &logs)
 	camp.Cfg.Warmup = 0

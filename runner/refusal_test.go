@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
@@ -67,6 +68,10 @@ func refused(int) *stats.Request {
 // response was invalid_client ran its full 30 s before failing. It stops
 // after the first 20, saying what the server said and what to check.
 func TestSanityStopsAtRefusedCredentials(t *testing.T) {
+	synctest.Test(t, testSanityStopsAtRefusedCredentials)
+}
+
+func testSanityStopsAtRefusedCredentials(t *testing.T) {
 	d := &streamDriver{agents: 10, answer: refused}
 	sum, err := runStream(t, d, 30*time.Second) // the default, which ran in full
 	want := `sanity run failed: stopped after the first 20 responses, every one oauth_error:invalid_client ("client authentication failed"); ` +
@@ -86,6 +91,10 @@ func TestSanityStopsAtRefusedCredentials(t *testing.T) {
 // the responses are not all refusals: the sanity run is not cut short, and
 // fails at its end on its success ratio, as before.
 func TestSanityRunsOnWhenSomeClientsWork(t *testing.T) {
+	synctest.Test(t, testSanityRunsOnWhenSomeClientsWork)
+}
+
+func testSanityRunsOnWhenSomeClientsWork(t *testing.T) {
 	d := &streamDriver{agents: 10, answer: func(i int) *stats.Request {
 		if i < 2 {
 			return &stats.Request{Status: 200, Outcome: "ok"}

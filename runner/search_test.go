@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
@@ -130,6 +131,9 @@ func (d *queueDriver) Run(_ context.Context, p event.PlannedRun, out Output) (Ru
 	return RunResult{Started: start, MeasuredStart: start, MeasuredEnd: end}, nil
 }
 
+// searchCampaign is the simulated search; its tests run in a bubble of
+// testing/synctest, where the engine at rest, each run's wait for one
+// more sample and the cool-downs take no wall time.
 func searchCampaign() config.Campaign {
 	c := config.Article()
 	c.Name = "search"
@@ -190,10 +194,9 @@ func (d *queueDriver) passes(rate float64) bool {
 	return stats.Summarize(v).P95 < 50
 }
 
-func TestCampaignSearchesCapacity(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a dozen simulated runs")
-	}
+func TestCampaignSearchesCapacity(t *testing.T) { synctest.Test(t, testCampaignSearchesCapacity) }
+
+func testCampaignSearchesCapacity(t *testing.T) {
 	d := &queueDriver{mu: 400, baseMs: 5, costMs: 2.5, fixed: 0.2}
 	c := searchCampaign()
 	r := runSearchCampaign(t, d, c, filepath.Join(t.TempDir(), "c"), nil)
@@ -249,10 +252,9 @@ func TestCampaignSearchesCapacity(t *testing.T) {
 // A search interrupted after some runs resumes by replaying them: it runs
 // exactly the runs it had not finished, and ends where an uninterrupted
 // one ends.
-func TestCampaignSearchResumes(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a dozen simulated runs")
-	}
+func TestCampaignSearchResumes(t *testing.T) { synctest.Test(t, testCampaignSearchResumes) }
+
+func testCampaignSearchResumes(t *testing.T) {
 	full := runSearchCampaign(t, &queueDriver{mu: 400, baseMs: 5, costMs: 2.5, fixed: 0.2}, searchCampaign(), filepath.Join(t.TempDir(), "a"), nil)
 	if full.err != nil {
 		t.Fatal(full.err)
@@ -286,6 +288,10 @@ func TestCampaignSearchResumes(t *testing.T) {
 }
 
 func TestCampaignSearchStopsOnHardFailure(t *testing.T) {
+	synctest.Test(t, testCampaignSearchStopsOnHardFailure)
+}
+
+func testCampaignSearchStopsOnHardFailure(t *testing.T) {
 	d := &queueDriver{mu: 400, baseMs: 5, costMs: 2.5, fixed: 0.2, dieAt: 200}
 	c := searchCampaign()
 	c.Idle = 0
@@ -306,7 +312,9 @@ func TestCampaignSearchStopsOnHardFailure(t *testing.T) {
 // search, not as stages (issue 13: `tokex run --resume` reran it as
 // stages): the manifest records the search, and a folder from before it
 // did is known by its probes' run ids.
-func TestLoadResumeKnowsASearch(t *testing.T) {
+func TestLoadResumeKnowsASearch(t *testing.T) { synctest.Test(t, testLoadResumeKnowsASearch) }
+
+func testLoadResumeKnowsASearch(t *testing.T) {
 	c := searchCampaign()
 	c.Idle = 0
 	r := runSearchCampaign(t, &queueDriver{mu: 400, baseMs: 5, costMs: 2.5, fixed: 0.2, dieAt: 200}, c, filepath.Join(t.TempDir(), "s"), nil)
@@ -349,10 +357,9 @@ func TestLoadResumeKnowsASearch(t *testing.T) {
 // (a report of a folder without summary.json) has the capacity the
 // campaign found, replayed from its runs with the recorded search (issue
 // 13: it had none); a hostile record gives none rather than a wrong one.
-func TestRecomputeReplaysTheSearch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("a dozen simulated runs")
-	}
+func TestRecomputeReplaysTheSearch(t *testing.T) { synctest.Test(t, testRecomputeReplaysTheSearch) }
+
+func testRecomputeReplaysTheSearch(t *testing.T) {
 	full := runSearchCampaign(t, &queueDriver{mu: 400, baseMs: 5, costMs: 2.5, fixed: 0.2}, searchCampaign(), filepath.Join(t.TempDir(), "a"), nil)
 	if full.err != nil {
 		t.Fatal(full.err)
