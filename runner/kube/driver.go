@@ -46,7 +46,6 @@ type Driver struct {
 	created  bool
 	logs     logOpener // nil: the API server's Pod logs
 	exec     podExec   // nil: the API server's exec
-	fast     *timings  // nil: the defaults (tests shorten them)
 	agentCPU agentCPU  // the agents' PodMetrics, for the starvation rule
 	// API counts the requests sent to the API server (nil: not counted).
 	API *APICounter

@@ -37,7 +37,7 @@ func TestEvidenceFileKeepsWhatRotationTook(t *testing.T) {
 		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, file: true, lose: [2]int{5, 25}},
 		{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, file: true, dropSlots: []int{4}},
 	}
-	r := runFake(t, context.Background(), agents, fileMode(fileAlways))
+	r := runFake(t, agents, fileMode(fileAlways))
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -72,7 +72,7 @@ func TestEvidenceFileKeepsWhatRotationTook(t *testing.T) {
 	}
 
 	// The same loss without the file: rows are lost, and flagged.
-	r = runFake(t, context.Background(), agents, fileMode(fileNever))
+	r = runFake(t, agents, fileMode(fileNever))
 	if m := r.out.count(stats.Measured, false); m != 24 || !strings.Contains(codes(r.res.Warnings), string(stats.WarnIncompleteEvidence)) {
 		t.Errorf("without the file: %d measured rows, warnings %s", m, codes(r.res.Warnings))
 	}
@@ -84,7 +84,7 @@ func TestEvidenceFileCopyFails(t *testing.T) {
 	const s0 = 1796064356036000
 	a := agentSpec{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, file: true, lose: [2]int{12, 20},
 		cat: func(io.Writer, []string) error { return errors.New(`container "k6" not found`) }}
-	r := runFake(t, context.Background(), []agentSpec{a}, fileMode(fileAlways))
+	r := runFake(t, []agentSpec{a}, fileMode(fileAlways))
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -151,7 +151,7 @@ func TestEvidenceFileHostile(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			a := agentSpec{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, file: true, lose: [2]int{12, 20}, cat: tc.cat}
-			r := runFake(t, context.Background(), []agentSpec{a}, fileMode(fileAlways))
+			r := runFake(t, []agentSpec{a}, fileMode(fileAlways))
 			if r.err != nil {
 				t.Fatal(r.err)
 			}

@@ -3,7 +3,6 @@ package kube
 import (
 	"bufio"
 	"compress/gzip"
-	"context"
 	"math"
 	"os"
 	"path/filepath"
@@ -149,7 +148,7 @@ var realPlan = event.PlannedRun{ID: "01-r1-50rps", Index: 1, Round: 1, TargetRPS
 func TestRealLateStartsGetTheirArrival(t *testing.T) {
 	const period = 20000.0
 	rr := readRealRun(t, "late-starts", period)
-	r := runFakePlan(t, context.Background(), realPlan, []agentSpec{{raw: rr.log}}, func(c *config.Campaign) { c.Agents.MaxInFlight = 100 })
+	r := runFakePlan(t, 0, realPlan, []agentSpec{{raw: rr.log}}, func(c *config.Campaign) { c.Agents.MaxInFlight = 100 })
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -195,7 +194,7 @@ func TestRealLateStartsGetTheirArrival(t *testing.T) {
 func TestRealDropsPlacedAtUnclaimedSlots(t *testing.T) {
 	const period = 20000.0
 	rr := readRealRun(t, "drops-one-late", period)
-	r := runFakePlan(t, context.Background(), realPlan, []agentSpec{{raw: rr.log}}, func(c *config.Campaign) { c.Agents.MaxInFlight = 2 })
+	r := runFakePlan(t, 0, realPlan, []agentSpec{{raw: rr.log}}, func(c *config.Campaign) { c.Agents.MaxInFlight = 2 })
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -246,7 +245,7 @@ func TestRealWrongCAInWords(t *testing.T) {
 	rr := readRealRun(t, "wrong-ca", 50000)
 	p := realPlan
 	p.TargetRPS, p.Duration = 20, 10*time.Second
-	r := runFakePlan(t, context.Background(), p, []agentSpec{{raw: rr.log}})
+	r := runFakePlan(t, 0, p, []agentSpec{{raw: rr.log}})
 	if r.err != nil {
 		t.Fatal(r.err)
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	authv1 "k8s.io/api/authorization/v1"
@@ -342,14 +343,31 @@ func (errReader) Read([]byte) (int, error) { return 0, errors.New("connection re
 
 // runFake runs one planned run of the kube driver against a fake clientset
 // whose Pods behave as agents says.
-func runFake(t *testing.T, ctx context.Context, agents []agentSpec, cfg ...func(*config.Campaign)) fakeRun {
+func runFake(t *testing.T, agents []agentSpec, cfg ...func(*config.Campaign)) fakeRun {
 	t.Helper()
 	p := event.PlannedRun{ID: "01-r1-20rps", Index: 1, Round: 1, TargetRPS: 20, Warmup: time.Second, Duration: 2 * time.Second, Agents: len(agents)}
-	return runFakePlan(t, ctx, p, agents, cfg...)
+	return runFakePlan(t, 0, p, agents, cfg...)
 }
 
-// runFakePlan is runFake for run p.
-func runFakePlan(t *testing.T, ctx context.Context, p event.PlannedRun, agents []agentSpec, cfg ...func(*config.Campaign)) fakeRun {
+// runFakePlan is runFake for run p, in a bubble of testing/synctest: the
+// run's timings are the driver's own (a Pod's quiet log, the drain, the
+// catch-up reads), and take no wall time. cancel, when set, is called that
+// long into the run (Ctrl-C).
+func runFakePlan(t *testing.T, cancelAfter time.Duration, p event.PlannedRun, agents []agentSpec, cfg ...func(*config.Campaign)) fakeRun {
+	t.Helper()
+	var r fakeRun
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		if cancelAfter > 0 {
+			time.AfterFunc(cancelAfter, cancel)
+		}
+		r = runInBubble(t, ctx, p, agents, cfg...)
+	})
+	return r
+}
+
+func runInBubble(t *testing.T, ctx context.Context, p event.PlannedRun, agents []agentSpec, cfg ...func(*config.Campaign)) fakeRun {
 	t.Helper()
 	o := testObjects(t)
 	o.Cfg.Agents.Count = len(agents)
@@ -362,9 +380,7 @@ func runFakePlan(t *testing.T, ctx context.Context, p event.PlannedRun, agents [
 	cs.PrependReactor("create", "selfsubjectaccessreviews", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, &authv1.SelfSubjectAccessReview{Status: authv1.SubjectAccessReviewStatus{Allowed: true}}, nil
 	})
-	d := &Driver{Cfg: o.Cfg, CampaignID: o.CampaignID, Client: cs, Namespace: "pf-perf", Secret: "x", Key: o.Key, logs: fc.open, exec: fc.exec,
-		fast: &timings{poll: 10 * time.Millisecond, quiet: 50 * time.Millisecond, noLog: 200 * time.Millisecond, drain: 5 * time.Second, quietPoll: 10 * time.Millisecond,
-			catchUp: 10 * time.Millisecond}}
+	d := &Driver{Cfg: o.Cfg, CampaignID: o.CampaignID, Client: cs, Namespace: "pf-perf", Secret: "x", Key: o.Key, logs: fc.open, exec: fc.exec}
 	out := &recorder{}
 	if err := d.Start(ctx, out); err != nil {
 		t.Fatal(err)
@@ -443,7 +459,7 @@ func TestEndedPodLosesNothing(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			agents := []agentSpec{{startUS: s0, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1}, late}
-			r := runFake(t, context.Background(), agents)
+			r := runFake(t, agents)
 			if r.err != nil {
 				t.Fatal(r.err)
 			}
@@ -466,7 +482,7 @@ func TestRunFollowsRecordsAndReconciles(t *testing.T) {
 		// The second Pod starts 0.3 s later and k6 dropped two measured arrivals.
 		{startUS: s0 + 300000, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, dropSlots: []int{3, 11}},
 	}
-	r := runFake(t, context.Background(), agents)
+	r := runFake(t, agents)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -555,7 +571,7 @@ func TestRunVerdicts(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := runFake(t, context.Background(), c.agents)
+			r := runFake(t, c.agents)
 			out := r.out
 			if (r.err == nil) != (c.err == "") || r.err != nil && !strings.Contains(r.err.Error(), c.err) {
 				t.Errorf("err = %v, want %q", r.err, c.err)
@@ -588,11 +604,10 @@ func TestRunVerdicts(t *testing.T) {
 }
 
 func TestRunCancelled(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
 	// A Pod that never starts: only Ctrl-C ends the run.
 	agents := []agentSpec{{waiting: "ContainerCreating"}}
-	go func() { time.Sleep(100 * time.Millisecond); cancel() }()
-	r := runFake(t, ctx, agents)
+	p := event.PlannedRun{ID: "01-r1-20rps", Index: 1, Round: 1, TargetRPS: 20, Warmup: time.Second, Duration: 2 * time.Second, Agents: len(agents)}
+	r := runFakePlan(t, 100*time.Millisecond, p, agents)
 	if !errors.Is(r.err, context.Canceled) {
 		t.Errorf("err = %v", r.err)
 	}
@@ -606,7 +621,7 @@ func TestRunCancelled(t *testing.T) {
 // agent, is why (the forced-drop run of issue 10).
 func TestDropsWithBusyVUsAreNotStarvation(t *testing.T) {
 	a := agentSpec{startUS: 1796064356036000, warm: 10, meas: 20, sumWarm: -1, sumMeas: -1, dropSlots: []int{5, 9}, durUS: 150000}
-	r := runFake(t, context.Background(), []agentSpec{a, a}, func(c *config.Campaign) { c.Agents.MaxInFlight = 2 })
+	r := runFake(t, []agentSpec{a, a}, func(c *config.Campaign) { c.Agents.MaxInFlight = 2 })
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -623,7 +638,7 @@ func TestPodRequestsDoNotGrowWithAgentsOrTime(t *testing.T) {
 	for i := range agents {
 		agents[i] = a
 	}
-	r := runFake(t, context.Background(), agents)
+	r := runFake(t, agents)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
