@@ -21,6 +21,7 @@ import (
 )
 
 func TestCheckClassify(t *testing.T) {
+	t.Parallel()
 	ok := `{"access_token":"a.b.c","issued_token_type":"urn:ietf:params:oauth:token-type:access_token","token_type":"bearer"}`
 	for _, tc := range []struct {
 		name   string
@@ -91,6 +92,7 @@ func (is *issuer) token(t *testing.T, key *ecdsa.PrivateKey, edit func(jwt.MapCl
 }
 
 func TestIssuedVerifier(t *testing.T) {
+	t.Parallel()
 	is := newIssuer(t, func(base string) string { return base + "/dex/keys" })
 	v, where, err := Discover(context.Background(), http.DefaultClient, is.srv.URL+"/dex/token", "")
 	if err != nil {
@@ -140,6 +142,7 @@ func TestIssuedVerifier(t *testing.T) {
 func base64url(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 
 func TestDiscoverRefusals(t *testing.T) {
+	t.Parallel()
 	for name, tc := range map[string]struct {
 		jwks func(string) string
 		want string
@@ -166,6 +169,7 @@ func TestDiscoverRefusals(t *testing.T) {
 }
 
 func TestMetadataURLs(t *testing.T) {
+	t.Parallel()
 	got := MetadataURLs("https://h:8443/dex/token")
 	want := []string{"https://h:8443/dex/.well-known/openid-configuration", "https://h:8443/.well-known/oauth-authorization-server/dex",
 		"https://h:8443/.well-known/openid-configuration", "https://h:8443/.well-known/oauth-authorization-server"}
@@ -181,6 +185,7 @@ func TestMetadataURLs(t *testing.T) {
 // that redirects is not followed, even with a client that would (issue 25
 // item 8; SECURITY.md: redirects are never followed).
 func TestDiscoveryNeverFollowsRedirects(t *testing.T) {
+	t.Parallel()
 	var followed atomic.Int32
 	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		followed.Add(1)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestDescription(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		status int
 		body   string
@@ -34,6 +35,7 @@ func TestDescription(t *testing.T) {
 }
 
 func TestSanitizeDescription(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cret-Zq9-long"
 	const token = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJwZXJmLXVzZXItMDAxIn0.c2ln"
 	cases := []struct {
@@ -84,6 +86,7 @@ func FuzzSanitizeDescription(f *testing.F) {
 // (the target unreachable) is aborted, not a connection error: net/http
 // returns the cause, not context.Canceled.
 func TestClassifyErrCancelledWithCause(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cause := errors.New("target unreachable: no HTTP response for 10s")
 	cancel(cause)

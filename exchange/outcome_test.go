@@ -6,6 +6,7 @@ import (
 )
 
 func TestClassify(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		status int
 		body   string
@@ -69,6 +70,7 @@ func FuzzClassify(f *testing.F) {
 }
 
 func TestSafeDetail(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, want string }{
 		{"", ""}, {"invalid_grant", "invalid_grant"}, {"other", "other"}, {"503", "503"}, {"1050", "1050"},
 		{"0", "0"}, {"12345", DetailOther}, {"-1", DetailOther}, {"=1+1", DetailOther}, {"+1", DetailOther},
@@ -82,6 +84,7 @@ func TestSafeDetail(t *testing.T) {
 }
 
 func TestScrub(t *testing.T) {
+	t.Parallel()
 	const secret, tok = "invalid_grant", "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.sig"
 	cases := []struct{ in, want string }{
 		{"invalid_grant", DetailOther}, // a secret that happens to be a code is still never stored
@@ -97,6 +100,7 @@ func TestScrub(t *testing.T) {
 }
 
 func TestDetailSetIsBounded(t *testing.T) {
+	t.Parallel()
 	var s DetailSet
 	out := map[string]bool{}
 	for i := 0; i < 10000; i++ {
@@ -114,6 +118,7 @@ func TestDetailSetIsBounded(t *testing.T) {
 // (requests.csv.gz, the error keys of summary.json and events.jsonl): the
 // type may change, its spellings may not.
 func TestOutcomeSpellings(t *testing.T) {
+	t.Parallel()
 	for o, want := range map[Outcome]string{
 		OutcomeOK: "ok", OutcomeDropped: "dropped", OutcomeOAuthError: "oauth_error", OutcomeHTTPError: "http_error",
 		OutcomeBadResponse: "bad_response", OutcomeTimeout: "timeout", OutcomeConnError: "conn_error", OutcomeAborted: "aborted",

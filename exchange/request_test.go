@@ -8,6 +8,7 @@ import (
 // TestFormCarriesEachAuthMethodsCredentials: the body names the client and
 // carries its credential as each method wants, and nothing of the others.
 func TestFormCarriesEachAuthMethodsCredentials(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		auth AuthMethod
 		want map[string]string // "" must be absent

@@ -72,6 +72,7 @@ func spaced(s, sep string) string {
 // is withheld (issue 25 item 5: base64(id:secret), upper case and all but
 // the last character reached manifest.json).
 func TestDescriptionWithholdsEncodedSecrets(t *testing.T) {
+	t.Parallel()
 	const id = "perf-agent-0"
 	for _, secret := range []string{"Zq9-long client/SECRET+x", "ünïcödé-sécret-wörd"} {
 		f := NewSecretFilter(secret)
@@ -110,6 +111,7 @@ func TestDescriptionWithholdsEncodedSecrets(t *testing.T) {
 
 // The remembered verdict never carries one request's token to another.
 func TestSecretFilterRemembersOnlyTheSecretVerdict(t *testing.T) {
+	t.Parallel()
 	f := NewSecretFilter("Zq9-long-client-secret")
 	if got := f.Sanitize("bad token abc.def", "abc.def"); got != Withheld {
 		t.Errorf("token of the request: %q", got)

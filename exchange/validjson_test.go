@@ -86,6 +86,7 @@ func jwtBody() []byte {
 }
 
 func TestValidJSON(t *testing.T) {
+	t.Parallel()
 	for _, c := range validJSONCases {
 		if std := json.Valid([]byte(c.in)); std != c.want {
 			t.Errorf("json.Valid(%.80q) = %v; the table says %v", c.in, std, c.want)
@@ -98,6 +99,7 @@ func TestValidJSON(t *testing.T) {
 
 // Large inputs: long strings and many members, valid and cut.
 func TestValidJSONLarge(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("eyJhbGciOiJFUzI1NiJ9\xff\\u00e9 ", 1<<16)
 	many := "[" + strings.Repeat(`{"a":1.5e3,"b":"x"},`, 1<<15) + "null]"
 	for _, in := range []string{`"` + long + `"`, `"` + long, `"` + long + "\x01\"", many, many[:len(many)-1], string(jwtBody())} {
@@ -113,6 +115,7 @@ func TestValidJSONLarge(t *testing.T) {
 // Random edits of valid documents with JSON's own bytes reach the corners a
 // byte-level fuzzer finds slowly; the seed is fixed, the test repeatable.
 func TestValidJSONMutations(t *testing.T) {
+	t.Parallel()
 	const alphabet = "{}[]\",:\\ \t\n0123456789-+.eEtrufalsn/bu\x00\x1f\x7f\xff"
 	docs := [][]byte{[]byte(sinkBody), jwtBody(), []byte(`{"a":[1,-0.5e+3,true,null,{"b":"\u00e9\n"}],"c":{}}`)}
 	rng := rand.New(rand.NewPCG(1, 2))

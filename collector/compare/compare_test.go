@@ -28,6 +28,7 @@ func summary(id string, stages map[float64][]float64, cpu float64) *stats.Summar
 }
 
 func TestCompareVerdicts(t *testing.T) {
+	t.Parallel()
 	a := summary("A", map[float64][]float64{100: {7.23, 7.54, 7.72}, 500: {9.03, 9.51, 10.01}, 250: {7}}, 5.2)
 	b := summary("B", map[float64][]float64{100: {7.3, 7.6, 7.7}, 500: {14, -4.9, 16}, 1000: {20}}, 1.4)
 	r := Compare(a, b)
@@ -107,6 +108,7 @@ func costed(id string, costMs float64) *stats.Summary {
 }
 
 func TestCompareMarginalCost(t *testing.T) {
+	t.Parallel()
 	r := Compare(costed("A", 2), costed("B", 2.5))
 	if r.Cost == nil || r.Cost.Difference.Verdict != "B costs more" {
 		t.Fatalf("cost %+v", r.Cost)
@@ -131,6 +133,7 @@ func TestCompareMarginalCost(t *testing.T) {
 // TestCompareRefusesABentCost: when a campaign's cost falls with the rate,
 // its straight line's slope is no marginal cost to compare (issue 23).
 func TestCompareRefusesABentCost(t *testing.T) {
+	t.Parallel()
 	bent := costed("B", 2)
 	var runs []*stats.Run
 	for _, st := range bent.Stages {

@@ -49,6 +49,7 @@ var fallingRates = []float64{5, 10, 16, 30, 50}
 // segment.
 // Without noise, every band is exact.
 func TestCurveRecoversFallingCost(t *testing.T) {
+	t.Parallel()
 	var still []Point
 	for _, r := range fallingRates {
 		for range 3 {
@@ -121,6 +122,7 @@ func TestCurveRecoversFallingCost(t *testing.T) {
 // over the segment) and the cores' at the measured rates. And a straight
 // line's data are called bent rarely.
 func TestCurveIntervalsAreHonest(t *testing.T) {
+	t.Parallel()
 	batching := knowncost.Profile{High: 4 * time.Millisecond, Low: 2500 * time.Microsecond, From: 100, To: 100}
 	cases := []struct {
 		name   string
@@ -182,6 +184,7 @@ func TestCurveIntervalsAreHonest(t *testing.T) {
 // TestCurveRefusesWhatItCannotFit: too few runs or rates, or figures that
 // are not numbers, give no curve rather than NaN in summary.json.
 func TestCurveRefusesWhatItCannotFit(t *testing.T) {
+	t.Parallel()
 	good := []Point{{Rate: 10, Target: 10, Cores: 0.1}, {Rate: 20, Target: 20, Cores: 0.2}, {Rate: 30, Target: 30, Cores: 0.3}}
 	if FitCurve(good, nil) == nil {
 		t.Fatal("three runs at three rates: no curve")

@@ -21,6 +21,7 @@ func linear(rates []float64, fixed, costMs, noise float64, seed uint64) []Point 
 }
 
 func TestFitRecoversKnownCost(t *testing.T) {
+	t.Parallel()
 	covered, poor := 0, 0
 	const trials = 200
 	for seed := range uint64(trials) {
@@ -53,6 +54,7 @@ func TestFitRecoversKnownCost(t *testing.T) {
 }
 
 func TestFitPoor(t *testing.T) {
+	t.Parallel()
 	// Cost per exchange doubling across the range (GC pressure).
 	var curved []Point
 	for _, r := range []float64{100, 200, 300, 400, 500} {
@@ -96,6 +98,7 @@ func TestFitPoor(t *testing.T) {
 }
 
 func TestDiffAndProjection(t *testing.T) {
+	t.Parallel()
 	a := FitCost(linear([]float64{100, 250, 500}, 0.02, 2.5, 0.01, 1), 3)
 	b := FitCost(linear([]float64{100, 250, 500}, 0.02, 3.5, 0.01, 2), 3)
 	d := Diff(a, b)

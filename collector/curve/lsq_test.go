@@ -7,6 +7,7 @@ import (
 )
 
 func TestTQuantileMatchesTheTables(t *testing.T) {
+	t.Parallel()
 	for dof := 1; dof <= 30; dof++ {
 		if got, want := tQuantile(0.05, dof), tQuantile975(dof); math.Abs(got-want) > 0.0015 {
 			t.Errorf("t 97.5 %% at %d dof: %.4f, the table's %.3f", dof, got, want)
@@ -29,6 +30,7 @@ func TestTQuantileMatchesTheTables(t *testing.T) {
 // slope, intercept and standard error of FitCost's closed form; a column
 // that repeats another is refused.
 func TestLsqIsOrdinaryLeastSquares(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(4, 4))
 	pts := linear([]float64{100, 250, 500}, 0.02, 2.5, 0.02, 9)
 	x := make([][]float64, len(pts))

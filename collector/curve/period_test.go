@@ -21,6 +21,7 @@ func stalls(n int, period, stallMs, base, noise float64, seed uint64) []float64 
 }
 
 func TestFindPeriod(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		n      int
 		period float64
@@ -50,6 +51,7 @@ func TestFindPeriod(t *testing.T) {
 }
 
 func TestFindPeriodNoneInNoise(t *testing.T) {
+	t.Parallel()
 	found := 0
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 1))

@@ -68,6 +68,7 @@ func drive(t *testing.T, s *Search, q *queue) []Step {
 var obj = Objective{P95Ms: 20, SuccessRatio: 0.99}
 
 func TestSearchFindsCapacityToResolution(t *testing.T) {
+	t.Parallel()
 	q := &queue{mu: 700}
 	s := NewSearch(Policy{Start: 50, Rounds: 2}, obj)
 	steps := drive(t, s, q)
@@ -107,6 +108,7 @@ func TestSearchFindsCapacityToResolution(t *testing.T) {
 // A broken probe is followed by a cool-down and a lower rate; a passed one
 // by neither.
 func TestSearchBacksOffAndCoolsDown(t *testing.T) {
+	t.Parallel()
 	q := &queue{mu: 700}
 	s := NewSearch(Policy{Start: 400, Rounds: 1, CoolDown: 15 * time.Second}, obj)
 	var prev *Probe
@@ -143,6 +145,7 @@ func TestSearchBacksOffAndCoolsDown(t *testing.T) {
 // tolerance), and a verdict within the rounds' spread of the limit takes an
 // extra round.
 func TestSearchUnderNoise(t *testing.T) {
+	t.Parallel()
 	extra := 0
 	for seed := range uint64(20) {
 		q := &queue{mu: 700, noise: 0.08, rng: rand.New(rand.NewPCG(seed, 7))}
@@ -165,6 +168,7 @@ func TestSearchUnderNoise(t *testing.T) {
 }
 
 func TestSearchNoiseRule(t *testing.T) {
+	t.Parallel()
 	s := NewSearch(Policy{Start: 100, Rounds: 2, MaxRounds: 3}, obj)
 	// p95 19 and 22 around a 20 ms limit: the median (the worse middle, 22)
 	// breaks it, but only by 2 ms, within the 3 ms spread: another round.
@@ -201,6 +205,7 @@ func TestSearchNoiseRule(t *testing.T) {
 }
 
 func TestSearchStopsOnHardFailure(t *testing.T) {
+	t.Parallel()
 	q := &queue{mu: 700, dieAt: 400}
 	s := NewSearch(Policy{Start: 100, Rounds: 2}, obj)
 	steps := drive(t, s, q)
@@ -220,6 +225,7 @@ func TestSearchStopsOnHardFailure(t *testing.T) {
 // probe that stays invalid ends the search with the bound unknown, never
 // read as the server breaking.
 func TestSearchInvalidProbe(t *testing.T) {
+	t.Parallel()
 	q := &queue{mu: 700, starveAt: 400}
 	s := NewSearch(Policy{Start: 100, Rounds: 2, Retries: 1}, obj)
 	drive(t, s, q)
@@ -237,6 +243,7 @@ func TestSearchInvalidProbe(t *testing.T) {
 }
 
 func TestSearchEdges(t *testing.T) {
+	t.Parallel()
 	// Broken at the start: steps down, then bisects.
 	q := &queue{mu: 300}
 	s := NewSearch(Policy{Start: 1000, Rounds: 1}, obj)
@@ -271,6 +278,7 @@ func TestSearchEdges(t *testing.T) {
 // The same rounds lead to the same steps: a resumed search replays the
 // finished runs and continues where it stopped.
 func TestSearchReplays(t *testing.T) {
+	t.Parallel()
 	q := &queue{mu: 700, noise: 0.05, rng: rand.New(rand.NewPCG(1, 2))}
 	a := NewSearch(Policy{Start: 100}, obj)
 	var rounds []Round
@@ -305,6 +313,7 @@ func rateOf(r Round) float64 {
 }
 
 func TestNiceRate(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[float64]float64{612.345: 612, 1234.5: 1230, 0.0012: 0.01, 87.654: 87.7, 100: 100} {
 		if got := niceRate(in); got != want {
 			t.Errorf("niceRate(%v) = %v, want %v", in, got, want)
@@ -316,6 +325,7 @@ func TestNiceRate(t *testing.T) {
 // read with the precision a rate has, and every rate a search probes (three
 // significant digits) reads as it is.
 func TestRateLabel(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		v    float64
 		want string

@@ -12,6 +12,7 @@ import (
 )
 
 func TestCodecRoundTrip(t *testing.T) {
+	t.Parallel()
 	at := time.Date(2026, 11, 30, 12, 0, 0, 123000000, time.UTC)
 	wait := 0.25
 	evs := []Event{
@@ -71,6 +72,7 @@ func FuzzUnmarshal(f *testing.F) {
 // real campaign) still reads, the average in Avg, and writes back as a
 // stats.Latency.
 func TestReadsWindowsWrittenAsDigest(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("testdata/events-digest.jsonl")
 	if err != nil {
 		t.Fatal(err)
@@ -108,6 +110,7 @@ func TestReadsWindowsWrittenAsDigest(t *testing.T) {
 // CampaignStarted says a campaign is a capacity search from its first
 // line; evidence written before the field replays as a campaign of stages.
 func TestCampaignStartedSearch(t *testing.T) {
+	t.Parallel()
 	spec := &stats.SearchSpec{Policy: curve.Policy{Start: 100, Max: 1600, Resolution: 0.05},
 		Objective: curve.Objective{P95Ms: 10, P99Ms: 50, SuccessRatio: 0.99}}
 	e := CampaignStarted{At: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), ID: "c", Search: spec}

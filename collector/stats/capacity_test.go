@@ -6,6 +6,7 @@ import (
 )
 
 func TestEstimateCapacity(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		in   Capacity
@@ -27,6 +28,7 @@ func TestEstimateCapacity(t *testing.T) {
 }
 
 func TestCapacityLineAndWarning(t *testing.T) {
+	t.Parallel()
 	c := EstimateCapacity(Capacity{Cores: 2, GeneratorCores: 2, GeneratorCPUMs: 2.3, ServerCPUMs: 1.4, Server: "embedded server", Method: "200 calibration exchanges"})
 	line := c.Line([]float64{100, 250, 500})
 	want := "pre-flight: generator 2.30 + embedded server 1.40 CPU-ms per exchange on 2 cores (200 calibration exchanges): " +
@@ -54,6 +56,7 @@ func TestCapacityLineAndWarning(t *testing.T) {
 }
 
 func TestCapacityLineSaysOthersLoad(t *testing.T) {
+	t.Parallel()
 	c := EstimateCapacity(Capacity{Cores: 2, GeneratorCPUMs: 1, Method: "m", OthersCores: 1.74})
 	if got := c.Line(nil); !strings.HasSuffix(got, "(other processes used 1.74 cores meanwhile: less is left)") {
 		t.Errorf("line: %s", got)

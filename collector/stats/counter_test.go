@@ -12,6 +12,7 @@ import (
 // warning; the CPU per exchange comes from the sampled rates (issue 25
 // item 7: it read −9.2e15 CPU-ms per exchange with a wrong warning).
 func TestCPUCounterThatIsNoCounter(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start,
 		MeasuredStart: start.Add(2 * time.Second), MeasuredEnd: start.Add(12 * time.Second)}
@@ -70,6 +71,7 @@ func TestCPUCounterThatIsNoCounter(t *testing.T) {
 
 // round3 never goes through an int64, whatever the figure.
 func TestRound3OfHugeFigures(t *testing.T) {
+	t.Parallel()
 	for _, v := range []float64{1e16, 1e21, 9.3e18, -1e19} {
 		if got := round3(v); math.Abs(got-v) > math.Abs(v)*1e-15 {
 			t.Errorf("round3(%g) = %g", v, got)
@@ -83,6 +85,7 @@ func TestRound3OfHugeFigures(t *testing.T) {
 // The runs' verified tokens add up in the totals and are said in
 // summary.md (issue 23 item 6: the evidence did not say how many).
 func TestVerifiedTokensAreCounted(t *testing.T) {
+	t.Parallel()
 	runs := []*Run{
 		{ID: "s", Sanity: true, Status: StatusDone, Verification: &Verification{Sample: 0.1, Checked: 99, Failed: 99}},
 		{ID: "a", TargetRPS: 10, Status: StatusDone, Requests: 100, OK: 98, Verification: &Verification{Sample: 0.1, Checked: 11, Failed: 2}},

@@ -12,6 +12,7 @@ import (
 // exchange against ~3.2, and was reported. A run whose engine exited (the
 // driver's engine_exited warning) has no engine CPU figure.
 func TestNoCPUFigureFromAnEngineThatExited(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "01-r1-100rps", TargetRPS: 100, Status: StatusFailed, Reason: "the engine process is gone",
 		Started: start, MeasuredStart: start, MeasuredEnd: start.Add(10 * time.Second)}

@@ -7,6 +7,7 @@ import (
 )
 
 func TestLateBound(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		rate, p50, want float64
 	}{
@@ -28,6 +29,7 @@ func TestLateBound(t *testing.T) {
 func f64(v float64) *float64 { return &v }
 
 func TestPerSampleRules(t *testing.T) {
+	t.Parallel()
 	ok := HostMetrics{CPUs: 2, BusyCores: 1.2, StealCores: 0.01, MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30,
 		PSI: &Pressure{CPUSome: 0.3}, GeneratorLimitCores: 2, GeneratorWaitCores: f64(0.3), GeneratorWaitPerSliceMs: f64(0.08)}
 	if s := ok.Saturation(); s != "" {
@@ -108,6 +110,7 @@ func codes(ws []Warning) string {
 }
 
 func TestRunHealthWarnings(t *testing.T) {
+	t.Parallel()
 	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}
 	healthy := func(int) HostMetrics {
 		return HostMetrics{CPUs: 2, BusyCores: 0.8, Runnable: 1, MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30,

@@ -11,6 +11,7 @@ import (
 // lag when the driver splits the send lag; without the split it judges the
 // whole send lag (the local driver, whose tokens are minted ahead).
 func TestLateRuleJudgesStartLagOfK6Agents(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1796064361, 0)
 	m := RunMeta{ID: "r", TargetRPS: 500, Agents: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(10 * time.Second), Status: StatusDone}
 	var rows []Request
@@ -47,6 +48,7 @@ func TestLateRuleJudgesStartLagOfK6Agents(t *testing.T) {
 }
 
 func TestSendLagDefinitionPerDriver(t *testing.T) {
+	t.Parallel()
 	for driver, want := range map[string]string{"local": "minted ahead", "kube (e2e/default)": "includes minting", "k6 import": "unknown"} {
 		s := &Summary{Driver: driver}
 		BuildSummary(s, nil, true)

@@ -22,6 +22,7 @@ func reference(values []int64, q float64) float64 {
 }
 
 func TestPercentileAgainstSortedReference(t *testing.T) {
+	t.Parallel()
 	rng := rand.New(rand.NewPCG(1, 2))
 	for _, n := range []int{1, 2, 3, 10, 101, 1000, 30008} {
 		vals := make([]int64, n)
@@ -39,6 +40,7 @@ func TestPercentileAgainstSortedReference(t *testing.T) {
 }
 
 func TestPercentileKnownValues(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		vals []int64
 		q    float64
@@ -57,6 +59,7 @@ func TestPercentileKnownValues(t *testing.T) {
 }
 
 func TestSummarizeMilliseconds(t *testing.T) {
+	t.Parallel()
 	l := Summarize([]int64{4000, 1000, 3000, 2000})
 	if l.Count != 4 || l.Avg != 2.5 || l.P50 != 2.5 || l.Max != 4 {
 		t.Errorf("%+v", l)
@@ -64,6 +67,7 @@ func TestSummarizeMilliseconds(t *testing.T) {
 }
 
 func TestMedianRunSelection(t *testing.T) {
+	t.Parallel()
 	mk := func(id string, round int, p95 float64, st RunStatus) *Run {
 		return &Run{ID: id, Round: round, Status: st, Requests: 10, LatencyMs: Latency{P95: p95}, ThresholdsPassed: true}
 	}
@@ -97,6 +101,7 @@ func TestMedianRunSelection(t *testing.T) {
 // warning (doc: in every table), and the reported run is never it when
 // most runs passed.
 func TestStageWithFailedRunSaysSo(t *testing.T) {
+	t.Parallel()
 	mk := func(id string, round int, p95 float64) *Run {
 		return &Run{ID: id, TargetRPS: 100, Round: round, Status: StatusDone, Requests: 1000, OK: 1000, SuccessRatio: 1, AchievedRatio: 1,
 			LatencyMs: Latency{P50: p95 / 2, P95: p95}, EngineCPU: &CPU{AvgCores: 0.5, CPUMsPerExchange: 5}, ThresholdsPassed: true,
@@ -136,6 +141,7 @@ func TestStageWithFailedRunSaysSo(t *testing.T) {
 }
 
 func TestComputeRunPhasesDroppedAndCPU(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start,
 		MeasuredStart: start.Add(2 * time.Second), MeasuredEnd: start.Add(12 * time.Second)}
@@ -197,6 +203,7 @@ func TestComputeRunPhasesDroppedAndCPU(t *testing.T) {
 }
 
 func TestBuildSummary(t *testing.T) {
+	t.Parallel()
 	mk := func(id string, rps float64, round int, p95 float64) *Run {
 		return &Run{ID: id, TargetRPS: rps, Round: round, Status: StatusDone, Requests: 30008, OK: 30008,
 			SuccessRatio: 1, AchievedRatio: 1, LatencyMs: Latency{Avg: 5.4, P50: 5.1, P90: 6.9, P95: p95, P99: 9.7},
@@ -218,6 +225,7 @@ func TestBuildSummary(t *testing.T) {
 // connection achieved nothing (it used to show 100 %), and a run cut short
 // right after an arrival can no longer exceed its target (it showed 100.4 %).
 func TestAchievedCountsResponses(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	rows := func(n int, outcome exchange.Outcome) []Request {
 		var out []Request
@@ -249,6 +257,7 @@ func TestAchievedCountsResponses(t *testing.T) {
 // A run's most common failures carry what the server said about them, from
 // the descriptions collected while it ran.
 func TestTopErrorsCarryDescriptions(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(10 * time.Second),
 		ErrorDescriptions: []ErrorDescription{
@@ -324,6 +333,7 @@ func overloadedRun(cost time.Duration, counter func(t time.Time) float64) (RunMe
 // counted by schedule against CPU by wall clock gave half the true cost
 // when the backlog grows; CPU and responses over one window give it.
 func TestCPUPerExchangeUnderOverload(t *testing.T) {
+	t.Parallel()
 	const cost = 2 * time.Millisecond
 	start := time.Unix(1_700_000_000, 0)
 	busy := func(at time.Time) float64 { return 50 + at.Sub(start).Seconds() } // one core, always busy
@@ -349,6 +359,7 @@ func TestCPUPerExchangeUnderOverload(t *testing.T) {
 }
 
 func TestImplausibleEngineCPUInvalidatesTheRun(t *testing.T) {
+	t.Parallel()
 	const cost = 2 * time.Millisecond
 	cases := []struct {
 		name    string
@@ -382,6 +393,7 @@ func TestImplausibleEngineCPUInvalidatesTheRun(t *testing.T) {
 // Samples faster than one a second are averaged within the second, not
 // summed: 10 samples of 500 millicores are half a core.
 func TestSubSecondSampling(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", Status: StatusDone, MeasuredStart: start, MeasuredEnd: start.Add(4 * time.Second)}
 	var res []ResourceSample
@@ -403,6 +415,7 @@ func TestSubSecondSampling(t *testing.T) {
 // whose samples never share a second are 2 cores, not 1 (the kube e2e read
 // 1.3 cores for engines burning 2.3-2.9).
 func TestMembersSampledAtDifferentSeconds(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", Status: StatusDone, MeasuredStart: start, MeasuredEnd: start.Add(60 * time.Second)}
 	var res []ResourceSample
@@ -424,6 +437,7 @@ func TestMembersSampledAtDifferentSeconds(t *testing.T) {
 // TestThousandsEveryInt64 is issue 9 item 13: math.MinInt64 cannot be
 // negated, and Thousands used to recurse on it until the stack overflowed.
 func TestThousandsEveryInt64(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		n    int64
 		want string
@@ -449,6 +463,7 @@ func TestThousandsEveryInt64(t *testing.T) {
 // A counter ticks in 10 ms: a run whose exchanges could all fit in one tick
 // at a plausible cost is not judged, whatever it read.
 func TestImplausibleCPUOnlyWhereTheCounterResolvesIt(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name      string
 		perEx     float64

@@ -7,6 +7,7 @@ import (
 )
 
 func TestWarningJSON(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in   string
 		want Warning
@@ -36,6 +37,7 @@ func TestWarningJSON(t *testing.T) {
 }
 
 func TestInvalidatingWarningFailsUnlessAllowed(t *testing.T) {
+	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(time.Second)}
 	var reqs []Request
@@ -76,6 +78,7 @@ func TestInvalidatingWarningFailsUnlessAllowed(t *testing.T) {
 }
 
 func TestThresholdsString(t *testing.T) {
+	t.Parallel()
 	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}
 	if got := th.String(); got != "p95 < 500 ms, success ≥ 99%, dropped ≤ 0, no generator/host warning" {
 		t.Errorf("%q", got)

@@ -15,6 +15,7 @@ func sample() Table {
 }
 
 func TestText(t *testing.T) {
+	t.Parallel()
 	want := "" +
 		"Stage      p95          Runs\n" +
 		"──────  ──────  ────────────\n" +
@@ -26,6 +27,7 @@ func TestText(t *testing.T) {
 }
 
 func TestMarkdown(t *testing.T) {
+	t.Parallel()
 	want := "| Stage | p95 | Runs |\n|---|---|---|\n| 100/s | 7.5 ms | ✓ 3/3 passed |\n| 2500/s | <b>& | ✗ 1/3 failed |\n"
 	if got := sample().Markdown(); got != want {
 		t.Errorf("Markdown:\n%s\nwant:\n%s", got, want)
@@ -33,6 +35,7 @@ func TestMarkdown(t *testing.T) {
 }
 
 func TestHTMLEscapesAndTones(t *testing.T) {
+	t.Parallel()
 	want := `<table id="lat"><thead><tr><th>Stage</th><th>p95</th><th>Runs</th></tr></thead>` + "\n" +
 		`<tbody><tr><td>100/s</td><td>7.5 ms</td><td>✓ 3/3 passed</td></tr>` +
 		`<tr class="bad"><td>2500/s</td><td>&lt;b&gt;&amp;</td><td>✗ 1/3 failed</td></tr></tbody></table>`
@@ -42,6 +45,7 @@ func TestHTMLEscapesAndTones(t *testing.T) {
 }
 
 func TestLeftAlignedColumnAndShortRow(t *testing.T) {
+	t.Parallel()
 	tb := New("a", "b", "c")
 	tb.Columns[1].Align = Left
 	tb.Add("x", "y", "zzz")
@@ -56,6 +60,7 @@ func TestLeftAlignedColumnAndShortRow(t *testing.T) {
 }
 
 func TestFitDropsLowestFirstUntilItFits(t *testing.T) {
+	t.Parallel()
 	tb := New("Stage", "wide-one", "mid", "Verdict")
 	tb.Columns[1].Drop, tb.Columns[2].Drop = 2, 1
 	tb.Add("100/s", "1234567890", "12345", "✓")
@@ -89,6 +94,7 @@ func TestFitDropsLowestFirstUntilItFits(t *testing.T) {
 // its cells (not the row), Class classes the table and a column's cells,
 // and a cell's lines are broken in HTML, joined by "; " in text and Markdown.
 func TestToneInCellsClassesAndLines(t *testing.T) {
+	t.Parallel()
 	tb := New("error", "count", "said", "verdict")
 	tb.Class = "errors"
 	tb.Columns[2].Class, tb.Columns[3].Toned = "desc", true

@@ -21,6 +21,7 @@ type cfg struct {
 }
 
 func TestErrorsNameFileLineField(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		yaml string
 		want []string
@@ -64,6 +65,7 @@ func TestErrorsNameFileLineField(t *testing.T) {
 // check (all comparisons with NaN are false) and failed later without a
 // file, line or field.
 func TestNonFiniteNumbersRefused(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ yaml, want string }{
 		{"items:\n  - rate: 1\n  - rate: .nan\n", "c.yaml:3: items[1].rate: .nan is not a finite number"},
 		{"items: [1, .NaN]\n", "c.yaml:1: items[1]"},
@@ -86,6 +88,7 @@ func TestNonFiniteNumbersRefused(t *testing.T) {
 }
 
 func TestReadFileIsBounded(t *testing.T) {
+	t.Parallel()
 	p := filepath.Join(t.TempDir(), "big.yaml")
 	_ = os.WriteFile(p, []byte("name: "+strings.Repeat("x", MaxFileBytes)+"\n"), 0o600)
 	if _, err := ReadFile(p); err == nil || !strings.Contains(err.Error(), "big.yaml: larger than 1 MiB") {

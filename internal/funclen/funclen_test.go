@@ -112,6 +112,7 @@ func recv(e ast.Expr) string {
 }
 
 func TestNoLongFunctions(t *testing.T) {
+	t.Parallel()
 	got := lengths(t, root(t))
 	if len(got) < 500 {
 		t.Fatalf("measured only %d functions: is the walk rooted at the repository?", len(got))
@@ -132,6 +133,7 @@ func TestNoLongFunctions(t *testing.T) {
 // "func" line to its closing brace, methods are named by receiver, and
 // package-level function literals count too.
 func TestMeasure(t *testing.T) {
+	t.Parallel()
 	src := `package p
 
 type T[K any] struct{}

@@ -23,6 +23,7 @@ func set(t testing.TB, keys ...jose.JSONWebKey) []byte {
 }
 
 func TestFitsAndSelect(t *testing.T) {
+	t.Parallel()
 	rs, _ := rsa.GenerateKey(rand.Reader, 2048)
 	small, _ := rsa.GenerateKey(rand.Reader, 1024)
 	p256, _ := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

@@ -34,6 +34,7 @@ func post(t *testing.T, url string) string {
 }
 
 func TestServerCountsItsWork(t *testing.T) {
+	t.Parallel()
 	s := &Server{Cost: time.Millisecond, Metrics: true}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()
@@ -81,6 +82,7 @@ func TestServerCountsItsWork(t *testing.T) {
 // clock is the thread's CPU, not the wall's). getrusage lags the running
 // thread by up to a scheduler tick (10 ms at HZ=100) at either end.
 func TestBurnSpendsItsCost(t *testing.T) {
+	t.Parallel()
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	const tick = 10 * time.Millisecond
@@ -108,6 +110,7 @@ func threadRusage(t *testing.T) time.Duration {
 // TestProcessBehindWrappers starts the server bare, under Go wrapper
 // processes and under a shell, and finds the serving process below.
 func TestProcessBehindWrappers(t *testing.T) {
+	t.Parallel()
 	exe, _ := os.Executable()
 	for _, o := range []Options{{Cost: time.Millisecond}, {Cost: time.Millisecond, Wrap: 2}, {Cost: time.Millisecond, Shell: true}} {
 		p, err := Start(context.Background(), exe, o)
@@ -135,6 +138,7 @@ func TestProcessBehindWrappers(t *testing.T) {
 // TestStallHoldsRequests: while the server stalls no request completes;
 // they all complete once it ends.
 func TestStallHoldsRequests(t *testing.T) {
+	t.Parallel()
 	s := &Server{Cost: time.Microsecond, StallEvery: time.Hour, StallFor: time.Hour}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()

@@ -8,6 +8,7 @@ import (
 )
 
 func TestProfile(t *testing.T) {
+	t.Parallel()
 	for name, p := range map[string]Profile{
 		"fixed":    {High: 20 * time.Millisecond},
 		"batching": {High: 24 * time.Millisecond, Low: 8 * time.Millisecond, From: 10, To: 10},
@@ -52,6 +53,7 @@ func TestProfile(t *testing.T) {
 }
 
 func TestRateMeter(t *testing.T) {
+	t.Parallel()
 	var m rateMeter
 	const sec = int64(time.Second)
 	at := int64(1000 * sec)
@@ -81,6 +83,7 @@ func TestRateMeter(t *testing.T) {
 // high cost; the next, right after it, the profile's lower cost at the
 // rate the server measured between the two.
 func TestServerBurnsItsProfile(t *testing.T) {
+	t.Parallel()
 	s := &Server{Cost: 20 * time.Millisecond, Low: time.Millisecond, FallFrom: 0.5, FallTo: 1}
 	ts := httptest.NewServer(s.Handler())
 	defer ts.Close()

@@ -44,6 +44,7 @@ func top(rel string) string {
 }
 
 func TestImportsPointOneWay(t *testing.T) {
+	t.Parallel()
 	base := root(t)
 	seen := 0
 	err := gosrc.Files(base, func(rel string) error {
@@ -85,6 +86,7 @@ func TestImportsPointOneWay(t *testing.T) {
 // TestRuleCatchesWrongImport keeps the check honest: a file that breaks a
 // rule must be reported.
 func TestRuleCatchesWrongImport(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ from, to string }{
 		{"collector", "runner"}, {"authserver", "runner"}, {"tui", "runner"}, {"exchange", "collector"},
 	} {

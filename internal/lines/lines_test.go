@@ -9,6 +9,7 @@ import (
 )
 
 func TestReaderSkipsLongLinesAndKeepsTheRest(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, in  string
 		max       int
@@ -48,6 +49,7 @@ func TestReaderSkipsLongLinesAndKeepsTheRest(t *testing.T) {
 }
 
 func TestReaderDropsTheLineCutByAnError(t *testing.T) {
+	t.Parallel()
 	boom := errors.New("unexpected EOF")
 	r := NewReader(io.MultiReader(strings.NewReader("a\nhalf"), iotest.ErrReader(boom)), 100)
 	if b, err := r.Next(); err != nil || string(b) != "a" {

@@ -9,6 +9,7 @@ import (
 )
 
 func TestFile(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, def, want string }{
 		{"quick", "campaign", "quick"},
 		{"", "campaign", "campaign"},
@@ -34,6 +35,7 @@ func TestFile(t *testing.T) {
 }
 
 func TestIsFile(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		in   string
 		want bool
@@ -60,6 +62,7 @@ func TestIsFile(t *testing.T) {
 }
 
 func TestDNSLabel(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct{ in, want string }{
 		{"tokex-20261130-154030.417-Quick_Run", "tokex-20261130-154030-417-quick-run"},
 		{"01-stage-100-r1", "01-stage-100-r1"},

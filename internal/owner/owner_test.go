@@ -9,6 +9,7 @@ import (
 )
 
 func TestSweepRemovesOnlyMarkedFoldersOfDeadOwners(t *testing.T) {
+	t.Parallel()
 	parent := t.TempDir()
 	mk := func(name, marker string) string {
 		d := filepath.Join(parent, name)

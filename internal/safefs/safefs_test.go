@@ -42,6 +42,7 @@ func must(t *testing.T, err error) {
 }
 
 func TestEveryLinkAndSpecialFileIsRefused(t *testing.T) {
+	t.Parallel()
 	d, _, outside := fixture(t)
 	names := []string{"abs-link", "rel-link", "inner-link", "dangling", "fifo", "dirlink/x", "inner-dirlink/x", "../outside.txt", "/etc/passwd", "sub/../file", "", "."}
 	ops := map[string]func(string) error{
@@ -71,6 +72,7 @@ func closeIf(f *os.File) {
 }
 
 func TestAtomicWriteReplacesRegularFilesOnly(t *testing.T) {
+	t.Parallel()
 	d, dir, _ := fixture(t)
 	must(t, d.WriteFile("file", []byte("new"), nil))
 	must(t, d.WriteFile("sub/new", []byte("fresh"), nil))
@@ -95,6 +97,7 @@ func TestAtomicWriteReplacesRegularFilesOnly(t *testing.T) {
 }
 
 func TestRemoveAllRemovesLinksOnly(t *testing.T) {
+	t.Parallel()
 	d, dir, outside := fixture(t)
 	must(t, os.WriteFile(filepath.Join(filepath.Dir(dir), "outdir", "keep"), []byte("k"), 0o644))
 	must(t, d.RemoveAll("dirlink"))
@@ -111,6 +114,7 @@ func TestRemoveAllRemovesLinksOnly(t *testing.T) {
 }
 
 func TestRegularFilesWork(t *testing.T) {
+	t.Parallel()
 	d, _, _ := fixture(t)
 	b, err := d.ReadFile("file", 7)
 	if err != nil || string(b) != "content" {

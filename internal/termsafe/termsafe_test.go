@@ -30,6 +30,7 @@ func clean(s string) bool {
 }
 
 func TestTextLeavesNoControl(t *testing.T) {
+	t.Parallel()
 	for _, a := range attacks {
 		got := Text(a)
 		if !clean(got) || strings.ContainsAny(got, "\x1b\x07\r\n\b") {
@@ -45,6 +46,7 @@ func TestTextLeavesNoControl(t *testing.T) {
 }
 
 func TestWriterKeepsLinesOnly(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	w := Writer(&b)
 	in := strings.Join(attacks, "\n") + "\nend ✓\n"
@@ -64,6 +66,7 @@ func TestWriterKeepsLinesOnly(t *testing.T) {
 }
 
 func TestCopyCleansDeepAndLeavesTheOriginal(t *testing.T) {
+	t.Parallel()
 	type inner struct {
 		Name string
 		Errs map[string]int

@@ -9,6 +9,7 @@ import (
 )
 
 func TestLoopbackCertVerifies(t *testing.T) {
+	t.Parallel()
 	p, err := Loopback()
 	if err != nil {
 		t.Fatal(err)
@@ -34,6 +35,7 @@ func TestLoopbackCertVerifies(t *testing.T) {
 // names is read up to 1 MiB; /dev/zero used to exhaust memory (a sibling of
 // issue 9 item 3).
 func TestConfigNamedFilesAreCapped(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/dev/zero"); err != nil {
 		t.Skip("no /dev/zero")
 	}
@@ -56,6 +58,7 @@ func TestConfigNamedFilesAreCapped(t *testing.T) {
 // A stored certificate is reused across starts while it covers the hosts
 // asked for, and replaced when it does not.
 func TestStoredCertificateIsReused(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	cert, key := filepath.Join(dir, "sub", "c.pem"), filepath.Join(dir, "sub", "k.pem")
 	a, created, err := Stored(cert, key, []string{"127.0.0.1", "issuer.perf.svc"})

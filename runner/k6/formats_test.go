@@ -11,6 +11,7 @@ import (
 // quoted in the comment), not computed by the parser under test.
 
 func TestFullModeSectionsKeptApart(t *testing.T) {
+	t.Parallel()
 	s, err := ParseSummary(fixture(t, "k6docs-next-summary-full.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -43,6 +44,7 @@ func TestFullModeSectionsKeptApart(t *testing.T) {
 }
 
 func TestNestedGroups(t *testing.T) {
+	t.Parallel()
 	// The nesting k6's own TestSummaryNestedGroups asserts for full mode.
 	text := "  █ SCENARIO: default\n\n    http_reqs..........: 9 1/s\n\n    ↳ GROUP: E\n      http_reqs........: 5 1/s\n" +
 		"      ↳ GROUP: D\n        http_reqs......: 3 1/s\n    ↳ GROUP: F\n      http_reqs........: 1 1/s\n"
@@ -59,6 +61,7 @@ func TestNestedGroups(t *testing.T) {
 }
 
 func TestLegacyMarkedMetrics(t *testing.T) {
+	t.Parallel()
 	s, err := ParseSummary(fixture(t, "k6docs-v0.47-legacy-summary-constant-arrival-thresholds.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -126,6 +129,7 @@ func TestLegacyMarkedMetrics(t *testing.T) {
 }
 
 func TestHandleSummaryData(t *testing.T) {
+	t.Parallel()
 	s, err := ParseExport(fixture(t, "k6repo-summary_test-handlesummary-raw-data.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +158,7 @@ func TestHandleSummaryData(t *testing.T) {
 }
 
 func TestMachineReadableSummary(t *testing.T) {
+	t.Parallel()
 	s, err := ParseExport(fixture(t, "k6summary-example-summary-v1-basic.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -196,6 +201,7 @@ func TestMachineReadableSummary(t *testing.T) {
 }
 
 func TestScenarioCountRefusesNonsense(t *testing.T) {
+	t.Parallel()
 	for _, v := range []string{"NaN", "-3", "1e400", "2.5", "Inf"} {
 		s, err := ParseSummary(strings.NewReader("  █ THRESHOLDS\n\n    http_reqs{scenario:measured}\n    ✓ 'count>=0' count=" + v +
 			"\n\n  █ TOTAL RESULTS\n    http_reqs......: 1800 10/s\n"))
@@ -209,6 +215,7 @@ func TestScenarioCountRefusesNonsense(t *testing.T) {
 }
 
 func TestReadCSV(t *testing.T) {
+	t.Parallel()
 	// Expected figures from Python's csv module over the same file:
 	// 1999 data rows; 118 http_req_duration rows (84 tagged
 	// scenario=steady_orders, 34 browse), the first at 1796049361 with
@@ -297,6 +304,7 @@ func FuzzParseExport(f *testing.F) {
 }
 
 func TestLogLine(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ line, level, msg string }{
 		// testdata/k6/tokex-script-k6v2.2.0-drops-agent-0.log (--log-format=raw)
 		{"Insufficient VUs, reached 2 active VUs and cannot initialize more", "warn", "Insufficient VUs, reached 2 active VUs and cannot initialize more"},
@@ -326,6 +334,7 @@ func TestLogLine(t *testing.T) {
 // A record longer than MaxNDJSONLine is skipped and counted, and a cut
 // file keeps the rows before the cut (issue 9 items 14 and 16 for CSV).
 func TestReadCSVBoundsRecordsAndKeepsACutFile(t *testing.T) {
+	t.Parallel()
 	const header = "metric_name,timestamp,metric_value,extra_tags,metadata\n"
 	row := "http_req_duration,1796049361,5.5,,\n"
 	long := "http_req_duration,1796049361,5.5,\"" + strings.Repeat("x", MaxNDJSONLine+1) + "\",\n"

@@ -17,6 +17,7 @@ import (
 // follows up to 10 redirects by default, re-sending the Basic secret and a
 // fresh subject token.
 func TestScriptNeverFollowsRedirects(t *testing.T) {
+	t.Parallel()
 	js, err := Script(ScriptParams{})
 	if err != nil {
 		t.Fatal(err)
@@ -39,6 +40,7 @@ var (
 // codes is exchange.RegisteredErrors, and under node its outcomeOf agrees
 // with exchange.Classify.
 func TestScriptDetailsAreRegisteredCodes(t *testing.T) {
+	t.Parallel()
 	js, _ := Script(ScriptParams{})
 	m := jsCodes.FindStringSubmatch(js)
 	if m == nil {

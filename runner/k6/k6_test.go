@@ -28,6 +28,7 @@ func fixture(t testing.TB, name string) *os.File {
 }
 
 func TestParseSummaryFixtures(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		file                  string
 		format                string
@@ -88,6 +89,7 @@ func TestParseSummaryFixtures(t *testing.T) {
 }
 
 func TestSummaryDetails(t *testing.T) {
+	t.Parallel()
 	s, err := ParseSummary(fixture(t, "gen-k6v2.2.0-pod-quiet.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -112,6 +114,7 @@ func TestSummaryDetails(t *testing.T) {
 }
 
 func TestParseExport(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"gen-k6v2.2.0-summary-export-legacy.json", "k6repo-summary_test-old-json-export.json"} {
 		s, err := ParseExport(fixture(t, name))
 		if err != nil {
@@ -131,6 +134,7 @@ func TestParseExport(t *testing.T) {
 }
 
 func TestReadNDJSON(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		file      string
 		durations int
@@ -180,6 +184,7 @@ func FuzzReadNDJSON(f *testing.F) {
 }
 
 func TestScriptAndLines(t *testing.T) {
+	t.Parallel()
 	js, err := Script(ScriptParams{MaxVUs: 50})
 	if err != nil {
 		t.Fatal(err)
@@ -245,6 +250,7 @@ func FuzzParseLine(f *testing.F) {
 // TestScriptIsValidJavaScript parses the generated script as an ES module
 // with node, which this machine image ships (k6 itself cannot run here).
 func TestScriptIsValidJavaScript(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node not installed")

@@ -12,6 +12,7 @@ import (
 // writes console output in the logrus layout of
 // testdata/k6/gen-k6v2.2.0-pod-quiet.log, reads as the raw line does.
 func TestLinesInsideLogfmt(t *testing.T) {
+	t.Parallel()
 	s := bufio.NewScanner(fixture(t, "tokex2-k6v2.2.0-redirect-target-agent-0.log"))
 	n := 0
 	for s.Scan() {
@@ -34,6 +35,7 @@ func TestLinesInsideLogfmt(t *testing.T) {
 // Two pasted runs are refused, never merged (issue 24 item 4): the v1
 // layout (two THRESHOLDS blocks) and the legacy one (metrics twice).
 func TestTwoSummariesInOneFileRefused(t *testing.T) {
+	t.Parallel()
 	read := func(name string) string {
 		b, err := io.ReadAll(fixture(t, name))
 		if err != nil {
@@ -60,6 +62,7 @@ func TestTwoSummariesInOneFileRefused(t *testing.T) {
 
 // k6's documented error codes read as words (issue 24 item 4).
 func TestErrorText(t *testing.T) {
+	t.Parallel()
 	for code, want := range map[string]string{
 		"1310": "k6: TLS: x509: certificate signed by unknown authority (k6 error 1310)",
 		"1050": "k6: request timeout (k6 error 1050)",

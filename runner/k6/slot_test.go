@@ -70,6 +70,7 @@ func realDrops(t *testing.T) map[string]*realScenario {
 // 40 sent + 60 dropped = 100 arrivals (20/s × 5 s), measured 161 + 240 =
 // 401 (20/s × 20 s, plus the extra arrival k6 fires at the very end).
 func TestSlotOnRealK6Drops(t *testing.T) {
+	t.Parallel()
 	const periodMS = 50.0 // RATE_MILLI 20000: 20 arrivals/s
 	want := map[string]int{"warmup": 100, "measured": 401}
 	for name, x := range realDrops(t) {
@@ -100,6 +101,7 @@ func TestSlotOnRealK6Drops(t *testing.T) {
 // arrivals) put all 161 measured requests in the first 8 s of the 20 s
 // window; the slots spread them over the whole window.
 func TestOldNumberingWasWrong(t *testing.T) {
+	t.Parallel()
 	x := realDrops(t)["measured"]
 	last := slices.MaxFunc(x.lines, func(a, b stats.Request) int { return int(a.Seq - b.Seq) })
 	if span := float64(last.ScheduledUS/1000-x.startMS) / 1000; span > 8.1 {
@@ -119,6 +121,7 @@ var slotFunc = regexp.MustCompile(`(?s)// slotOf:begin\n(.*)// slotOf:end`)
 // TestSlotMirrorsScript runs the script's own slotOf under node on the real
 // run's iteration starts and on a grid of rates, and compares it with Slot.
 func TestSlotMirrorsScript(t *testing.T) {
+	t.Parallel()
 	node, err := exec.LookPath("node")
 	if err != nil {
 		t.Skip("node not installed")

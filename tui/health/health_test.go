@@ -11,6 +11,7 @@ import (
 // but do not count, and a rule becomes the run's once it broke in 10 % of
 // the measured samples.
 func TestLiveFollowsTheRules(t *testing.T) {
+	t.Parallel()
 	var l Live
 	t0 := time.Unix(1_800_000_000, 0)
 	busy := stats.HostMetrics{CPUs: 2, BusyCores: 2, GeneratorLimitCores: 1}
