@@ -32,8 +32,10 @@ type Verdict struct {
 // the tests' own output to w as it comes (what go test -v prints), and
 // returns per package what its truth tests did. It returns an error naming
 // every package of the input whose truth measurements were all skipped (a
-// busy host, a missing tool): a step that judged nothing must not pass.
-// Lines that are not test2json events are copied as they are.
+// busy host, a missing tool): a step that judged nothing must not pass. A
+// package without truth tests (go test ./runner/local/... names some) is
+// listed as such. Lines that are not test2json events are copied as they
+// are.
 func Judge(r io.Reader, w io.Writer) ([]Verdict, error) {
 	final := map[string]map[string]string{} // package → test → last action
 	var pkgs []string
@@ -71,7 +73,7 @@ func Judge(r io.Reader, w io.Writer) ([]Verdict, error) {
 	for _, p := range pkgs {
 		v := verdict(p, final[p])
 		out = append(out, v)
-		if len(v.Judged) == 0 {
+		if len(v.Judged) == 0 && len(v.Skipped) > 0 {
 			none = append(none, p)
 		}
 	}
@@ -106,10 +108,13 @@ func verdict(pkg string, tests map[string]string) Verdict {
 	return v
 }
 
-// Line is the verdict in one line: "ok  pkg: 3 judged, 1 skipped (TestTruthX)".
+// Line is the verdict in one line: "ok   pkg: 3 judged, 1 skipped (TestTruthX)".
 func (v Verdict) Line() string {
 	mark := "ok  "
-	if len(v.Judged) == 0 {
+	switch {
+	case len(v.Judged)+len(v.Skipped) == 0:
+		return "--   " + v.Package + ": no truth tests"
+	case len(v.Judged) == 0:
 		mark = "NONE"
 	}
 	s := fmt.Sprintf("%s %s: %d judged, %d skipped", mark, v.Package, len(v.Judged), len(v.Skipped))

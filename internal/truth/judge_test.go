@@ -53,8 +53,9 @@ func TestJudge(t *testing.T) {
 		{"one subtest judged", []string{
 			"a TestTruthX/one skip", "a TestTruthX/two pass", "a TestTruthX pass", "a - pass",
 		}, map[string][]string{"a": {"TestTruthX/two"}}, ""},
-		{"no truth test ran", []string{"a - output testing: warning: no tests to run", "a - pass"}, nil, "a"},
-		{"other tests do not count", []string{"a TestOther pass", "a - pass"}, nil, "a"},
+		{"a package without truth tests", []string{"a - output testing: warning: no tests to run", "a - pass", "b TestTruthX pass", "b - pass"},
+			map[string][]string{"b": {"TestTruthX"}}, ""},
+		{"other tests do not count", []string{"a TestOther pass", "a TestTruthX skip", "a - pass"}, nil, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -86,6 +87,10 @@ func TestJudgeCopiesTheOutput(t *testing.T) {
 		t.Errorf("output %q, want %q", out.String(), want)
 	}
 	if got := vs[0].Line(); got != "ok   a: 1 judged, 0 skipped" {
+		t.Errorf("line %q", got)
+	}
+	vs, _ = Judge(strings.NewReader(stream(t, "b - pass")), &out)
+	if got := vs[0].Line(); got != "--   b: no truth tests" {
 		t.Errorf("line %q", got)
 	}
 }

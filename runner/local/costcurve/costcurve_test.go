@@ -281,6 +281,7 @@ var falling = knowncost.Profile{High: 12 * time.Millisecond, Low: 4 * time.Milli
 // run's window, burn cores (the known cost) and all its cores.
 type groupTruth struct {
 	target, rate, burn, cpu float64
+	saturated               bool // a run at this rate was flagged host_saturated
 }
 
 func groupTruths(t *testing.T, p *knowncost.Process, runs []*stats.Run) []groupTruth {
@@ -299,7 +300,7 @@ func groupTruths(t *testing.T, p *knowncost.Process, runs []*stats.Run) []groupT
 		if by[r.TargetRPS] == nil {
 			targets = append(targets, r.TargetRPS)
 		}
-		g := groupTruth{target: r.TargetRPS, rate: pt.Rate, burn: w.BurnSeconds / r.MeasuredSeconds, cpu: w.CPUSeconds / r.MeasuredSeconds}
+		g := groupTruth{target: r.TargetRPS, rate: pt.Rate, burn: w.BurnSeconds / r.MeasuredSeconds, cpu: w.CPUSeconds / r.MeasuredSeconds, saturated: saturated(r)}
 		by[r.TargetRPS] = append(by[r.TargetRPS], g)
 		var codes []string
 		for _, wn := range r.Warnings {
@@ -313,15 +314,21 @@ func groupTruths(t *testing.T, p *knowncost.Process, runs []*stats.Run) []groupT
 		gs := by[tg]
 		slices.SortFunc(gs, func(a, b groupTruth) int { return cmp.Compare(a.rate, b.rate) })
 		lo, hi := gs[(len(gs)-1)/2], gs[len(gs)/2]
-		out = append(out, groupTruth{target: tg, rate: (lo.rate + hi.rate) / 2, burn: (lo.burn + hi.burn) / 2, cpu: (lo.cpu + hi.cpu) / 2})
+		sat := slices.ContainsFunc(gs, func(g groupTruth) bool { return g.saturated })
+		out = append(out, groupTruth{target: tg, rate: (lo.rate + hi.rate) / 2, burn: (lo.burn + hi.burn) / 2, cpu: (lo.cpu + hi.cpu) / 2, saturated: sat})
 	}
 	slices.SortFunc(out, func(a, b groupTruth) int { return cmp.Compare(a.rate, b.rate) })
 	return out
 }
 
+func saturated(r *stats.Run) bool {
+	return slices.ContainsFunc(r.Warnings, func(w stats.Warning) bool { return w.Code == stats.WarnHostSaturated })
+}
+
 // secantAt is the server's burn cores and all its cores between the
-// measured rates nearest a and b, per exchange/s, in CPU-ms.
-func secantAt(gs []groupTruth, a, b float64) (burn, cpu float64) {
+// measured rates nearest a and b, per exchange/s, in CPU-ms, and whether
+// a run at either rate was on a saturated host.
+func secantAt(gs []groupTruth, a, b float64) (burn, cpu float64, sat bool) {
 	near := func(x float64) groupTruth {
 		best := gs[0]
 		for _, g := range gs {
@@ -332,7 +339,7 @@ func secantAt(gs []groupTruth, a, b float64) (burn, cpu float64) {
 		return best
 	}
 	ga, gb := near(a), near(b)
-	return (gb.burn - ga.burn) / (gb.rate - ga.rate) * 1000, (gb.cpu - ga.cpu) / (gb.rate - ga.rate) * 1000
+	return (gb.burn - ga.burn) / (gb.rate - ga.rate) * 1000, (gb.cpu - ga.cpu) / (gb.rate - ga.rate) * 1000, ga.saturated || gb.saturated
 }
 
 // TestTruthCostCurveKnownCost is issue 23's goal for servers whose cost
@@ -346,7 +353,9 @@ func secantAt(gs []groupTruth, a, b float64) (burn, cpu float64) {
 // says it extrapolates. The server's cost follows the rate it sees
 // arrive: when the host starves it (a median run served below 90 % of its
 // target) arrivals and completions part, and the test is skipped, saying
-// so.
+// so. A figure between rates whose runs were on a saturated host
+// (host_saturated: the server's own CPU then varies by 10 % from run to
+// run) is logged, not judged; when none could be, the test is skipped.
 func TestTruthCostCurveKnownCost(t *testing.T) {
 	truth.Require(t)
 	p := knowncost.StartForTest(t, knowncost.Options{Cost: falling.High, CostLow: falling.Low, FallFrom: falling.From, FallTo: falling.To, Procs: 1})
@@ -373,8 +382,9 @@ func TestTruthCostCurveKnownCost(t *testing.T) {
 	if !cc.Bent() || cc.Direction() != "falls" {
 		t.Fatalf("the cost curve is not bent and falling: %+v", cc)
 	}
+	judged, unjudged := 0, []string{}
 	check := func(what string, e *curve.Estimate, a, b float64) {
-		burn, cpu := secantAt(gs, a, b)
+		burn, cpu, sat := secantAt(gs, a, b)
 		known := (falling.Cores(b) - falling.Cores(a)) / (b - a) * 1000
 		if e == nil {
 			t.Errorf("%s %s: no marginal cost", what, curve.RangeLabel(a, b))
@@ -382,6 +392,11 @@ func TestTruthCostCurveKnownCost(t *testing.T) {
 		}
 		t.Logf("%s %s: %.3f CPU-ms (95%% CI %.3f–%.3f); the server's own %.3f (%+.1f %%), of which its burns %.3f (the profile's %.3f)",
 			what, curve.RangeLabel(a, b), e.CPUMs, e.CI[0], e.CI[1], cpu, (e.CPUMs/cpu-1)*100, burn, known)
+		if sat {
+			unjudged = append(unjudged, what+" "+curve.RangeLabel(a, b))
+			return
+		}
+		judged++
 		if math.Abs(e.CPUMs/cpu-1) > 0.10 {
 			t.Errorf("%s %s: %.3f CPU-ms, the server's own %.3f: off by more than 10 %%", what, curve.RangeLabel(a, b), e.CPUMs, cpu)
 		}
@@ -397,6 +412,9 @@ func TestTruthCostCurveKnownCost(t *testing.T) {
 		t.Fatalf("projection at 40/s: %+v", pr)
 	}
 	check("at the operating rate 40/s, band", pr.Marginal, cc.Bands[len(cc.Bands)-1].From, cc.Bands[len(cc.Bands)-1].To)
+	if len(unjudged) > 0 {
+		t.Logf("not judged, a run at either rate on a saturated host: %s", strings.Join(unjudged, "; "))
+	}
 	if far := curve.ProjectCurve(cc, 100, 0, ""); far == nil || !strings.Contains(far.Extrapolated, "beyond the measured") {
 		t.Errorf("a projection to 100/s does not say it extrapolates: %+v", far)
 	}
@@ -406,5 +424,8 @@ func TestTruthCostCurveKnownCost(t *testing.T) {
 	}
 	if !found {
 		t.Error("no marginal_cost_varies warning")
+	}
+	if judged == 0 && !t.Failed() {
+		t.Skipf("invalid: every marginal cost was between rates measured on a saturated host (%s)", strings.Join(unjudged, "; "))
 	}
 }
