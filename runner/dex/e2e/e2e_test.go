@@ -216,7 +216,7 @@ func TestCampaignAgainstDex(t *testing.T) {
 // Dex, whose tokens are not the article's, and verifies the token Dex issued
 // against Dex's own keys.
 func TestSmokeAgainstDex(t *testing.T) {
-	d, iss := dex(t, 1)
+	d, iss := dex(t, 2) // the campaign's agents: smoke tries every agent's client
 	cfg := campaign(t, d, iss)
 	t.Setenv("TOKEX_CLIENT_SECRET", secret)
 	var out, errb bytes.Buffer
