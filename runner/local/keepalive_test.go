@@ -147,7 +147,6 @@ func checkNoSpuriousErrors(t *testing.T, c config.Campaign) int64 {
 // runs. No exchange fails; a request that met a closed connection is sent
 // again on a new one and counted as retried in the evidence.
 func TestNoSpuriousErrorsFromKeepAliveTimeouts(t *testing.T) {
-	t.Parallel()
 	const delay = 300 * time.Millisecond
 	node := func(t *testing.T) string { return nodeServer(t, time.Second, delay) }
 	goIdle := func(t *testing.T) string { return goIdleServer(t, time.Second, delay) }
