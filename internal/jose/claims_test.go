@@ -8,6 +8,7 @@ import (
 )
 
 func TestFoldKeyMatchesEqualFold(t *testing.T) {
+	t.Parallel()
 	words := []string{"sub", "SUB", "ſub", "Sub", "sUb", "k", "K", "\u212a", "kid", "\u212aid", "aud", "AUD", "aüd", "AÜD",
 		"ß", "ẞ", "ss", "σ", "ς", "Σ", "i", "I", "İ", "ı", "x5t#S256", "X5T#s256", "", "exp", "ехр" /* Cyrillic */}
 	for _, a := range words {
@@ -20,6 +21,7 @@ func TestFoldKeyMatchesEqualFold(t *testing.T) {
 }
 
 func TestClaimTypes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		payload string

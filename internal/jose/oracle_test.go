@@ -197,6 +197,7 @@ func oracleSeeds(f *fixture) (headers, payloads []string) {
 // TestDirectVerifierMatchesGolangJWT runs the seeds through both verifiers:
 // signed, with a broken signature, and cut or padded at the dots.
 func TestDirectVerifierMatchesGolangJWT(t *testing.T) {
+	t.Parallel()
 	for _, alg := range Algorithms {
 		t.Run(alg, func(t *testing.T) {
 			f := newFixture(t, alg)
@@ -238,6 +239,7 @@ func FuzzDirectVerifier(f *testing.F) {
 // TestHostileTokens: each token is refused with its phrase by the direct
 // verifier, and golang-jwt's verdict is the same.
 func TestHostileTokens(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, ES256)
 	rsa := newFixture(t, RS256)
 	now := time.Now().Unix()

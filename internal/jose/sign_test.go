@@ -21,6 +21,7 @@ import (
 // and its signature verifies), with dst's prefix kept and the claims'
 // storage handed back for reuse.
 func TestCompactWritesWhatGolangJWTWrites(t *testing.T) {
+	t.Parallel()
 	for _, alg := range Algorithms {
 		k, err := GenerateKey(alg)
 		if err != nil {
@@ -61,6 +62,7 @@ func TestCompactWritesWhatGolangJWTWrites(t *testing.T) {
 }
 
 func TestCanSign(t *testing.T) {
+	t.Parallel()
 	for _, alg := range Algorithms {
 		k, _ := GenerateKey(alg)
 		if err := k.CanSign(); err != nil {
@@ -79,6 +81,7 @@ func TestCanSign(t *testing.T) {
 type fakeSigner struct{ crypto.Signer }
 
 func TestAppendRawES256RefusesMalformed(t *testing.T) {
+	t.Parallel()
 	for _, der := range [][]byte{nil, {0x30, 0}, {0x30, 6, 2, 1, 1, 2, 9, 1}, {0x31, 6, 2, 1, 1, 2, 1, 1},
 		append([]byte{0x30, 38, 2, 34}, make([]byte, 36)...)} {
 		if _, err := appendRawES256(nil, der); err == nil {
@@ -94,6 +97,7 @@ func TestAppendRawES256RefusesMalformed(t *testing.T) {
 // ES256 signs with RFC 6979's deterministic nonce: the same input gives the
 // same signature, which verifies, and another input another one.
 func TestES256IsDeterministic(t *testing.T) {
+	t.Parallel()
 	k, err := GenerateKey(ES256)
 	if err != nil {
 		t.Fatal(err)
@@ -150,6 +154,7 @@ func BenchmarkSignES256(b *testing.B) {
 // TestES256DER checks the r‖s to DER conversion against encoding/asn1 for
 // values with and without high bits and leading zeros.
 func TestES256DER(t *testing.T) {
+	t.Parallel()
 	key, _ := GenerateKey(ES256)
 	pub := key.Signer.Public().(*ecdsa.PublicKey)
 	d := sha256.Sum256([]byte("x"))
