@@ -24,20 +24,22 @@ type event struct {
 type Verdict struct {
 	Package string
 	// Judged are the leaf tests (no subtests) that ran to a pass or a
-	// failure; Skipped those that were skipped.
-	Judged, Skipped []string
+	// failure; Skipped those that were skipped, Unavailable those skipped
+	// because what they need is not on this machine (Unavailable).
+	Judged, Skipped, Unavailable []string
 }
 
 // Judge reads the `go test -json` output of the truth step from r, copies
 // the tests' own output to w as it comes (what go test -v prints), and
 // returns per package what its truth tests did. It returns an error naming
 // every package of the input whose truth measurements were all skipped (a
-// busy host, a missing tool): a step that judged nothing must not pass. A
-// package without truth tests (go test ./runner/local/... names some) is
-// listed as such. Lines that are not test2json events are copied as they
-// are.
+// busy host: a step that judged nothing must not pass). A package without
+// truth tests (go test ./runner/local/... names some), or whose tests need
+// what this machine lacks (Unavailable), is listed as such. Lines that are
+// not test2json events are copied as they are.
 func Judge(r io.Reader, w io.Writer) ([]Verdict, error) {
 	final := map[string]map[string]string{} // package → test → last action
+	unavailable := map[string]bool{}        // "package test" that said UnavailableMark
 	var pkgs []string
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
@@ -50,6 +52,9 @@ func Judge(r io.Reader, w io.Writer) ([]Verdict, error) {
 		}
 		if e.Output != "" {
 			fmt.Fprint(w, e.Output)
+			if strings.Contains(e.Output, UnavailableMark) {
+				unavailable[e.Package+" "+e.Test] = true
+			}
 		}
 		if e.Package == "" {
 			continue
@@ -71,7 +76,7 @@ func Judge(r io.Reader, w io.Writer) ([]Verdict, error) {
 	var out []Verdict
 	var none []string
 	for _, p := range pkgs {
-		v := verdict(p, final[p])
+		v := verdict(p, final[p], func(test string) bool { return unavailable[p+" "+test] })
 		out = append(out, v)
 		if len(v.Judged) == 0 && len(v.Skipped) > 0 {
 			none = append(none, p)
@@ -85,7 +90,7 @@ func Judge(r io.Reader, w io.Writer) ([]Verdict, error) {
 
 // verdict sorts a package's leaf tests: a test with subtests is judged by
 // them (a parent passes when all its subtests skipped).
-func verdict(pkg string, tests map[string]string) Verdict {
+func verdict(pkg string, tests map[string]string, unavailable func(test string) bool) Verdict {
 	v := Verdict{Package: pkg}
 	for name, action := range tests {
 		leaf := true
@@ -97,6 +102,8 @@ func verdict(pkg string, tests map[string]string) Verdict {
 		}
 		switch {
 		case !leaf:
+		case action == "skip" && unavailable(name):
+			v.Unavailable = append(v.Unavailable, name)
 		case action == "skip":
 			v.Skipped = append(v.Skipped, name)
 		default:
@@ -105,6 +112,7 @@ func verdict(pkg string, tests map[string]string) Verdict {
 	}
 	slices.Sort(v.Judged)
 	slices.Sort(v.Skipped)
+	slices.Sort(v.Unavailable)
 	return v
 }
 
@@ -112,14 +120,19 @@ func verdict(pkg string, tests map[string]string) Verdict {
 func (v Verdict) Line() string {
 	mark := "ok  "
 	switch {
-	case len(v.Judged)+len(v.Skipped) == 0:
+	case len(v.Judged)+len(v.Skipped)+len(v.Unavailable) == 0:
 		return "--   " + v.Package + ": no truth tests"
+	case len(v.Judged)+len(v.Skipped) == 0:
+		mark = "--  "
 	case len(v.Judged) == 0:
 		mark = "NONE"
 	}
 	s := fmt.Sprintf("%s %s: %d judged, %d skipped", mark, v.Package, len(v.Judged), len(v.Skipped))
 	if len(v.Skipped) > 0 {
 		s += " (" + strings.Join(v.Skipped, ", ") + ")"
+	}
+	if len(v.Unavailable) > 0 {
+		s += fmt.Sprintf(", %d not run here: what they need is missing (%s)", len(v.Unavailable), strings.Join(v.Unavailable, ", "))
 	}
 	return s
 }

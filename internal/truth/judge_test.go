@@ -56,6 +56,10 @@ func TestJudge(t *testing.T) {
 		{"a package without truth tests", []string{"a - output testing: warning: no tests to run", "a - pass", "b TestTruthX pass", "b - pass"},
 			map[string][]string{"b": {"TestTruthX"}}, ""},
 		{"other tests do not count", []string{"a TestOther pass", "a TestTruthX skip", "a - pass"}, nil, "a"},
+		// A test whose tool is missing is not a measurement a busy host
+		// spoilt: alone it fails nothing, beside a noise skip it excuses none.
+		{"unavailable here", []string{"a TestTruthX output x_test.go:9: " + UnavailableMark + "prometheus is not installed", "a TestTruthX skip", "a - pass"}, nil, ""},
+		{"unavailable beside a noise skip", []string{"a TestTruthX output " + UnavailableMark + "no node", "a TestTruthX skip", "a TestTruthY skip", "a - pass"}, nil, "a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -91,6 +95,10 @@ func TestJudgeCopiesTheOutput(t *testing.T) {
 	}
 	vs, _ = Judge(strings.NewReader(stream(t, "b - pass")), &out)
 	if got := vs[0].Line(); got != "--   b: no truth tests" {
+		t.Errorf("line %q", got)
+	}
+	vs, _ = Judge(strings.NewReader(stream(t, "c TestTruthP output "+UnavailableMark+"no prometheus", "c TestTruthP skip")), &out)
+	if got := vs[0].Line(); got != "--   c: 0 judged, 0 skipped, 1 not run here: what they need is missing (TestTruthP)" {
 		t.Errorf("line %q", got)
 	}
 }

@@ -19,3 +19,14 @@ func Require(t testing.TB) {
 		t.Skip("a truth test (measures real campaigns for many seconds): set " + Env + "=1; scripts/test runs these as their own step")
 	}
 }
+
+// UnavailableMark starts the skip message of Unavailable.
+const UnavailableMark = "unavailable here: "
+
+// Unavailable skips t because something it needs is not on this machine (a
+// tool, a package scripts/test installs): the truth step counts it as not
+// run here, not as a measurement the host could not judge (Judge).
+func Unavailable(t testing.TB, why string) {
+	t.Helper()
+	t.Skip(UnavailableMark + why)
+}

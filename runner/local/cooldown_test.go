@@ -28,7 +28,7 @@ func busyServer(t *testing.T, costMs int) (url string, pid int) {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH: the single-threaded server of this test is a node script")
+		truth.Unavailable(t, "node is not on PATH: the single-threaded server of this test is a node script")
 	}
 	cmd := exec.Command(node, filepath.Join("testdata", "busy-server.js"))
 	cmd.Env = append(os.Environ(), fmt.Sprintf("COST_MS=%d", costMs))

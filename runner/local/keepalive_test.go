@@ -28,7 +28,7 @@ func nodeServer(t *testing.T, keepAlive, delay time.Duration) string {
 	t.Helper()
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not on PATH: the keep-alive tests against Node's http server need it")
+		truth.Unavailable(t, "node is not on PATH: the keep-alive tests against Node's http server need it")
 	}
 	cmd := exec.Command(node, filepath.Join("testdata", "keepalive-server.js"),
 		fmt.Sprint(keepAlive.Milliseconds()), fmt.Sprint(delay.Milliseconds()))

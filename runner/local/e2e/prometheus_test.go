@@ -45,7 +45,7 @@ func startPrometheus(t *testing.T, jobs map[string]string) *prometheus {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
 	if err != nil {
-		t.Skip("prometheus is not installed (Debian's prometheus package; scripts/prometheus-e2e/install.sh installs it): the real-Prometheus test cannot run")
+		truth.Unavailable(t, "prometheus is not installed (Debian's prometheus package; scripts/prometheus-e2e/install.sh installs it): the real-Prometheus test cannot run")
 	}
 	dir := t.TempDir()
 	var cfg strings.Builder
