@@ -29,7 +29,7 @@ type campaign struct {
 
 	host     *event.Host
 	health   health.Live // the current run's per-sample rules
-	capacity *event.Capacity
+	forecast *event.Forecast
 	logs     []event.Log
 	coolDown string // the capacity search's latest cool-down line, until the next run
 	lastWarn *event.Log
@@ -76,9 +76,9 @@ func (c *campaign) apply(e event.Event, pinned *runState) bool {
 		c.resource(v)
 	case event.Host:
 		c.hostSample(v)
-	case event.Capacity:
-		cp := v
-		c.capacity = &cp
+	case event.Forecast:
+		fc := v
+		c.forecast = &fc
 	case event.AgentStatus:
 		if r := c.current; r != nil && r.data != nil && v.RunID == r.plan.ID && len(r.data.agents) < maxAgents {
 			r.data.agents[v.Agent] = v

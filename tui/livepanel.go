@@ -20,7 +20,7 @@ import (
 // target, achieved, success and errors. In the compact layout it fills
 // its pane with a sparkline per figure and the search's line; over the
 // chart grid it is statusRows lines. Before the first run, the pre-flight
-// capacity estimate.
+// estimate (the forecast).
 type livePanel struct {
 	com     *common
 	w, h    int
@@ -137,11 +137,11 @@ func (p *livePanel) progress() string {
 		p.bar.ViewAs(frac), frac*100, dur(min(elapsed, total)), dur(total))
 }
 
-// preflight is the screen before the first run: the capacity estimate.
+// preflight is the screen before the first run: the pre-flight estimate.
 func (p *livePanel) preflight() string {
 	s := p.com.styles
 	out := s.Dim.Render("no run yet")
-	if c := p.com.camp.capacity; c != nil {
+	if c := p.com.camp.forecast; c != nil {
 		st := s.Dim
 		if slices.ContainsFunc(c.Stages, c.Estimate.Exceeds) {
 			st = s.Warn
@@ -266,7 +266,7 @@ func (p *livePanel) healthLine() string {
 			}
 		}
 	}
-	if cp := c.capacity; cp != nil && c.current != nil && cp.Estimate.Exceeds(c.current.plan.TargetRPS) {
+	if cp := c.forecast; cp != nil && c.current != nil && cp.Estimate.Exceeds(c.current.plan.TargetRPS) {
 		codes = append(codes, fmt.Sprintf("%s exceeds the pre-flight ~%s/s", stats.StageLabel(c.current.plan.TargetRPS), stats.Thousands(int64(cp.Estimate.SustainableRPS))))
 	}
 	if len(codes) == 0 {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/forecast"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -17,6 +18,10 @@ type Event interface{ Kind() Kind }
 // Kind names an event type on disk.
 type Kind string
 
+// kindCapacity is KindForecast's name in evidence written before the
+// pre-flight estimate was renamed; it is still read.
+const kindCapacity Kind = "capacity"
+
 const (
 	KindCampaignStarted  Kind = "campaign_started"
 	KindRunStarted       Kind = "run_started"
@@ -24,7 +29,7 @@ const (
 	KindWindow           Kind = "window"
 	KindResource         Kind = "resource"
 	KindHost             Kind = "host"
-	KindCapacity         Kind = "capacity"
+	KindForecast         Kind = "forecast"
 	KindAgentStatus      Kind = "agent_status"
 	KindLog              Kind = "log"
 	KindRunFinished      Kind = "run_finished"
@@ -188,16 +193,16 @@ type Host struct {
 	stats.HostMetrics
 }
 
-// Capacity is the pre-flight estimate of what this machine can drive and
+// Forecast is the pre-flight estimate of what this machine can drive and
 // serve at once, emitted by a driver before its first run.
-type Capacity struct {
-	At       time.Time      `json:"at"`
-	Stages   []float64      `json:"stages"`
-	Estimate stats.Capacity `json:"estimate"`
+type Forecast struct {
+	At       time.Time         `json:"at"`
+	Stages   []float64         `json:"stages"`
+	Estimate forecast.Forecast `json:"estimate"`
 }
 
 // Line is the pre-flight sentence.
-func (c Capacity) Line() string { return c.Estimate.Line(c.Stages) }
+func (c Forecast) Line() string { return c.Estimate.Line(c.Stages) }
 
 // AgentStatus reports one load agent's counters.
 type AgentStatus struct {
@@ -247,7 +252,7 @@ func (PhaseChanged) Kind() Kind     { return KindPhaseChanged }
 func (Window) Kind() Kind           { return KindWindow }
 func (Resource) Kind() Kind         { return KindResource }
 func (Host) Kind() Kind             { return KindHost }
-func (Capacity) Kind() Kind         { return KindCapacity }
+func (Forecast) Kind() Kind         { return KindForecast }
 func (AgentStatus) Kind() Kind      { return KindAgentStatus }
 func (Log) Kind() Kind              { return KindLog }
 func (RunFinished) Kind() Kind      { return KindRunFinished }
@@ -284,7 +289,7 @@ func Time(e Event) time.Time {
 		return v.At
 	case Host:
 		return v.At
-	case Capacity:
+	case Forecast:
 		return v.At
 	case AgentStatus:
 		return v.At

@@ -34,9 +34,11 @@ const (
 	WarnGeneratorStarved WarningCode = "generator_starved"
 	// The host running the load was out of CPU (busy, steal) or memory.
 	WarnHostSaturated WarningCode = "host_saturated"
-	// Pre-flight estimate: the stage needs more CPU than this machine has
-	// for generator and server together. A forecast, not a measurement.
-	WarnCapacityExceeded WarningCode = "capacity_exceeded"
+	// The pre-flight estimate (collector/forecast): the stage needs more
+	// CPU than this machine has for generator and server together. A
+	// forecast, not a measurement. Evidence written before the rename says
+	// capacity_exceeded, which is read as this code.
+	WarnForecastExceeded WarningCode = "forecast_exceeded"
 	// How many arrivals were dropped is unknown (a k6 agent's summary could
 	// not be read): the dropped count shown is a lower bound.
 	WarnDroppedUnknown WarningCode = "dropped_unknown"
@@ -113,7 +115,11 @@ func (w Warning) String() string {
 	return b.String()
 }
 
-// UnmarshalJSON also reads the plain strings of schema 1 as notes.
+// renamed maps the codes of older evidence to the codes that replaced them.
+var renamed = map[WarningCode]WarningCode{"capacity_exceeded": WarnForecastExceeded}
+
+// UnmarshalJSON also reads the plain strings of schema 1 as notes, and a
+// renamed code as its new name.
 func (w *Warning) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
@@ -121,7 +127,13 @@ func (w *Warning) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain Warning
-	return json.Unmarshal(b, (*plain)(w))
+	if err := json.Unmarshal(b, (*plain)(w)); err != nil {
+		return err
+	}
+	if c, ok := renamed[w.Code]; ok {
+		w.Code = c
+	}
+	return nil
 }
 
 // Warn builds a warning.

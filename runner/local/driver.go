@@ -16,6 +16,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/forecast"
 	"github.com/tokex-dev/tokex/collector/proc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
@@ -51,7 +52,7 @@ type Driver struct {
 	gen      *Generator
 	pre      *preminter // subject.premint
 	emb      *Embedded
-	capacity stats.Capacity
+	forecast forecast.Forecast
 	target   string
 	cancel   context.CancelFunc
 	samplers sync.WaitGroup
@@ -99,12 +100,12 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	if d.emb != nil {
 		enginePID = d.emb.PID
 	}
-	capa, err := d.preflight(ctx, enginePID)
+	fc, err := d.preflight(ctx, enginePID)
 	if err != nil {
-		capa = stats.Capacity{Method: "calibration failed: " + err.Error()}
+		fc = forecast.Forecast{Method: "calibration failed: " + err.Error()}
 	}
-	d.capacity = capa
-	out.Emit(event.Capacity{At: time.Now(), Stages: c.Stages, Estimate: capa})
+	d.forecast = fc
+	out.Emit(event.Forecast{At: time.Now(), Stages: c.Stages, Estimate: fc})
 	d.startSamplers(targets, out)
 	return nil
 }
@@ -272,7 +273,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	if s, ok := out.(runner.Scheduler); ok {
 		s.Schedule(start)
 	}
-	if w := d.capacity.Warning(p.ID, p.TargetRPS); w != nil {
+	if w := d.forecast.Warning(p.ID, p.TargetRPS); w != nil {
 		res.Warnings = append(res.Warnings, *w)
 	}
 	if d.emb != nil && d.Engine.Inflated {

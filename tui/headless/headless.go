@@ -53,7 +53,7 @@ func (p *Printer) Consume(e event.Event) {
 	switch v := e.(type) {
 	case event.CampaignStarted:
 		p.campaignStarted(v)
-	case event.Capacity:
+	case event.Forecast:
 		p.printf("%s\n", v.Line())
 	case event.RunStarted:
 		p.runStarted(v)
