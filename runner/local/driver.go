@@ -154,9 +154,8 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 		if s.Explicit == "" {
 			s.Explicit = c.Target.Embedded.Engine
 		}
-		s.Log = func(m string) { logf("tokex")("info", m) }
 		var err error
-		if d.Engine, err = FindEngine(ctx, s); err != nil {
+		if d.Engine, err = FindEngine(s); err != nil {
 			return nil, nil, fmt.Errorf("embedded server: %w", err)
 		}
 	}
