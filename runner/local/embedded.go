@@ -78,7 +78,7 @@ type Embedded struct {
 	Version string      // the engine's build, from its ready report
 	TLS     *tls.Config // trusts the child's certificate
 	dir     string
-	proc    *authserver.EngineProcess
+	proc    *serverProcess
 	jwks    *subject.IssuerServer
 }
 
@@ -112,7 +112,7 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 	if err = writeYAML(cfgFile, cfg); err != nil {
 		return e, err
 	}
-	e.proc, err = authserver.StartEngine(ctx, authserver.EngineCommand{
+	e.proc, err = startServer(ctx, serverCommand{
 		Path: o.Engine.Path, Args: o.Engine.Args, Config: cfgFile,
 		Env:         append(os.Environ(), "TOKEX_CLIENT_SECRET="+o.Secret),
 		SysProcAttr: sysProcAttr(),
