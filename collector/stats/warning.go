@@ -45,7 +45,7 @@ const (
 	// The engine CPU cannot be the server's: below any exchange's cost, or
 	// zero while exchanges succeed (a wrapper or launcher sampled).
 	WarnEngineCPUImplausible WarningCode = "engine_cpu_implausible"
-	// The embedded engine ran as tokex itself (no tokex-engine found): its
+	// The embedded server ran as tokex itself (no tokex-engine found): its
 	// memory includes the pages of tokex's whole binary.
 	WarnEngineMemoryInflated WarningCode = "engine_memory_inflated"
 	// A regular latency wave within a run (a periodic stall: connection

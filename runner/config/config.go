@@ -218,7 +218,7 @@ type Embedded struct {
 	TLS        *bool  `yaml:"tls"`
 	Config     string `yaml:"config"` // a tokex serve YAML to start from
 	// Engine is the server's program, tokex-engine; default: beside tokex,
-	// or tokex itself (see local.FindEngine).
+	// or tokex itself (see local.FindServerProgram).
 	Engine string `yaml:"engine,omitempty"`
 }
 

@@ -1,6 +1,6 @@
 // Package local is the local driver: an in-process open-model load
 // generator against a URL or, by default, tokex's reference server started
-// as a child process (tokex-engine, found by FindEngine), so a campaign
+// as a child process (tokex-engine, found by FindServerProgram), so a campaign
 // runs on a bare laptop.
 package local
 

@@ -21,22 +21,22 @@ import (
 // log lines, its stop.
 
 // serverCommand is how the local driver starts the embedded server
-// (authserver.EngineMain, in tokex-engine or tokex itself).
+// (authserver.EmbeddedMain, in tokex-engine or tokex itself).
 type serverCommand struct {
 	Path string   // the program
-	Args []string // before the engine's flags (tokex itself: "engine")
+	Args []string // before the server's flags (tokex itself: "engine")
 	// Config is the server YAML; Env the whole environment (the default
 	// clients' secret travels there, never in argv).
 	Config      string
 	Env         []string
 	SysProcAttr *syscall.SysProcAttr
-	// Stdout and Stderr receive each line the engine prints.
+	// Stdout and Stderr receive each line the server prints.
 	Stdout, Stderr func(line string)
 	// Timeout bounds the wait for the ready report (default 15 s).
 	Timeout time.Duration
 }
 
-// serverProcess is a started engine, from its parent's side.
+// serverProcess is a started embedded server, from its parent's side.
 type serverProcess struct {
 	Ready   authserver.Ready
 	cmd     *exec.Cmd
@@ -52,7 +52,7 @@ func (p *serverProcess) lastLine() string {
 	return p.last
 }
 
-// startServer starts the engine and waits for its ready report. On any
+// startServer starts the embedded server and waits for its ready report. On any
 // error the process is stopped; the error says how it ended when it did.
 func startServer(ctx context.Context, c serverCommand) (*serverProcess, error) {
 	r, w, err := os.Pipe()
@@ -66,7 +66,7 @@ func startServer(ctx context.Context, c serverCommand) (*serverProcess, error) {
 	p := &serverProcess{cmd: cmd, exited: make(chan struct{})}
 	if err := p.start(c.Stdout, c.Stderr); err != nil {
 		w.Close()
-		return nil, fmt.Errorf("start engine %s: %w", c.Path, err)
+		return nil, fmt.Errorf("start %s: %w", c.Path, err)
 	}
 	w.Close() // the child holds the only write end: its exit is EOF
 	timeout := c.Timeout
@@ -75,7 +75,7 @@ func startServer(ctx context.Context, c serverCommand) (*serverProcess, error) {
 	}
 	p.Ready, err = readReady(ctx, r, timeout)
 	if err == nil && p.Ready.PID != cmd.Process.Pid {
-		err = fmt.Errorf("the engine reports pid %d, tokex started %d: a wrapper must exec the engine", p.Ready.PID, cmd.Process.Pid)
+		err = fmt.Errorf("the embedded server reports pid %d, tokex started %d: a wrapper must exec the server", p.Ready.PID, cmd.Process.Pid)
 	}
 	if err != nil {
 		return nil, p.notReady(err)
@@ -83,8 +83,8 @@ func startServer(ctx context.Context, c serverCommand) (*serverProcess, error) {
 	return p, nil
 }
 
-// notReady stops an engine that gave no valid ready report and says how it
-// ended. A report cut short by the engine's exit is waited for briefly, so
+// notReady stops a server that gave no valid ready report and says how it
+// ended. A report cut short by the server's exit is waited for briefly, so
 // that its exit status and last error line can be told.
 func (p *serverProcess) notReady(err error) error {
 	if errors.Is(err, authserver.ErrNoReport) {
@@ -96,9 +96,9 @@ func (p *serverProcess) notReady(err error) error {
 	select {
 	case <-p.exited:
 		if last := p.lastLine(); last != "" {
-			return fmt.Errorf("engine exited before it was ready (%v; last line: %.300q): %w", p.exitErr, last, err)
+			return fmt.Errorf("the embedded server exited before it was ready (%v; last line: %.300q): %w", p.exitErr, last, err)
 		}
-		return fmt.Errorf("engine exited before it was ready (%v): %w", p.exitErr, err)
+		return fmt.Errorf("the embedded server exited before it was ready (%v): %w", p.exitErr, err)
 	default:
 		p.Stop(time.Second)
 		return err
@@ -156,7 +156,7 @@ func readReady(ctx context.Context, r *os.File, timeout time.Duration) (authserv
 	case ctx.Err() != nil:
 		return authserver.Ready{}, ctx.Err()
 	case errors.Is(err, os.ErrDeadlineExceeded):
-		return authserver.Ready{}, fmt.Errorf("engine not ready within %s", timeout)
+		return authserver.Ready{}, fmt.Errorf("the embedded server was not ready within %s", timeout)
 	case err != nil:
 		return authserver.Ready{}, err
 	}
@@ -174,16 +174,16 @@ func pipeLines(r io.Reader, f func(string)) {
 	_, _ = io.Copy(io.Discard, r) // a line over 1 MiB: keep the child unblocked
 }
 
-// PID is the engine's process id.
+// PID is the server's process id.
 func (p *serverProcess) PID() int { return p.cmd.Process.Pid }
 
-// Exited is closed when the engine has ended.
+// Exited is closed when the server has ended.
 func (p *serverProcess) Exited() <-chan struct{} { return p.exited }
 
-// ExitErr is how the engine ended, once Exited is closed.
+// ExitErr is how the server ended, once Exited is closed.
 func (p *serverProcess) ExitErr() error { return p.exitErr }
 
-// Stop sends SIGTERM and, after grace, SIGKILL; it returns once the engine
+// Stop sends SIGTERM and, after grace, SIGKILL; it returns once the server
 // has ended.
 func (p *serverProcess) Stop(grace time.Duration) {
 	select {

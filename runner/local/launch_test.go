@@ -19,7 +19,7 @@ import (
 
 // init lets this test binary be an embedded server that misbehaves
 // ("engine-exit", "engine-silent", "engine-lies"); TestMain makes it one
-// that serves ("engine", localtest.RunIfEngine).
+// that serves ("engine", localtest.RunIfServer).
 func init() {
 	if len(os.Args) < 2 {
 		return
@@ -132,7 +132,7 @@ func TestEngineNotReady(t *testing.T) {
 	for _, c := range []struct{ mode, config, want string }{
 		{"engine-exit", cfg, `exited before it was ready (exit status 3; last line: "level=ERROR msg=\"cannot serve\""`},
 		{"engine", filepath.Join(t.TempDir(), "missing.yaml"), "missing.yaml"},
-		{"engine-lies", cfg, "a wrapper must exec the engine"},
+		{"engine-lies", cfg, "a wrapper must exec the server"},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			p, _, err := startTestServer(t, c.mode, c.config)

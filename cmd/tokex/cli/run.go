@@ -308,7 +308,7 @@ func (o *runOptions) trustResume(w io.Writer) error {
 
 // resumeEngine is the embedded server's program when one is named.
 func (o *runOptions) resumeEngine() string {
-	return cmp.Or(o.engine, os.Getenv(local.EngineEnv), o.cfg.Target.Embedded.Engine)
+	return cmp.Or(o.engine, os.Getenv(local.ServerEnv), o.cfg.Target.Embedded.Engine)
 }
 
 // newDriver is the configured driver, connected.
@@ -321,7 +321,7 @@ func (o *runOptions) newDriver() (runner.Driver, error) {
 		return o.deps.driver(c)
 	}
 	if c.Driver != "kube" {
-		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, EngineSearch: o.engineSearch(),
+		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, ProgramSearch: o.programSearch(),
 			PID: string(o.pid), Recorded: o.sampled}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
@@ -463,11 +463,11 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// engineSearch is where the local driver looks for the embedded engine:
-// --engine, $TOKEX_ENGINE, then its own defaults; tokex itself can be the
-// engine (its hidden engine command).
-func (o *runOptions) engineSearch() local.EngineSearch {
-	return local.EngineSearch{Explicit: cmp.Or(o.engine, os.Getenv(local.EngineEnv)), SelfArgs: []string{local.EngineArg}}
+// programSearch is where the local driver looks for the embedded server's
+// program: --engine, $TOKEX_ENGINE, then its own defaults; tokex itself
+// can be the embedded server (its hidden engine command).
+func (o *runOptions) programSearch() local.ProgramSearch {
+	return local.ProgramSearch{Explicit: cmp.Or(o.engine, os.Getenv(local.ServerEnv)), SelfArgs: []string{local.ServerArg}}
 }
 
 // runE completes the options from flags and config, then runs the campaign

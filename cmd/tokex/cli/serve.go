@@ -185,17 +185,17 @@ func storedActors(cfg *authserver.Config, opt *authserver.Options) error {
 	return nil
 }
 
-// newEngineCmd is tokex run as the embedded engine when no tokex-engine
-// binary is found (runner/local.FindEngine): hidden, its flags are the
-// engine's own.
+// newEngineCmd is tokex run as the embedded server when no tokex-engine
+// binary is found (runner/local.FindServerProgram): hidden, its flags are the
+// embedded server's own.
 func newEngineCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                local.EngineArg,
+		Use:                local.ServerArg,
 		Short:              "The reference server as the local driver's child (use tokex-engine)",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := authserver.EngineMain(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+			if code := authserver.EmbeddedMain(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return &exitError{code: code}
 			}
 			return nil

@@ -1,5 +1,5 @@
 // Package e2e holds the local driver's end-to-end tests that span runner,
-// collector and tui: a campaign on the embedded engine whose live dashboard
+// collector and tui: a campaign on the embedded server whose live dashboard
 // must equal its replay from disk, and a starved generator flagged on every
 // surface.
 package e2e_test
@@ -28,7 +28,7 @@ import (
 
 // TestMain lets this test binary stand in for tokex-engine.
 func TestMain(m *testing.M) {
-	localtest.RunIfEngine()
+	localtest.RunIfServer()
 	os.Exit(m.Run())
 }
 

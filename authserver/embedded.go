@@ -17,9 +17,9 @@ import (
 	"syscall"
 )
 
-// The engine is the reference server run as a child process of tokex's
-// local driver: `tokex-engine --config FILE --ready-fd 3` (or tokex itself
-// in engine mode). Once it accepts connections it writes one JSON object,
+// The embedded server is the reference server run as a child process of
+// tokex's local driver: `tokex-engine --config FILE --ready-fd 3` (or tokex
+// itself in its hidden engine mode; the names stay for compatibility). Once it accepts connections it writes one JSON object,
 // Ready, to the inherited descriptor and closes it; the parent
 // (runner/local) reads it with a timeout and a size bound. Nothing is
 // parsed from its log lines. This file is the server's side.
@@ -33,12 +33,12 @@ const MaxReadyBytes = 64 << 10
 // ErrNoReport: the ready descriptor was closed with nothing written.
 var ErrNoReport = errors.New("no ready report")
 
-// Ready is the engine's report that it serves.
+// Ready is the embedded server's report that it serves.
 type Ready struct {
 	Protocol int    `json:"protocol"`
 	URL      string `json:"url"` // base URL: scheme://host:port
 	PID      int    `json:"pid"`
-	Version  string `json:"version"` // the engine binary's build (BuildVersion)
+	Version  string `json:"version"` // the server binary's build (BuildVersion)
 	Go       string `json:"go"`
 }
 
@@ -71,10 +71,10 @@ func BuildVersion() string {
 	return v
 }
 
-// EngineMain is the engine's program: flags --config FILE (required),
+// EmbeddedMain is the embedded server's program: flags --config FILE (required),
 // --ready-fd N and -v. It serves until SIGINT or SIGTERM and returns the
 // exit code: 0, or 2 when it cannot serve.
-func EngineMain(args []string, stdout, stderr io.Writer) int {
+func EmbeddedMain(args []string, stdout, stderr io.Writer) int {
 	fl := flag.NewFlagSet("tokex-engine", flag.ContinueOnError)
 	fl.SetOutput(stderr)
 	config := fl.String("config", "", "server YAML (the format of tokex serve --config)")
@@ -85,14 +85,14 @@ func EngineMain(args []string, stdout, stderr io.Writer) int {
 	if err := fl.Parse(args); err != nil {
 		return 2
 	}
-	if err := runEngine(*config, *readyFD, verbose, stdout, stderr); err != nil {
+	if err := runEmbedded(*config, *readyFD, verbose, stdout, stderr); err != nil {
 		fmt.Fprintln(stderr, "tokex-engine:", err)
 		return 2
 	}
 	return 0
 }
 
-func runEngine(config string, readyFD int, verbose bool, stdout, stderr io.Writer) error {
+func runEmbedded(config string, readyFD int, verbose bool, stdout, stderr io.Writer) error {
 	if config == "" {
 		return errors.New("--config is required")
 	}
@@ -157,7 +157,7 @@ func ParseReady(b []byte) (Ready, error) {
 		return r, errors.New("ready report: more than one JSON value")
 	}
 	if r.Protocol != ReadyProtocol {
-		return r, fmt.Errorf("ready report: protocol %d, want %d (an engine of another tokex version?)", r.Protocol, ReadyProtocol)
+		return r, fmt.Errorf("ready report: protocol %d, want %d (an embedded server of another tokex version?)", r.Protocol, ReadyProtocol)
 	}
 	if r.PID <= 0 {
 		return r, fmt.Errorf("ready report: pid %d", r.PID)
