@@ -57,13 +57,16 @@ func (c *common) title(focused bool, text string) string {
 	return c.styles.Label.Render(text)
 }
 
+// stateStyle is the style of a run's rowState or of the campaign's state
+// (a stats.CampaignStatus, whose ends are the runs' words, or
+// campaignStopping).
 func (c *common) stateStyle(state string) lipgloss.Style {
 	switch state {
-	case "done", "measuring":
+	case string(rowDone), string(rowMeasuring):
 		return c.styles.Good
-	case "failed", "aborted", "stopping":
+	case string(rowFailed), string(rowAborted), campaignStopping:
 		return c.styles.Bad
-	case "warmup", "running":
+	case string(rowWarmup), string(stats.CampaignRunning):
 		return c.styles.Warn
 	}
 	return c.styles.Dim

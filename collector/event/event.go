@@ -204,17 +204,25 @@ type Forecast struct {
 // Line is the pre-flight sentence.
 func (c Forecast) Line() string { return c.Estimate.Line(c.Stages) }
 
+// AgentState is where a load agent is in a run.
+type AgentState string
+
+const (
+	AgentRunning  AgentState = "running"
+	AgentFinished AgentState = "finished"
+)
+
 // AgentStatus reports one load agent's counters.
 type AgentStatus struct {
-	At      time.Time `json:"at"`
-	RunID   string    `json:"run_id"`
-	Agent   int       `json:"agent"`
-	Name    string    `json:"name"`
-	State   string    `json:"state"`
-	Sent    int64     `json:"sent"`
-	OK      int64     `json:"ok"`
-	Errors  int64     `json:"errors"`
-	Dropped int64     `json:"dropped"`
+	At      time.Time  `json:"at"`
+	RunID   string     `json:"run_id"`
+	Agent   int        `json:"agent"`
+	Name    string     `json:"name"`
+	State   AgentState `json:"state"`
+	Sent    int64      `json:"sent"`
+	OK      int64      `json:"ok"`
+	Errors  int64      `json:"errors"`
+	Dropped int64      `json:"dropped"`
 }
 
 // CoolDownSource is the Source of a capacity search's cool-down progress

@@ -305,7 +305,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 					out.Emit(event.PhaseChanged{At: res.MeasuredStart, RunID: p.ID, Phase: stats.Measured})
 				}
 			case t := <-tick.C:
-				for _, s := range d.gen.Status(p.ID, t, "running") {
+				for _, s := range d.gen.Status(p.ID, t, event.AgentRunning) {
 					out.Emit(s)
 				}
 			}
@@ -319,7 +319,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	res.Verification = d.gen.Verification()
 	close(stop)
 	wg.Wait()
-	for _, s := range d.gen.Status(p.ID, time.Now(), "finished") {
+	for _, s := range d.gen.Status(p.ID, time.Now(), event.AgentFinished) {
 		out.Emit(s)
 	}
 	if err := died.Load(); err != nil {

@@ -282,7 +282,7 @@ func (g *Generator) InFlight() int64 {
 }
 
 // Status snapshots the agents' counters.
-func (g *Generator) Status(runID string, now time.Time, state string) []event.AgentStatus {
+func (g *Generator) Status(runID string, now time.Time, state event.AgentState) []event.AgentStatus {
 	out := make([]event.AgentStatus, len(g.Agents))
 	for i, a := range g.Agents {
 		out[i] = event.AgentStatus{At: now, RunID: runID, Agent: a.Index, Name: a.ClientID, State: state,
