@@ -212,7 +212,7 @@ func (o *runOptions) load() error {
 func (o *runOptions) run(cmd *cobra.Command) error {
 	w, err := o.openEvidence()
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	o.id = w.Manifest().CampaignID
 	for _, n := range w.Notes() {
@@ -222,7 +222,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	bus.Subscribe(w.Consume)
 	drv, err := o.newDriver()
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	camp := &runner.Campaign{Cfg: o.cfg, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done, SecretSource: o.secretSource, Search: o.cost.search}
 	stopExport, err := o.live.exporter(bus, cmd.ErrOrStderr())
@@ -443,12 +443,12 @@ func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error
 		return &exitError{code: ExitInterrupted}
 	case errors.Is(res.runErr, runner.ErrEngineExited):
 		fmt.Fprintf(stdout, "the engine process is gone: finished runs are kept; once the server runs again, continue with: tokex run --resume %s --pid NEW_PID (or --pid listen: the process listening on the target's port)\n", dir)
-		return &exitError{code: ExitCannotRun, err: res.runErr}
+		return res.runErr
 	case errors.Is(res.runErr, runner.ErrUnreachable):
 		fmt.Fprintf(stdout, "the target stopped answering: finished runs are kept; once it is back, continue with: tokex run --resume %s\n", dir)
-		return &exitError{code: ExitCannotRun, err: res.runErr}
+		return res.runErr
 	case res.runErr != nil:
-		return &exitError{code: ExitCannotRun, err: res.runErr}
+		return res.runErr
 	case res.closeErr != nil:
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: warning:", res.closeErr)
 	}
@@ -474,10 +474,10 @@ func (o *runOptions) programSearch() local.ProgramSearch {
 // (tokex run and tokex capacity alike).
 func (o *runOptions) runE(cmd *cobra.Command, _ []string) error {
 	if err := o.complete(cmd); err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	if err := o.applyCost(cmd); err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	return o.run(cmd)
 }

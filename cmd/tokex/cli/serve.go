@@ -129,7 +129,7 @@ func (o *serveOptions) complete() (authserver.Config, *confload.Doc, error) {
 func (o *serveOptions) run(cmd *cobra.Command) error {
 	cfg, _, err := o.complete()
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return err
 	}
 	opt := authserver.Options{Logger: authserver.NewLogger(cmd.ErrOrStderr(), o.verbose)}
 	if len(cfg.Clients) == 0 {
@@ -139,7 +139,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		}
 		if opt.ClientSecret == "" {
 			if opt.ClientSecret, err = statedir.ClientSecret(); err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("default client secret: %w", err)}
+				return fmt.Errorf("default client secret: %w", err)
 			}
 		}
 	}
@@ -150,7 +150,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 			opt.SubjectJWKS, err = jose.JWKS(keys...)
 		}
 		if err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("stored subject keys: %w", err)}
+			return fmt.Errorf("stored subject keys: %w", err)
 		}
 		dir, _ := statedir.Dir()
 		subjectSource = "tokex's stored subject keys, RS256, ES256 and EdDSA (" + dir + ")"
@@ -162,7 +162,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 	defer stop()
 	banner := authserver.Banner{Out: cmd.OutOrStdout(), SubjectSource: subjectSource, ClientsFrom: o.config}
 	if err := authserver.Run(ctx, cfg, opt, banner, nil); err != nil {
-		return &exitError{code: 2, err: err}
+		return err
 	}
 	return nil
 }
