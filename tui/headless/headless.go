@@ -38,9 +38,11 @@ type Printer struct {
 }
 
 // New returns a printer to w. What it prints carries no control
-// character but newlines, whatever the events hold.
+// character but its own newlines, whatever the events hold: Consume
+// sanitises each event once (termsafe.Copy: controls dropped, a newline
+// inside a text a space), and everything printed is composed from it.
 func New(w io.Writer) *Printer {
-	return &Printer{W: termsafe.Writer(w), Every: 5, index: map[string]int{}, engine: map[string]float64{}}
+	return &Printer{W: w, Every: 5, index: map[string]int{}, engine: map[string]float64{}}
 }
 
 func (p *Printer) printf(format string, args ...any) { fmt.Fprintf(p.W, format, args...) }

@@ -80,6 +80,24 @@ func TestPrinterAbortedRunAndEmptyWindow(t *testing.T) {
 	}
 }
 
+// TestPrinterSanitisesOnce: a hostile text in an event reaches the output
+// on its own line, without its controls: a newline in it cannot start a
+// line of its own (a forged verdict), an escape cannot colour or move.
+func TestPrinterSanitisesOnce(t *testing.T) {
+	var out bytes.Buffer
+	p := New(&out)
+	t0 := time.Unix(1_800_000_000, 0)
+	p.Consume(event.CampaignStarted{At: t0, ID: "c", Name: "n\x1b[2J", Driver: "local", Target: "https://t\r"})
+	p.Consume(event.Log{At: t0, Source: "server", Level: "warn", Message: "boom\nPASSED\x1b[31m\x07"})
+	got := out.String()
+	if strings.ContainsAny(got, "\x1b\x07\r") {
+		t.Fatalf("control characters printed: %q", got)
+	}
+	if !strings.Contains(got, "warn: [server] boom PASSED[31m\n") || strings.Contains(got, "\nPASSED") {
+		t.Errorf("the log's newline split its line: %q", got)
+	}
+}
+
 // FuzzConsume feeds any event stream (events.jsonl lines, as replay reads
 // them) to the printer: no panic, and nothing but text and newlines out.
 func FuzzConsume(f *testing.F) {
