@@ -89,10 +89,7 @@ func cpuTime() time.Duration {
 func BenchmarkStream500(b *testing.B) {
 	m, run, at := longRun()
 	m.SetSize(200, 60)
-	var evs []event.Event
-	for _, e := range second(run, at.Add(time.Second), 241, 60, 437) {
-		evs = append(evs, e)
-	}
+	evs := append([]event.Event(nil), second(run, at.Add(time.Second), 241, 60, 437)...)
 	if len(evs) != 500 {
 		b.Fatalf("%d events a second", len(evs))
 	}

@@ -67,11 +67,11 @@ type EmbeddedOptions struct {
 // embeddedPrefix names the temporary folder of an embedded server.
 const embeddedPrefix = "tokex-embedded-"
 
-// OnEmbeddedStart, when set (tests), learns each child's pid.
+// OnEmbeddedStart learns each child's pid when set (tests).
 var OnEmbeddedStart func(pid int)
 
-// Embedded is a running embedded server (a child process) plus the HTTPS JWKS endpoint
-// of the generator's key (the article's perf-jwks-server).
+// Embedded is a running embedded server (a child process) plus the HTTPS
+// JWKS endpoint of the generator's key (the article's perf-jwks-server).
 type Embedded struct {
 	URL     string // token endpoint
 	PID     int
