@@ -43,7 +43,7 @@ type Campaign struct {
 	// unloaded is the server's latency at rest (Pinger), cooled is the
 	// cool-down the next run's stats record.
 	unloaded time.Duration
-	cooled   *stats.CoolDown
+	cooled   *curve.CoolDown
 	prom     *promQL // nil: no target.prometheus
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/config"
 )
@@ -134,8 +135,8 @@ func SearchPolicy(c *config.Campaign) curve.Policy {
 }
 
 // SearchSpec is the search the campaign records in its manifest.
-func SearchSpec(c *config.Campaign) stats.SearchSpec {
-	return stats.SearchSpec{Policy: SearchPolicy(c), Objective: SearchObjective(c), Thresholds: c.Thresholds}
+func SearchSpec(c *config.Campaign) search.Spec {
+	return search.Spec{Policy: SearchPolicy(c), Objective: SearchObjective(c), Thresholds: c.Thresholds}
 }
 
 // SearchObjective is what a probe must meet: the thresholds, and p99.
@@ -183,7 +184,7 @@ func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs 
 		if st.Status == stats.StatusAborted {
 			break
 		}
-		s.Observe(stats.SearchRound(st, c.Cfg.Thresholds))
+		s.Observe(search.Round(st, c.Cfg.Thresholds))
 		if next := s.Next(); next.Done || next.Round == 1 {
 			c.Bus.Emit(event.Search{At: time.Now(), Result: s.Result(), Next: next.Rate})
 		}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/tui/health"
@@ -122,7 +123,7 @@ func (c *campaign) setSearch(r curve.Result, next float64) { c.search, c.next = 
 // searchStart is a search before its first probe is judged, and the rate
 // it tries first (0 when a resume's probes decide it, or the policy read
 // from evidence is not finite).
-func searchStart(spec stats.SearchSpec, resumed bool) (curve.Result, float64) {
+func searchStart(spec search.Spec, resumed bool) (curve.Result, float64) {
 	if !spec.Policy.Finite() {
 		return curve.Result{Status: curve.StatusRunning, Objective: spec.Objective}, 0
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/forecast"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -129,7 +130,7 @@ func TestReadsWindowsWrittenAsDigest(t *testing.T) {
 // line; evidence written before the field replays as a campaign of stages.
 func TestCampaignStartedSearch(t *testing.T) {
 	t.Parallel()
-	spec := &stats.SearchSpec{Policy: curve.Policy{Start: 100, Max: 1600, Resolution: 0.05},
+	spec := &search.Spec{Policy: curve.Policy{Start: 100, Max: 1600, Resolution: 0.05},
 		Objective: curve.Objective{P95Ms: 10, P99Ms: 50, SuccessRatio: 0.99}}
 	e := CampaignStarted{At: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), ID: "c", Search: spec}
 	line, err := Marshal(1, e)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/forecast"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -66,7 +67,7 @@ type CampaignStarted struct {
 	// Search is how a capacity campaign searches (nil: it runs its stages);
 	// evidence written before it was here has none, and the first
 	// capacity_search event says it.
-	Search *stats.SearchSpec `json:"search,omitempty"`
+	Search *search.Spec `json:"search,omitempty"`
 }
 
 // RunStarted marks the beginning of a run (its warmup).

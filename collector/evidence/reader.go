@@ -9,6 +9,7 @@ import (
 	"path"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/lines"
 	"github.com/tokex-dev/tokex/internal/safefs"
@@ -413,7 +414,7 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 		Started: f.Manifest.Started, Finished: f.Manifest.Finished, Thresholds: th, Idle: f.Manifest.Idle,
 	}
 	if f.Manifest.Search != nil {
-		s.Capacity = stats.ReplaySearch(*f.Manifest.Search, runs)
+		s.Capacity = search.Replay(*f.Manifest.Search, runs)
 	}
 	stats.BuildSummary(s, runs, complete)
 	return s, nil

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/names"
 	"github.com/tokex-dev/tokex/internal/owner"
@@ -70,7 +71,7 @@ type Manifest struct {
 	// the campaign's resources.csv).
 	Idle *stats.Idle `json:"idle,omitempty"`
 	// Search is how a capacity campaign searches (nil: it runs its stages).
-	Search *stats.SearchSpec `json:"search,omitempty"`
+	Search *search.Spec `json:"search,omitempty"`
 	// Owner is the seal of config.yaml by the tokex that wrote the folder
 	// (internal/owner): a resume trusts the config of a folder it sealed.
 	Owner string `json:"owner,omitempty"`
@@ -478,7 +479,7 @@ func (w *Writer) SetIdle(idle stats.Idle) error {
 }
 
 // SetSearch records that the campaign is a capacity search, and how.
-func (w *Writer) SetSearch(spec stats.SearchSpec) error {
+func (w *Writer) SetSearch(spec search.Spec) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.man.Search = &spec

@@ -95,7 +95,7 @@ type Run struct {
 	// phase (check.verify), nil when none were.
 	Verification *Verification `json:"verification,omitempty"`
 	// CoolDown is the capacity search's cool-down before the run.
-	CoolDown *CoolDown `json:"cool_down,omitempty"`
+	CoolDown *curve.CoolDown `json:"cool_down,omitempty"`
 	// PromQL is what an existing Prometheus was asked and answered about
 	// the engine over the window (target.prometheus): then the source of
 	// EngineCPU, and EngineCPUSampled is what tokex's own samplers (pid,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -168,7 +169,7 @@ type RunMeta struct {
 	// Verification counts the issued tokens verified (check.verify).
 	Verification *Verification `json:",omitempty"`
 	// CoolDown is the capacity search's cool-down before the run.
-	CoolDown *CoolDown `json:",omitempty"`
+	CoolDown *curve.CoolDown `json:",omitempty"`
 	// PromQL is the engine's CPU and memory over the window from an
 	// existing Prometheus: when set, the run's engine figure.
 	PromQL *PromQL `json:",omitempty"`

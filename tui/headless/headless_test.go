@@ -8,6 +8,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -125,7 +126,7 @@ func TestPrinterSearch(t *testing.T) {
 	obj := curve.Objective{P95Ms: 50, P99Ms: 50, SuccessRatio: 0.99}
 	run := event.PlannedRun{ID: "01-p1-r1-75rps", Index: 1, Round: 1, TargetRPS: 75, Warmup: time.Second, Duration: 2 * time.Second}
 	p.Consume(event.CampaignStarted{At: t0, ID: "c", Name: "n", Driver: "local", Runs: []event.PlannedRun{{ID: "00-sanity", Sanity: true}},
-		Search: &stats.SearchSpec{Policy: curve.Policy{Start: 75}, Objective: obj}})
+		Search: &search.Spec{Policy: curve.Policy{Start: 75}, Objective: obj}})
 	p.Consume(event.RunStarted{At: t0, Run: run})
 	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 75, Status: stats.StatusDone, Requests: 150, OK: 150, SuccessRatio: 1, AchievedRatio: 1,
 		LatencyMs: stats.Latency{P95: 9, P99: 72.8}, ThresholdsPassed: true}
