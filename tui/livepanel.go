@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // livePanel is the shown run's figures: the live run's progress, which
@@ -170,7 +171,7 @@ func (p *livePanel) figures(oneLine bool) []string {
 			achieved, inflight, okN, errN, droppedN = st.AchievedRPS, 0, st.OK, st.Requests-st.OK, st.Dropped
 		}
 	}
-	a := fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("target"), s.Value.Render(stats.StageLabel(r.plan.TargetRPS)),
+	a := fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("target"), s.Value.Render(units.StageLabel(r.plan.TargetRPS)),
 		s.Label.Render("achieved"), s.Value.Render(fmt.Sprintf("%.0f/s", achieved)), s.Label.Render("in-flight"), inflight)
 	succ := "—"
 	if n := okN + errN; n > 0 {
@@ -182,10 +183,10 @@ func (p *livePanel) figures(oneLine bool) []string {
 	}
 	dropped := s.Good.Render("0")
 	if droppedN > 0 {
-		dropped = s.Bad.Render(stats.Thousands(droppedN))
+		dropped = s.Bad.Render(units.Thousands(droppedN))
 	}
 	b := fmt.Sprintf("%s %s  %s %s  %s %s", s.Label.Render("success"), succ, s.Label.Render("dropped"), dropped,
-		s.Label.Render("errors"), stats.Thousands(errN))
+		s.Label.Render("errors"), units.Thousands(errN))
 	if oneLine {
 		return []string{a + s.Dim.Render("  ·  ") + b}
 	}
@@ -227,7 +228,7 @@ func (p *livePanel) sparks(d *runData, h int) []string {
 			s.Value.Render(fmt.Sprintf("%7.0f m", e.cpu.Last())), s.Dim.Render(ansi.Truncate(e.name, 16, "…"))))
 	}
 	lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("gen.   "), charts.SparkValues(d.gen.Values(), sparkW, 100, s.Gen),
-		s.Value.Render(fmt.Sprintf("%7.0f m", d.gen.Last())), s.Dim.Render("memory "+stats.BytesIEC(d.memory()))))
+		s.Value.Render(fmt.Sprintf("%7.0f m", d.gen.Last())), s.Dim.Render("memory "+units.BytesIEC(d.memory()))))
 	if host != nil && host.CPUs > 0 {
 		st := s.Value
 		if host.Saturation() != "" {
@@ -267,7 +268,7 @@ func (p *livePanel) healthLine() string {
 		}
 	}
 	if cp := c.forecast; cp != nil && c.current != nil && cp.Estimate.Exceeds(c.current.plan.TargetRPS) {
-		codes = append(codes, fmt.Sprintf("%s exceeds the pre-flight ~%s/s", stats.StageLabel(c.current.plan.TargetRPS), stats.Thousands(int64(cp.Estimate.SustainableRPS))))
+		codes = append(codes, fmt.Sprintf("%s exceeds the pre-flight ~%s/s", units.StageLabel(c.current.plan.TargetRPS), units.Thousands(int64(cp.Estimate.SustainableRPS))))
 	}
 	if len(codes) == 0 {
 		return ""

@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // searchScript is a capacity campaign as the runner emits it: each probe
@@ -157,7 +158,7 @@ func TestResultsJudgeProbesBySearch(t *testing.T) {
 	var rate, run string
 	for _, e := range all {
 		if v, ok := e.(event.RunFinished); ok && v.Stats.ThresholdsPassed && v.Stats.LatencyMs.P99 >= 50 {
-			rate, run = stats.StageLabel(v.Stats.TargetRPS), v.RunID
+			rate, run = units.StageLabel(v.Stats.TargetRPS), v.RunID
 			break
 		}
 	}

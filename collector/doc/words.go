@@ -9,6 +9,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // VerdictText is StageVerdict without its tone.
@@ -152,9 +153,9 @@ func SpreadLine(s *stats.Summary) string {
 			ps = append(ps, v)
 		}
 		if plain {
-			parts = append(parts, stats.StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
+			parts = append(parts, units.StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
 		} else {
-			parts = append(parts, stats.StageLabel(st.TargetRPS)+": "+strings.Join(ps, " / "))
+			parts = append(parts, units.StageLabel(st.TargetRPS)+": "+strings.Join(ps, " / "))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -198,7 +199,7 @@ func RetriedLine(r *stats.Run) string {
 	if r.Retried == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s× %s: %s", stats.Thousands(r.Retried), RetriedLabel, RetriedMeaning)
+	return fmt.Sprintf("%s× %s: %s", units.Thousands(r.Retried), RetriedLabel, RetriedMeaning)
 }
 
 // RetriedNote is ", N retried after a keep-alive race (not errors)" for
@@ -207,7 +208,7 @@ func RetriedNote(t stats.Totals) string {
 	if t.Retried == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %s retried after a keep-alive race (not errors)", stats.Thousands(t.Retried))
+	return fmt.Sprintf(", %s retried after a keep-alive race (not errors)", units.Thousands(t.Retried))
 }
 
 // VerifiedLine says how many issued tokens the campaign verified, "" when
@@ -218,7 +219,7 @@ func VerifiedLine(t stats.Totals) string {
 		return ""
 	}
 	return fmt.Sprintf("issued tokens verified: %s (%.4g %% of the successes, picked at random), %s failed",
-		stats.Thousands(v.Checked), v.Sample*100, stats.Thousands(v.Failed))
+		units.Thousands(v.Checked), v.Sample*100, units.Thousands(v.Failed))
 }
 
 // CostLines are the capacity, the marginal cost and the projection in
@@ -260,7 +261,7 @@ func costLines(c *stats.Cost) []string {
 	if len(c.Observed) > 0 {
 		var parts []string
 		for _, o := range c.Observed {
-			parts = append(parts, fmt.Sprintf("%s %.3f", stats.StageLabel(o.TargetRPS), o.CPUMs))
+			parts = append(parts, fmt.Sprintf("%s %.3f", units.StageLabel(o.TargetRPS), o.CPUMs))
 		}
 		out = append(out, "observed CPU-ms per exchange, fixed cost included (the article's figure): "+strings.Join(parts, ", "))
 	}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/lines"
 )
@@ -150,7 +151,7 @@ func (i RowInfo) Note() string {
 	if !i.Truncated {
 		return ""
 	}
-	return fmt.Sprintf("%s is truncated after %s rows (tokex stopped while writing it): figures from it are partial", RequestsFile, stats.Thousands(i.Rows))
+	return fmt.Sprintf("%s is truncated after %s rows (tokex stopped while writing it): figures from it are partial", RequestsFile, units.Thousands(i.Rows))
 }
 
 // readRequests streams a requests.csv.gz to fn, within MaxRunRows and
@@ -164,7 +165,7 @@ func readRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, e
 	lim := lines.Cap(zr, limits.requestBytes)
 	info, err = parseRequests(name, lim, fn)
 	if lim.Hit {
-		return info, fmt.Errorf("%s: refused: more than %s bytes decompressed (a run tokex writes stays far below; a compression bomb?)", name, stats.Thousands(limits.requestBytes))
+		return info, fmt.Errorf("%s: refused: more than %s bytes decompressed (a run tokex writes stays far below; a compression bomb?)", name, units.Thousands(limits.requestBytes))
 	}
 	return info, err
 }
@@ -203,7 +204,7 @@ func parseRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, 
 			continue
 		}
 		if info.Rows >= limits.runRows {
-			return info, fmt.Errorf("%s: refused: more than %s rows", name, stats.Thousands(limits.runRows))
+			return info, fmt.Errorf("%s: refused: more than %s rows", name, units.Thousands(limits.runRows))
 		}
 		q, err := parseRequest(string(b), cols)
 		if err != nil {
@@ -278,7 +279,7 @@ func eachSample[T any](name string, r io.Reader, header string, parse func(strin
 			return false, fmt.Errorf("%s:%d: %w", name, lr.Line, perr)
 		}
 		if rows >= MaxResourceRows {
-			return false, fmt.Errorf("%s: refused: more than %s samples", name, stats.Thousands(MaxResourceRows))
+			return false, fmt.Errorf("%s: refused: more than %s samples", name, units.Thousands(MaxResourceRows))
 		}
 		rows++
 		fn(&s)

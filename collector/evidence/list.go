@@ -15,6 +15,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/safefs"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 )
@@ -320,7 +321,7 @@ const MaxStageCell = 48
 func (l Listing) StageCells(p95 func(ms float64) string) (rates, p95s string) {
 	var rs, ps []string
 	for _, s := range l.Stages {
-		rs = append(rs, stats.StageLabel(s.TargetRPS))
+		rs = append(rs, units.StageLabel(s.TargetRPS))
 		p := "—"
 		if s.Reported {
 			p = p95(s.P95Ms)

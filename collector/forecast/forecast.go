@@ -9,6 +9,7 @@ import (
 	"math"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // Headroom is the share of the CPUs a sustainable rate may use:
@@ -68,14 +69,14 @@ func (c Forecast) Line(stages []float64) string {
 		what = "sustain"
 		costs = fmt.Sprintf("generator %.2f + %s %.2f CPU-ms per exchange", c.GeneratorCPUMs, c.Server, c.ServerCPUMs)
 	}
-	s := fmt.Sprintf("pre-flight: %s on %.4g cores (%s): this machine can %s about %s exchanges/s", costs, c.Cores, c.Method, what, stats.Thousands(int64(c.SustainableRPS)))
+	s := fmt.Sprintf("pre-flight: %s on %.4g cores (%s): this machine can %s about %s exchanges/s", costs, c.Cores, c.Method, what, units.Thousands(int64(c.SustainableRPS)))
 	if c.Server != "" && c.ServerCPUMs > 0 {
 		s += " of generator+" + c.Server
 	}
 	s += fmt.Sprintf(" at %.0f%% CPU", 100*Headroom)
 	for _, r := range stages {
 		if c.Exceeds(r) {
-			s += "; stage " + stats.StageLabel(r) + " exceeds it"
+			s += "; stage " + units.StageLabel(r) + " exceeds it"
 			break
 		}
 	}
@@ -91,7 +92,7 @@ func (c Forecast) Warning(run string, rate float64) *stats.Warning {
 		return nil
 	}
 	w := stats.Warn(stats.WarnForecastExceeded, run, fmt.Sprintf("%s exceeds the pre-flight estimate of about %s exchanges/s for this machine (%s): expect the generator and the host, not the server, to set the figures",
-		stats.StageLabel(rate), stats.Thousands(int64(c.SustainableRPS)), c.Method))
+		units.StageLabel(rate), units.Thousands(int64(c.SustainableRPS)), c.Method))
 	return &w
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // writeCampaign writes a small finished campaign: sanity plus two stages,
@@ -214,7 +215,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 		t.Errorf("ad-hoc checks are back: %s", w)
 	}
 	tiles := text(byID("tiles"))
-	if !strings.Contains(tiles, "FAILED") || !strings.Contains(tiles, stats.Thousands(sum.Totals.Exchanges)) {
+	if !strings.Contains(tiles, "FAILED") || !strings.Contains(tiles, units.Thousands(sum.Totals.Exchanges)) {
 		t.Errorf("tiles: %s", tiles)
 	}
 	// The failed stage says so in its tile (with success next to p95), the

@@ -434,32 +434,6 @@ func TestMembersSampledAtDifferentSeconds(t *testing.T) {
 	}
 }
 
-// TestThousandsEveryInt64 is issue 9 item 13: math.MinInt64 cannot be
-// negated, and Thousands used to recurse on it until the stack overflowed.
-func TestThousandsEveryInt64(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0"},
-		{7, "7"},
-		{999, "999"},
-		{1000, "1,000"},
-		{150008, "150,008"},
-		{-1, "-1"},
-		{-1000, "-1,000"},
-		{-150008, "-150,008"},
-		{math.MaxInt64, "9,223,372,036,854,775,807"},
-		{math.MinInt64, "-9,223,372,036,854,775,808"},
-	}
-	for _, c := range cases {
-		if got := Thousands(c.n); got != c.want {
-			t.Errorf("Thousands(%d) = %q, want %q", c.n, got, c.want)
-		}
-	}
-}
-
 // A counter ticks in 10 ms: a run whose exchanges could all fit in one tick
 // at a plausible cost is not judged, whatever it read.
 func TestImplausibleCPUOnlyWhereTheCounterResolvesIt(t *testing.T) {

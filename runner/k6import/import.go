@@ -26,6 +26,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/lines"
 	"github.com/tokex-dev/tokex/internal/names"
@@ -187,7 +188,7 @@ func (res *Result) parseRuns(src *safefs.Dir, runs []runInput, opt Options, tagK
 			p.warnings[k].Run = p.plan.ID
 		}
 		if opt.Rate == 0 {
-			p.warn(stats.WarnNote, fmt.Sprintf("target rate %s inferred from arrivals (pass --rate to set it)", stats.StageLabel(p.plan.TargetRPS)))
+			p.warn(stats.WarnNote, fmt.Sprintf("target rate %s inferred from arrivals (pass --rate to set it)", units.StageLabel(p.plan.TargetRPS)))
 		}
 		all = append(all, p)
 		if len(all) > evidence.MaxRuns {

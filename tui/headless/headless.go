@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/tui/health"
 )
@@ -141,7 +142,7 @@ func (p *Printer) runStarted(v event.RunStarted) {
 		kind = "sanity (discarded)"
 	}
 	p.printf("%s %s %s: %s, %d agents, warmup %s, measure %s\n", p.tag(v.Run.ID), v.Run.ID, kind,
-		stats.StageLabel(v.Run.TargetRPS), v.Run.Agents, v.Run.Warmup, v.Run.Duration)
+		units.StageLabel(v.Run.TargetRPS), v.Run.Agents, v.Run.Warmup, v.Run.Duration)
 }
 
 // window feeds the live health rules and prints every Nth measured second.
