@@ -104,7 +104,7 @@ func header(s *stats.Summary) Section {
 	}
 	md := says([]string{"name: " + s.Name, "driver: " + s.Driver, "target: " + s.Target, "status: " + status,
 		"started: " + s.Started.UTC().Format(time.RFC3339) + ", finished: " + s.Finished.UTC().Format(time.RFC3339)})
-	md = append(md, Line{{Text: fmt.Sprintf("thresholds (%s): ", s.Thresholds)}, {Text: passed(s.ThresholdsPassed), Strong: true}},
+	md = append(md, Line{{Text: fmt.Sprintf("thresholds (%s): ", ThresholdsText(s.Thresholds))}, {Text: passed(s.ThresholdsPassed), Strong: true}},
 		Say(fmt.Sprintf("%s exchanges in %d counted runs, %.2f%% success, %s dropped%s", units.Thousands(s.Totals.Exchanges),
 			s.Totals.Runs, s.Totals.SuccessRatio*100, units.Thousands(s.Totals.Dropped), RetriedNote(s.Totals))))
 	if l := VerifiedLine(s.Totals); l != "" {
@@ -203,7 +203,7 @@ func verdict(s *stats.Summary) Section {
 	if s.Reason != "" {
 		status += ": " + s.Reason
 	}
-	lines := []string{fmt.Sprintf("Thresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped%s · campaign %s", s.Thresholds, passed(s.ThresholdsPassed),
+	lines := []string{fmt.Sprintf("Thresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped%s · campaign %s", ThresholdsText(s.Thresholds), passed(s.ThresholdsPassed),
 		units.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, RetriedNote(s.Totals), status)}
 	if l := VerifiedLine(s.Totals); l != "" {
 		lines = append(lines, strings.ToUpper(l[:1])+l[1:])

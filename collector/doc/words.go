@@ -12,6 +12,34 @@ import (
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
+// ThresholdsText renders the limits: "p95 < 500 ms, success ≥ 99%,
+// dropped ≤ 0, no generator/host warning".
+func ThresholdsText(t stats.Thresholds) string {
+	s := fmt.Sprintf("p95 < %g ms, success ≥ %g%%, dropped ≤ %d, no generator/host warning", t.P95Ms, t.SuccessRatio*100, t.MaxDropped)
+	if len(t.AllowWarnings) > 0 {
+		var codes []string
+		for _, c := range t.AllowWarnings {
+			codes = append(codes, string(c))
+		}
+		s += " but " + strings.Join(codes, ", ")
+	}
+	return s
+}
+
+// ErrorKindText renders one of a run's most common failures:
+// "oauth_error:invalid_client ×12 ("client authentication failed")".
+func ErrorKindText(k stats.ErrorKind) string {
+	s := fmt.Sprintf("%s ×%d", k.Error, k.Count)
+	if len(k.Descriptions) > 0 {
+		var ds []string
+		for _, d := range k.Descriptions {
+			ds = append(ds, fmt.Sprintf("%q", d.Text))
+		}
+		s += " (" + strings.Join(ds, ", ") + ")"
+	}
+	return s
+}
+
 // VerdictText is StageVerdict without its tone.
 func VerdictText(s *stats.Summary, st *stats.Stage) string { v, _ := StageVerdict(s, st); return v }
 

@@ -72,3 +72,22 @@ func Replay(spec Spec, runs []*stats.Run) *curve.Result {
 	res := s.Result()
 	return &res
 }
+
+// Project sets the summary's projection for rate (0: none) from its cost
+// fit and, when a capacity was searched, the engine's capacity under its
+// objective (tokex run and capacity --project).
+func Project(s *stats.Summary, rate float64) {
+	s.Projection = nil
+	if rate <= 0 || s.Cost == nil {
+		return
+	}
+	capacity, objective := 0.0, ""
+	if s.Capacity != nil && s.Capacity.Capacity > 0 {
+		capacity, objective = s.Capacity.Capacity, s.Capacity.Objective.String()
+	}
+	if s.Cost.Curve.Bent() {
+		s.Projection = curve.ProjectCurve(s.Cost.Curve, rate, capacity, objective)
+		return
+	}
+	s.Projection = curve.Project(s.Cost.Fit, rate, capacity, objective)
+}

@@ -1,9 +1,7 @@
 package stats
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
@@ -132,7 +130,7 @@ func (s *Summary) buildCost(runs []*Run) {
 		c.CurveDefinition, c.Curve = curve.CurveDefinition, cc
 	}
 	if cc.Bent() {
-		s.Warnings = append(s.Warnings, Warn(WarnMarginalCostVaries, "", costVaries(cc)))
+		s.Warnings = append(s.Warnings, Warn(WarnMarginalCostVaries, "", cc.VariesDetail()))
 	}
 	for _, st := range s.Stages {
 		if r := st.Reported(); r != nil && r.EngineCPU != nil && r.EngineCPU.CPUMsPerExchange > 0 {
@@ -140,34 +138,4 @@ func (s *Summary) buildCost(runs []*Run) {
 		}
 	}
 	s.Cost = c
-}
-
-// Project sets the projection for rate (0: none) from the fit and, when
-// a capacity was searched, the engine's capacity under its objective.
-func (s *Summary) Project(rate float64) {
-	s.Projection = nil
-	if rate <= 0 || s.Cost == nil {
-		return
-	}
-	capacity, objective := 0.0, ""
-	if s.Capacity != nil && s.Capacity.Capacity > 0 {
-		capacity, objective = s.Capacity.Capacity, s.Capacity.Objective.String()
-	}
-	if s.Cost.Curve.Bent() {
-		s.Projection = curve.ProjectCurve(s.Cost.Curve, rate, capacity, objective)
-		return
-	}
-	s.Projection = curve.Project(s.Cost.Fit, rate, capacity, objective)
-}
-
-// costVaries is the marginal_cost_varies warning's detail.
-func costVaries(c *curve.Curve) string {
-	var parts []string
-	for _, s := range c.Segments {
-		if s.Marginal != nil {
-			parts = append(parts, fmt.Sprintf("%.3f over %s", s.Marginal.CPUMs, curve.RangeLabel(s.From, s.To)))
-		}
-	}
-	return "the marginal cost " + c.Direction() + " with the rate (CPU-ms per exchange " + strings.Join(parts, ", ") +
-		"): no single figure describes this server; see marginal_cost.curve"
 }

@@ -390,19 +390,6 @@ func topErrors(errs map[string]int64, descs []ErrorDescription) []ErrorKind {
 	return out
 }
 
-// String renders "oauth_error:invalid_client ×12 (client authentication failed)".
-func (k ErrorKind) String() string {
-	s := fmt.Sprintf("%s ×%d", k.Error, k.Count)
-	if len(k.Descriptions) > 0 {
-		var ds []string
-		for _, d := range k.Descriptions {
-			ds = append(ds, fmt.Sprintf("%q", d.Text))
-		}
-		s += " (" + strings.Join(ds, ", ") + ")"
-	}
-	return s
-}
-
 // FailedChecks lists the thresholds the run failed, with the actual values:
 // "success_ratio >= 0.99 (was 0)".
 func (r *Run) FailedChecks() string {

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -282,13 +283,20 @@ func TestTopErrorsCarryDescriptions(t *testing.T) {
 	if len(r.TopErrors) != 3 {
 		t.Fatalf("top errors %+v", r.TopErrors)
 	}
-	if got := r.TopErrors[0].String(); got != `oauth_error:invalid_client ×70 ("client authentication failed", "unknown client")` {
+	kind := func(k ErrorKind) string { // collector/doc renders it; here what it holds
+		var ds []string
+		for _, d := range k.Descriptions {
+			ds = append(ds, d.Text)
+		}
+		return fmt.Sprintf("%s ×%d %q", k.Error, k.Count, ds)
+	}
+	if got := kind(r.TopErrors[0]); got != `oauth_error:invalid_client ×70 ["client authentication failed" "unknown client"]` {
 		t.Errorf("first: %s", got)
 	}
-	if got := r.TopErrors[1].String(); got != `conn_error ×5 ("dial tcp 127.0.0.1:1: connect: connection refused")` {
+	if got := kind(r.TopErrors[1]); got != `conn_error ×5 ["dial tcp 127.0.0.1:1: connect: connection refused"]` {
 		t.Errorf("second: %s", got)
 	}
-	if got := r.TopErrors[2].String(); got != "http_error:503 ×1" {
+	if got := kind(r.TopErrors[2]); got != "http_error:503 ×1 []" {
 		t.Errorf("third: %s", got)
 	}
 	b, _ := json.Marshal(r)

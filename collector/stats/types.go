@@ -3,9 +3,7 @@
 package stats
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
@@ -124,20 +122,6 @@ type Thresholds struct {
 	// AllowWarnings lists invalidating warning codes that do not fail the
 	// verdict (the warning is still reported).
 	AllowWarnings []WarningCode `json:"allow_warnings,omitempty" yaml:"allow_warnings,omitempty"`
-}
-
-// String renders the limits: "p95 < 500 ms, success ≥ 99%, dropped ≤ 0,
-// no generator/host warning".
-func (t Thresholds) String() string {
-	s := fmt.Sprintf("p95 < %g ms, success ≥ %g%%, dropped ≤ %d, no generator/host warning", t.P95Ms, t.SuccessRatio*100, t.MaxDropped)
-	if len(t.AllowWarnings) > 0 {
-		var codes []string
-		for _, c := range t.AllowWarnings {
-			codes = append(codes, string(c))
-		}
-		s += " but " + strings.Join(codes, ", ")
-	}
-	return s
 }
 
 // Allows reports whether the thresholds let warning code c pass.

@@ -79,15 +79,3 @@ func TestInvalidatingWarningFailsUnlessAllowed(t *testing.T) {
 		})
 	}
 }
-
-func TestThresholdsString(t *testing.T) {
-	t.Parallel()
-	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}
-	if got := th.String(); got != "p95 < 500 ms, success ≥ 99%, dropped ≤ 0, no generator/host warning" {
-		t.Errorf("%q", got)
-	}
-	th.AllowWarnings = []WarningCode{WarnHostSaturated, WarnGeneratorLate}
-	if got := th.String(); got != "p95 < 500 ms, success ≥ 99%, dropped ≤ 0, no generator/host warning but host_saturated, generator_late" {
-		t.Errorf("%q", got)
-	}
-}

@@ -225,7 +225,7 @@ func (p *Printer) runFinished(v event.RunFinished) {
 		if i == 3 {
 			break
 		}
-		p.printf("%s   error: %s\n", p.tag(v.RunID), k)
+		p.printf("%s   error: %s\n", p.tag(v.RunID), doc.ErrorKindText(k))
 	}
 	if l := doc.RetriedLine(s); l != "" {
 		p.printf("%s   %s\n", p.tag(v.RunID), l)
