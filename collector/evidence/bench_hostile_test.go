@@ -62,13 +62,13 @@ func hostileListingKinds(t *testing.T, base string, size int) []string {
 		Stages: []*stats.Stage{{TargetRPS: 10, ReportedRun: run.ID, Runs: []*stats.Run{run}}}}
 	many := m
 	many.Runs = nil
-	for i := range MaxRuns {
+	for i := range stats.MaxRuns {
 		id := fmt.Sprintf("%04d-%s", i, strings.Repeat("r", 120))
 		many.Runs = append(many.Runs, RunEntry{ID: id, Plan: event.PlannedRun{ID: id, TargetRPS: float64(i + 1)}, Status: "done", Reason: big(size / 1280)})
 	}
 	hugeSummary := s
 	hugeSummary.Name = big(2 * size)
-	for i := range MaxRuns - 1 {
+	for i := range stats.MaxRuns - 1 {
 		hugeSummary.Stages = append(hugeSummary.Stages, &stats.Stage{TargetRPS: float64(i + 11)})
 	}
 	variants := []struct {

@@ -154,7 +154,7 @@ func (i RowInfo) Note() string {
 	return fmt.Sprintf("%s is truncated after %s rows (tokex stopped while writing it): figures from it are partial", RequestsFile, units.Thousands(i.Rows))
 }
 
-// readRequests streams a requests.csv.gz to fn, within MaxRunRows and
+// readRequests streams a requests.csv.gz to fn, within stats.MaxRunRows and
 // MaxRequestBytes decompressed.
 func readRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, error) {
 	var info RowInfo

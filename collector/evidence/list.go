@@ -274,8 +274,8 @@ func checkListSummary(s *listSummary) error {
 			return err
 		}
 	}
-	if n > 2*MaxRuns {
-		return fmt.Errorf("refused: more than %d runs", MaxRuns)
+	if n > 2*stats.MaxRuns {
+		return fmt.Errorf("refused: more than %d runs", stats.MaxRuns)
 	}
 	return nil
 }

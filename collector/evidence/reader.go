@@ -68,8 +68,8 @@ func (m *Manifest) check() error {
 	if err := CheckID(m.CampaignID); err != nil {
 		return fmt.Errorf("campaign_id: %w", err)
 	}
-	if len(m.Runs) > MaxRuns {
-		return fmt.Errorf("refused: %d runs, at most %d are read", len(m.Runs), MaxRuns)
+	if len(m.Runs) > stats.MaxRuns {
+		return fmt.Errorf("refused: %d runs, at most %d are read", len(m.Runs), stats.MaxRuns)
 	}
 	seen := map[string]bool{}
 	for _, r := range m.Runs {
@@ -323,8 +323,8 @@ func checkSummary(s *stats.Summary) error {
 			return err
 		}
 	}
-	if n > 2*MaxRuns {
-		return fmt.Errorf("refused: more than %d runs", MaxRuns)
+	if n > 2*stats.MaxRuns {
+		return fmt.Errorf("refused: more than %d runs", stats.MaxRuns)
 	}
 	return nil
 }

@@ -488,8 +488,8 @@ func (w *Writer) SetSearch(spec search.Spec) error {
 
 // SetPlan records the planned runs (keeping entries of a resumed folder).
 func (w *Writer) SetPlan(plan []event.PlannedRun) error {
-	if len(plan) > MaxRuns {
-		return fmt.Errorf("a plan of %d runs: at most %d", len(plan), MaxRuns)
+	if len(plan) > stats.MaxRuns {
+		return fmt.Errorf("a plan of %d runs: at most %d", len(plan), stats.MaxRuns)
 	}
 	for _, p := range plan {
 		if err := CheckID(p.ID); err != nil {
@@ -590,8 +590,8 @@ func (w *Writer) record(id string, r *stats.Request) bool {
 	if w.err != nil {
 		return true
 	}
-	if w.cur.rows >= MaxRunRows {
-		w.fail(fmt.Errorf("run %s: more than %d rows, more than a reader accepts", w.cur.id, MaxRunRows))
+	if w.cur.rows >= stats.MaxRunRows {
+		w.fail(fmt.Errorf("run %s: more than %d rows, more than a reader accepts", w.cur.id, stats.MaxRunRows))
 		return true
 	}
 	w.linebuf = AppendRequest(w.linebuf[:0], r)

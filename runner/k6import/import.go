@@ -191,8 +191,8 @@ func (res *Result) parseRuns(src *safefs.Dir, runs []runInput, opt Options, tagK
 			p.warn(stats.WarnNote, fmt.Sprintf("target rate %s inferred from arrivals (pass --rate to set it)", units.StageLabel(p.plan.TargetRPS)))
 		}
 		all = append(all, p)
-		if len(all) > evidence.MaxRuns {
-			return nil, fmt.Errorf("%s: more than %d runs", opt.Dir, evidence.MaxRuns)
+		if len(all) > stats.MaxRuns {
+			return nil, fmt.Errorf("%s: more than %d runs", opt.Dir, stats.MaxRuns)
 		}
 	}
 	if len(all) == 0 {
@@ -316,8 +316,8 @@ func (p *parsed) scan() error {
 			return err
 		}
 		p.judge.endFile(a)
-		if p.points > evidence.MaxRunRows {
-			return fmt.Errorf("%s: more than %d points in one run", p.in.name, evidence.MaxRunRows)
+		if p.points > stats.MaxRunRows {
+			return fmt.Errorf("%s: more than %d points in one run", p.in.name, stats.MaxRunRows)
 		}
 		if n := st.Malformed + bad; n > 0 {
 			msg := fmt.Sprintf("%s: %d malformed line(s) skipped", path.Base(name), n)

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/k6"
@@ -62,7 +61,7 @@ func (j *judge) readLines(p *parsed) error {
 		}
 		sc := bufio.NewScanner(rc)
 		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-		for sc.Scan() && j.nLines < evidence.MaxRunRows {
+		for sc.Scan() && j.nLines < stats.MaxRunRows {
 			l, ok, err := k6.ParseLine(sc.Text())
 			if !ok || err != nil {
 				continue
@@ -91,7 +90,7 @@ func (j *judge) notePoint(pt k6.Point) {
 		j.ends[sc] = append(j.ends[sc], reqEnd{pt.Time.UnixMicro(), len(j.ends[sc])})
 	case "checks":
 		j.checks = true
-		if pt.Value == 0 && len(j.fails) < evidence.MaxRunRows {
+		if pt.Value == 0 && len(j.fails) < stats.MaxRunRows {
 			j.fails, j.failsSc = append(j.fails, pt.Time.UnixMicro()), append(j.failsSc, sc)
 		}
 	}
