@@ -70,7 +70,7 @@ is listed). --junit FILE writes a test case per compared figure per stage.`,
 			}
 			if junitOut != "" {
 				if err := writeJUnitFile(junitOut, junit.FromCompare(r, sums[1].Started)); err != nil {
-					return &exitError{code: ExitCannotRun, err: fmt.Errorf("--junit: %w", err)}
+					return fmt.Errorf("--junit: %w", err)
 				}
 			}
 			if regressed := sayGate(termsafe.Writer(cmd.ErrOrStderr()), r); regressed && gate {

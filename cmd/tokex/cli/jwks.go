@@ -116,7 +116,7 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 	}
 	actors, err := subject.ActorKeys(o.alg)
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: fmt.Errorf("actor key: %w", err)}
+		return fmt.Errorf("actor key: %w", err)
 	}
 	if o.serve == "" {
 		if o.actors {

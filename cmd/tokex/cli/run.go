@@ -228,7 +228,7 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	stopExport, err := o.live.exporter(bus, cmd.ErrOrStderr())
 	if err != nil {
 		_ = drv.Close()
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 
 	// The generator's heap is small and churns per request; at the default

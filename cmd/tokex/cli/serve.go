@@ -155,7 +155,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		dir, _ := statedir.Dir()
 		subjectSource = "tokex's stored subject keys, RS256, ES256 and EdDSA (" + dir + ")"
 		if err := storedActors(&cfg, &opt); err != nil {
-			return &exitError{code: 2, err: err}
+			return err
 		}
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
