@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
@@ -349,7 +350,7 @@ func (c *Campaign) supervise(rctx context.Context, stopRun context.CancelCauseFu
 
 // runMeta is what the evidence records about a run that ended as planned;
 // runOne then marks it aborted or failed when it did not.
-func runMeta(p event.PlannedRun, res RunResult, descs []stats.ErrorDescription) stats.RunMeta {
+func runMeta(p event.PlannedRun, res RunResult, descs []sample.ErrorDescription) stats.RunMeta {
 	return stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
 		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
 		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: descs, SendLagParts: res.SendLagParts,

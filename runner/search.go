@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -19,7 +20,7 @@ import (
 type idleMeter struct {
 	mu      sync.Mutex
 	on      bool
-	samples []stats.ResourceSample
+	samples []sample.Resource
 }
 
 func (m *idleMeter) observe(e event.Event) {
@@ -30,7 +31,7 @@ func (m *idleMeter) observe(e event.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.on && len(m.samples) < 100000 {
-		m.samples = append(m.samples, stats.ResourceSample{AtUS: r.At.UnixMicro(), Kind: r.Role, Name: r.Name,
+		m.samples = append(m.samples, sample.Resource{AtUS: r.At.UnixMicro(), Kind: r.Role, Name: r.Name,
 			CPUMillicores: r.CPUMillicores, MemoryBytes: r.MemoryBytes, CPUSecondsTotal: r.CPUSecondsTotal, Source: r.Source})
 	}
 }

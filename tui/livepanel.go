@@ -231,7 +231,7 @@ func (p *livePanel) sparks(d *runData, h int) []string {
 		s.Value.Render(fmt.Sprintf("%7.0f m", d.gen.Last())), s.Dim.Render("memory "+units.BytesIEC(d.memory()))))
 	if host != nil && host.CPUs > 0 {
 		st := s.Value
-		if host.Saturation() != "" {
+		if stats.Saturation(&host.HostMetrics) != "" {
 			st = s.Bad
 		}
 		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("host   "), charts.SparkValues(d.host.Values(), sparkW, float64(host.CPUs)*1000, s.Gen),

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/forecast"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -61,7 +62,7 @@ func script(upTo int) []event.Event {
 			evs = append(evs,
 				event.Resource{At: sec, Role: "engine", Name: "tokex-serve", CPUMillicores: p.TargetRPS * 3, MemoryBytes: 18 << 20},
 				event.Resource{At: sec, Role: "generator", Name: "tokex-generator", CPUMillicores: p.TargetRPS},
-				event.Host{At: sec, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: p.TargetRPS * 0.004, Runnable: int(p.TargetRPS / 100),
+				event.Host{At: sec, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: p.TargetRPS * 0.004, Runnable: int(p.TargetRPS / 100),
 					MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30, GeneratorLimitCores: 2}},
 				event.Window{At: sec, RunID: p.ID, Phase: ph, TargetRPS: p.TargetRPS, Completed: int64(p.TargetRPS) - dropped,
 					OK: int64(p.TargetRPS) - dropped, Dropped: dropped, InFlight: 2,

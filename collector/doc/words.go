@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
@@ -130,7 +131,7 @@ func RunsVerdict(s *stats.Stage) string {
 // cpuSources name, in one short label each, the sources resource samples
 // carry (collector/proc's kinds, the kube driver's, the k6 import's).
 var cpuSources = []struct{ source, label string }{
-	{"proc-tree", "pid tree"}, {"proc", "pid"}, {"cgroup", "cgroup"}, {"prometheus", "prometheus"}, {stats.SourcePromQL, "promql"},
+	{"proc-tree", "pid tree"}, {"proc", "pid"}, {"cgroup", "cgroup"}, {"prometheus", "prometheus"}, {sample.SourcePromQL, "promql"},
 	{"metrics-server", "metrics-server"}, {"kubelet", "kubelet"}, {"monitor-csv", "monitor CSV"},
 }
 

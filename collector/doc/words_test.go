@@ -3,6 +3,7 @@ package doc
 import (
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -19,7 +20,7 @@ func TestThresholdsText(t *testing.T) {
 
 func TestErrorKindText(t *testing.T) {
 	k := stats.ErrorKind{Error: "oauth_error:invalid_client", Count: 70,
-		Descriptions: []stats.ErrorDescription{{Text: "client authentication failed", Count: 60}, {Text: "unknown client", Count: 10}}}
+		Descriptions: []sample.ErrorDescription{{Text: "client authentication failed", Count: 60}, {Text: "unknown client", Count: 10}}}
 	if got := ErrorKindText(k); got != `oauth_error:invalid_client ×70 ("client authentication failed", "unknown client")` {
 		t.Errorf("%s", got)
 	}

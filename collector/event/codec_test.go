@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/forecast"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
@@ -23,7 +24,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		PhaseChanged{At: at, RunID: "r", Phase: stats.Measured},
 		Window{At: at, RunID: "r", Completed: 500, Latency: stats.Latency{P95: 9.5}},
 		Resource{At: at, Role: "engine", Name: "pf-engine-0", CPUMillicores: 1300},
-		Host{At: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 1.9, PSI: &stats.Pressure{CPUSome: 0.5}, GeneratorLimitCores: 1, GeneratorWaitCores: &wait}},
+		Host{At: at, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: 1.9, PSI: &sample.Pressure{CPUSome: 0.5}, GeneratorLimitCores: 1, GeneratorWaitCores: &wait}},
 		Forecast{At: at, Stages: []float64{100, 500}, Estimate: forecast.Forecast{Cores: 2, GeneratorCPUMs: 2.3, SustainableRPS: 430}},
 		AgentStatus{At: at, RunID: "r", Agent: 3, Name: "perf-agent-3"},
 		Log{At: at, Source: "tokex", Level: "warn", Message: "m"},

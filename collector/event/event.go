@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/forecast"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
@@ -191,7 +192,7 @@ type Resource struct {
 // generator may use and how long it waited for one.
 type Host struct {
 	At time.Time `json:"at"`
-	stats.HostMetrics
+	sample.HostMetrics
 }
 
 // Forecast is the pre-flight estimate of what this machine can drive and

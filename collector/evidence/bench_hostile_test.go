@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -211,7 +212,7 @@ func writeDenseSamples(tb testing.TB, runDir string, start time.Time, span time.
 		if k%5000 == 0 {
 			cpu *= 10
 		}
-		return AppendResource(buf, &stats.ResourceSample{AtUS: at, Kind: who.kind, Name: who.name, CPUMillicores: cpu,
+		return AppendResource(buf, &sample.Resource{AtUS: at, Kind: who.kind, Name: who.name, CPUMillicores: cpu,
 			MemoryBytes: 1<<30 + int64(rng.IntN(1<<20)), CPUSecondsTotal: float64(k) / 1000, Source: "proc"})
 	})
 	wait := 0.01
@@ -220,8 +221,8 @@ func writeDenseSamples(tb testing.TB, runDir string, start time.Time, span time.
 		if k%5000 == 0 {
 			busy = 2
 		}
-		return AppendHost(buf, &stats.HostSample{AtUS: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: busy, Runnable: 1 + rng.IntN(4),
-			Load1: 1.5, MemTotalBytes: 8 << 30, MemAvailableBytes: 4<<30 + int64(rng.IntN(1<<30)), PSI: &stats.Pressure{CPUSome: rng.Float64() / 10},
+		return AppendHost(buf, &sample.Host{AtUS: at, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: busy, Runnable: 1 + rng.IntN(4),
+			Load1: 1.5, MemTotalBytes: 8 << 30, MemAvailableBytes: 4<<30 + int64(rng.IntN(1<<30)), PSI: &sample.Pressure{CPUSome: rng.Float64() / 10},
 			GeneratorLimitCores: 2, GeneratorCPUs: 2, GeneratorCPUsBusyCores: busy, GeneratorWaitCores: &wait}})
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/exchange"
@@ -223,7 +224,7 @@ func parseRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, 
 }
 
 // AppendResource appends one CSV line for s.
-func AppendResource(buf []byte, s *stats.ResourceSample) []byte {
+func AppendResource(buf []byte, s *sample.Resource) []byte {
 	buf = strconv.AppendInt(buf, s.AtUS, 10)
 	buf = append(buf, ',')
 	buf = append(buf, clean(s.Kind)...)
@@ -311,8 +312,8 @@ func eachSampleOf[T any](f *Folder, name, header string, parse func(string) (T, 
 	return note, err
 }
 
-func parseResource(line string) (stats.ResourceSample, error) {
-	var s stats.ResourceSample
+func parseResource(line string) (sample.Resource, error) {
+	var s sample.Resource
 	p := strings.Split(line, ",")
 	if len(p) != 7 {
 		return s, fmt.Errorf("want 7 columns, got %d", len(p))

@@ -9,6 +9,7 @@ import (
 	"path"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/lines"
@@ -346,7 +347,7 @@ func (f *Folder) Requests(id string, fn func(*stats.Request)) (RowInfo, error) {
 
 // Resources reads a run's resources.csv; a missing file is no samples. A
 // last line cut by a crash is dropped, and said in note.
-func (f *Folder) Resources(id string) ([]stats.ResourceSample, string, error) {
+func (f *Folder) Resources(id string) ([]sample.Resource, string, error) {
 	if err := CheckID(id); err != nil {
 		return nil, "", err
 	}
@@ -357,7 +358,7 @@ func (f *Folder) Resources(id string) ([]stats.ResourceSample, string, error) {
 // (the sample is not kept: fn copies what it needs); a missing file is no
 // samples, a torn last line is said in note. Samples handed to fn before
 // an error stay handed.
-func (f *Folder) EachResource(id string, fn func(*stats.ResourceSample)) (note string, err error) {
+func (f *Folder) EachResource(id string, fn func(*sample.Resource)) (note string, err error) {
 	if err := CheckID(id); err != nil {
 		return "", err
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/names"
@@ -566,7 +567,7 @@ func (w *Writer) Consume(e event.Event) {
 		if w.cur != nil && !w.cur.closed {
 			rf = w.cur.res
 		}
-		w.linebuf = AppendResource(w.linebuf[:0], &stats.ResourceSample{
+		w.linebuf = AppendResource(w.linebuf[:0], &sample.Resource{
 			AtUS: r.At.UnixMicro(), Kind: r.Role, Name: r.Name, CPUMillicores: r.CPUMillicores,
 			MemoryBytes: r.MemoryBytes, CPUSecondsTotal: r.CPUSecondsTotal, Source: r.Source,
 		})

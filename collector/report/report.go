@@ -20,6 +20,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/decimate"
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/safefs"
@@ -331,7 +332,7 @@ func newResourceGroups(start int64, xmax float64) *resourceGroups {
 }
 
 // add files one sample (the sample is the reader's: names are copied).
-func (rg *resourceGroups) add(smp *stats.ResourceSample) {
+func (rg *resourceGroups) add(smp *sample.Resource) {
 	x := float64(smp.AtUS-rg.start) / 1e6
 	if x < 0 || x > rg.xmax {
 		return

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // Idle is the engine measured at rest, before the campaign's first run.
@@ -22,9 +23,9 @@ type Idle struct {
 // and last sample in the window (method cumulative), else the average of
 // the sampled rates; the engines summed. ok is false without two samples
 // of any engine.
-func IdleCores(samples []ResourceSample, from, to time.Time) (Idle, bool) {
+func IdleCores(samples []sample.Resource, from, to time.Time) (Idle, bool) {
 	idle := Idle{Start: from, End: to, Method: "cumulative"}
-	byName := map[string][]ResourceSample{}
+	byName := map[string][]sample.Resource{}
 	var names []string
 	for _, s := range samples {
 		if s.Kind != "engine" || s.AtUS < from.UnixMicro() || s.AtUS > to.UnixMicro() {

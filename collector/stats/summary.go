@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -66,7 +67,7 @@ type Totals struct {
 	Dropped      int64   `json:"dropped"`
 	// Verified sums the runs' verified tokens (check.verify), nil when
 	// none were verified.
-	Verified *Verification `json:"verified,omitempty"`
+	Verified *sample.Verification `json:"verified,omitempty"`
 	// Retried: requests sent again after a keep-alive race (Run.Retried).
 	Retried int64 `json:"retried,omitempty"`
 }
@@ -155,12 +156,12 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.buildCost(runs)
 }
 
-func (t *Totals) addVerified(v *Verification) {
+func (t *Totals) addVerified(v *sample.Verification) {
 	if v == nil {
 		return
 	}
 	if t.Verified == nil {
-		t.Verified = &Verification{Sample: v.Sample}
+		t.Verified = &sample.Verification{Sample: v.Sample}
 	}
 	t.Verified.Checked += v.Checked
 	t.Verified.Failed += v.Failed

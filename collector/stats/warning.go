@@ -82,7 +82,7 @@ const (
 	// last one long before its end, or a gap of missed scrapes inside it;
 	// rate() then covers less than the window.
 	WarnPromQLStale WarningCode = "promql_stale"
-	// Fewer than PromQLMinSamples samples of the CPU counter in the window:
+	// Fewer than sample.PromQLMinSamples samples of the CPU counter in the window:
 	// the scrape interval is too coarse for the run's length.
 	WarnPromQLCoarse WarningCode = "promql_coarse"
 )

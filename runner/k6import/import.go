@@ -25,6 +25,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/exchange"
@@ -112,7 +113,7 @@ func Import(opt Options) (*Result, error) {
 
 // publish writes the evidence folder in a staging folder and moves it into
 // place whole, or leaves nothing.
-func publish(opt Options, all []*parsed, samples []stats.ResourceSample, warmupTag string) (string, *stats.Summary, error) {
+func publish(opt Options, all []*parsed, samples []sample.Resource, warmupTag string) (string, *stats.Summary, error) {
 	name := opt.Name
 	if name == "" {
 		name = "k6-import"
@@ -148,7 +149,7 @@ func warmupTag(tag string) (k, v string, err error) {
 
 // readResources reads the optional monitor CSV; its malformed lines are
 // skipped with a warning.
-func (res *Result) readResources(file string) ([]stats.ResourceSample, error) {
+func (res *Result) readResources(file string) ([]sample.Resource, error) {
 	if file == "" {
 		return nil, nil
 	}
@@ -203,7 +204,7 @@ func (res *Result) parseRuns(src *safefs.Dir, runs []runInput, opt Options, tagK
 
 // write fills the staged folder: per run, the rows (second pass over the
 // points), windows and resource samples in time order, the statistics.
-func write(w *evidence.Writer, all []*parsed, samples []stats.ResourceSample, opt Options, name string) (*stats.Summary, error) {
+func write(w *evidence.Writer, all []*parsed, samples []sample.Resource, opt Options, name string) (*stats.Summary, error) {
 	id := w.Manifest().CampaignID
 	var planned []event.PlannedRun
 	for _, p := range all {
@@ -232,7 +233,7 @@ func write(w *evidence.Writer, all []*parsed, samples []stats.ResourceSample, op
 
 // write records one run: its rows, then its windows, resource samples and
 // the import's remarks as events, then its statistics.
-func (p *parsed) write(rec *evidence.Recorder, w *evidence.Writer, samples []stats.ResourceSample, th stats.Thresholds) (*stats.Run, error) {
+func (p *parsed) write(rec *evidence.Recorder, w *evidence.Writer, samples []sample.Resource, th stats.Thresholds) (*stats.Run, error) {
 	run, err := rec.Begin(p.plan, p.meta.Started)
 	if err != nil {
 		return nil, err

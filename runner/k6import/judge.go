@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/k6"
@@ -225,17 +226,17 @@ const maxDescriptions = 32
 // descriptions counts what k6 said about a run's failures, in first-seen
 // order.
 type descriptions struct {
-	counts map[stats.ErrorDescription]int64
-	order  []stats.ErrorDescription
+	counts map[sample.ErrorDescription]int64
+	order  []sample.ErrorDescription
 }
 
 func (d *descriptions) add(q *stats.Request) {
 	if q.Description == "" {
 		return
 	}
-	k := stats.ErrorDescription{Error: q.ErrorKey(), Text: q.Description}
+	k := sample.ErrorDescription{Error: q.ErrorKey(), Text: q.Description}
 	if d.counts == nil {
-		d.counts = map[stats.ErrorDescription]int64{}
+		d.counts = map[sample.ErrorDescription]int64{}
 	}
 	if _, ok := d.counts[k]; !ok {
 		if len(d.order) >= maxDescriptions {
@@ -246,8 +247,8 @@ func (d *descriptions) add(q *stats.Request) {
 	d.counts[k]++
 }
 
-func (d *descriptions) list() []stats.ErrorDescription {
-	var out []stats.ErrorDescription
+func (d *descriptions) list() []sample.ErrorDescription {
+	var out []sample.ErrorDescription
 	for _, k := range d.order {
 		k.Count = d.counts[k]
 		out = append(out, k)

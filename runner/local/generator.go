@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -265,7 +266,7 @@ func (g *Generator) Close() {
 
 // Verification is the last run's count of verified tokens, nil without
 // check.verify.
-func (g *Generator) Verification() *stats.Verification {
+func (g *Generator) Verification() *sample.Verification {
 	if g.sampler == nil {
 		return nil
 	}

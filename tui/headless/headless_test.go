@@ -8,6 +8,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
@@ -66,7 +67,7 @@ func TestPrinterAbortedRunAndEmptyWindow(t *testing.T) {
 	p.Consume(event.Window{At: t0.Add(time.Second), RunID: run.ID, Phase: stats.Measured, Seconds: 0.5, Completed: 22, OK: 20, Errors: 2, NoResponse: 2})
 	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 40, Status: stats.StatusAborted, Reason: "interrupted", Requests: 251, OK: 251, SuccessRatio: 1,
 		AchievedRatio: 1.004, MeasuredSeconds: 6.26, LatencyMs: stats.Latency{P95: 4}}
-	st.TopErrors = []stats.ErrorKind{{Error: "conn_error", Count: 1, Descriptions: []stats.ErrorDescription{{Text: "connection reset by peer", Count: 1}}}}
+	st.TopErrors = []stats.ErrorKind{{Error: "conn_error", Count: 1, Descriptions: []sample.ErrorDescription{{Text: "connection reset by peer", Count: 1}}}}
 	p.Consume(event.RunFinished{At: t0, RunID: run.ID, Status: stats.StatusAborted, Reason: "interrupted", Stats: st})
 	out := b.String()
 	for _, want := range []string{`error: conn_error ×1 ("connection reset by peer")`, "    0/s  ok      —  p95", "   40/s  ok  90.91%", "01-r1-40rps aborted after 6.3 of 30 s measured: 251 exchanges, success 100.00%, dropped 0, p95 4.00 ms; not reported"} {
