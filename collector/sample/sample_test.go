@@ -11,8 +11,8 @@ import (
 func record() *PromQL {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	return &PromQL{Server: "http://prom:9090", From: at, To: at.Add(30 * time.Second),
-		Queries: []PromQuery{{Name: "cpu", Query: `sum by (pod) (rate(c[30s]))`}, {Name: "memory", Query: `avg_over_time(m[30s])`}},
-		Members: []PromMember{{Name: "engine-0", Cores: 0.25, MemoryBytes: 1 << 20, Samples: 7}, {Name: "engine-1", Cores: 0.5, Samples: 7}},
+		Queries:   []PromQuery{{Name: "cpu", Query: `sum by (pod) (rate(c[30s]))`}, {Name: "memory", Query: `avg_over_time(m[30s])`}},
+		Members:   []PromMember{{Name: "engine-0", Cores: 0.25, MemoryBytes: 1 << 20, Samples: 7}, {Name: "engine-1", Cores: 0.5, Samples: 7}},
 		PeakCores: 0.9, IntervalSeconds: 5}
 }
 

@@ -11,6 +11,7 @@ import (
 // is invalid (the engine CPU's own warning aside), and a clean run is
 // neither. (runner's search tests replay whole campaigns.)
 func TestRound(t *testing.T) {
+	t.Parallel()
 	th := stats.Thresholds{P95Ms: 10, SuccessRatio: 0.99, AllowWarnings: []stats.WarningCode{stats.WarnHostSaturated}}
 	warn := func(c stats.WarningCode) []stats.Warning { return []stats.Warning{stats.Warn(c, "r", "d")} }
 	cases := []struct {

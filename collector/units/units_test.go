@@ -8,6 +8,7 @@ import (
 // TestThousandsEveryInt64 is issue 9 item 13: math.MinInt64 cannot be
 // negated, and Thousands used to recurse on it until the stack overflowed.
 func TestThousandsEveryInt64(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		n    int64
 		want string
@@ -31,6 +32,7 @@ func TestThousandsEveryInt64(t *testing.T) {
 }
 
 func TestStageLabelAndBytes(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[float64]string{500: "500/s", 0.5: "0.5/s", 12.25: "12.2/s"} {
 		if got := StageLabel(in); got != want {
 			t.Errorf("StageLabel(%g) = %q, want %q", in, got, want)
