@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Idle memory of the embedded engine: tokex-engine (the server alone) against
+# Idle memory of the embedded server: tokex-engine (the server alone) against
 # tokex re-executed as its own engine (`tokex engine`, the fallback that
 # carries engine_memory_inflated). Both serve the same config (TLS, RS256,
 # 10 default clients); RSS is read from /proc/PID/status once the ready

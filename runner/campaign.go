@@ -9,8 +9,11 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -43,7 +46,7 @@ type Campaign struct {
 	// unloaded is the server's latency at rest (Pinger), cooled is the
 	// cool-down the next run's stats record.
 	unloaded time.Duration
-	cooled   *stats.CoolDown
+	cooled   *curve.CoolDown
 	prom     *promQL // nil: no target.prometheus
 }
 
@@ -215,7 +218,7 @@ func (c *Campaign) runPlan(ctx context.Context, plan []event.PlannedRun, runs []
 }
 
 // finish builds the summary, records how the campaign ended and writes it.
-func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.Run, idle *stats.Idle, search *curve.Result, err error) (*stats.Summary, error) {
+func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.Run, idle *stats.Idle, capacity *curve.Result, err error) (*stats.Summary, error) {
 	status, reason := stats.CampaignDone, ""
 	switch {
 	case err != nil:
@@ -226,10 +229,10 @@ func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.
 	s := &stats.Summary{
 		CampaignID: c.ID, Name: c.Cfg.Name, Tool: c.Tool, Driver: c.Driver.Name(), Target: c.Driver.Target(),
 		Status: status, Reason: reason, Started: started, Finished: time.Now(), Thresholds: c.Cfg.Thresholds,
-		Idle: idle, Capacity: search,
+		Idle: idle, Capacity: capacity,
 	}
 	stats.BuildSummary(s, runs, status == stats.CampaignDone)
-	s.Project(c.Cfg.Capacity.Project)
+	search.Project(s, c.Cfg.Capacity.Project)
 	if reason != "" {
 		s.Warnings = append(s.Warnings, stats.Warn(stats.WarnCampaignEnded, "", "campaign "+string(status)+": "+reason))
 	}
@@ -347,7 +350,7 @@ func (c *Campaign) supervise(rctx context.Context, stopRun context.CancelCauseFu
 
 // runMeta is what the evidence records about a run that ended as planned;
 // runOne then marks it aborted or failed when it did not.
-func runMeta(p event.PlannedRun, res RunResult, descs []stats.ErrorDescription) stats.RunMeta {
+func runMeta(p event.PlannedRun, res RunResult, descs []sample.ErrorDescription) stats.RunMeta {
 	return stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
 		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
 		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: descs, SendLagParts: res.SendLagParts,
@@ -385,7 +388,7 @@ func sanityVerdict(st *stats.Run, th stats.Thresholds, hint func() string) error
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d of %d exchanges succeeded", st.OK, st.Requests)
 	if len(st.TopErrors) > 0 {
-		b.WriteString("; most common error: " + st.TopErrors[0].String())
+		b.WriteString("; most common error: " + doc.ErrorKindText(st.TopErrors[0]))
 		if st.TopErrors[0].Error == string(exchange.OutcomeOAuthError)+":"+exchange.ErrInvalidClient && hint != nil {
 			b.WriteString("; " + hint())
 		}
@@ -431,7 +434,7 @@ func sanityShortfall(st *stats.Run, th stats.Thresholds) string {
 	}
 	msg := fmt.Sprintf("sanity run: %d of %d exchanges succeeded, below the %.4g %% objective", st.OK, st.Requests, th.SuccessRatio*100)
 	if len(st.TopErrors) > 0 {
-		msg += " (most common error: " + st.TopErrors[0].String() + ")"
+		msg += " (most common error: " + doc.ErrorKindText(st.TopErrors[0]) + ")"
 	}
 	return msg + "; the server answers most exchanges and refuses none, so the campaign goes on: the counted runs measure how it fails"
 }

@@ -139,12 +139,12 @@ func (c *Campaign) coolTarget(prev *stats.Run) (target float64, rest *float64) {
 // latency, for bound at most; with neither to watch, for the old fixed
 // time (the warmup, at least 5 s). What happened is said as it goes and
 // returned for the next run's stats.
-func (c *Campaign) settle(ctx context.Context, next curve.Step, prev *stats.Run) *stats.CoolDown {
+func (c *Campaign) settle(ctx context.Context, next curve.Step, prev *stats.Run) *curve.CoolDown {
 	bound := next.CoolDown
 	w := c.restWatch()
 	pinger, _ := c.Driver.(Pinger)
 	watchCPU, watchLatency := w != nil && w.seen(), pinger != nil && c.unloaded > 0
-	cd := &stats.CoolDown{BoundSeconds: bound.Seconds()}
+	cd := &curve.CoolDown{BoundSeconds: bound.Seconds()}
 	start := time.Now()
 	if !watchCPU && !watchLatency {
 		d := min(bound, max(c.Cfg.Warmup, 5*time.Second))
@@ -218,7 +218,7 @@ func (c *Campaign) coolLog(format string, args ...any) {
 // coolLine is one progress line: "cooling down before 50/s: engine 0.93
 // cores (≤ 0.11, at rest 0.01), probe request 1.84 s (≤ 13 ms); 12 s of at
 // most 1m0s".
-func coolLine(cd *stats.CoolDown, next curve.Step, fresh bool) string {
+func coolLine(cd *curve.CoolDown, next curve.Step, fresh bool) string {
 	s := "cooling down before " + curve.RateLabel(next.Rate) + ":"
 	if cd.Settled {
 		s = fmt.Sprintf("cooled down in %.1f s, then %s:", cd.Seconds, curve.RateLabel(next.Rate))
@@ -255,7 +255,7 @@ func coolLine(cd *stats.CoolDown, next curve.Step, fresh bool) string {
 }
 
 // coolReason says why the cool-down ended.
-func coolReason(cd *stats.CoolDown, interrupted bool) string {
+func coolReason(cd *curve.CoolDown, interrupted bool) string {
 	switch {
 	case interrupted:
 		return "interrupted"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -28,7 +29,7 @@ func TestDescriptionsAreBounded(t *testing.T) {
 			kept += e.Count
 		}
 	}
-	if got[0] != (stats.ErrorDescription{Error: "oauth_error:invalid_grant", Text: "token 0 expired", Count: 10}) || kept+other != 1001 {
+	if got[0] != (sample.ErrorDescription{Error: "oauth_error:invalid_grant", Text: "token 0 expired", Count: 10}) || kept+other != 1001 {
 		t.Errorf("first %+v, %d kept, %d other", got[0], kept, other)
 	}
 }

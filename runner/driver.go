@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -64,7 +65,7 @@ type RunResult struct {
 	// SendLagParts splits the send lag when minting is part of it (k6 agents).
 	SendLagParts *stats.SendLagParts
 	// Verification counts the issued tokens verified (check.verify).
-	Verification *stats.Verification
+	Verification *sample.Verification
 }
 
 // Driver runs load somewhere: in-process (local) or in a cluster (kube).

@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/tokex-dev/tokex/collector/evidence"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/runner/runnertest"
 )
 
@@ -83,7 +83,7 @@ func TestCampaignAsksPrometheusForEachRun(t *testing.T) {
 	for _, st := range r.summary.Stages {
 		for _, run := range st.Runs {
 			cpu := run.EngineCPU
-			if cpu == nil || cpu.Source != stats.SourcePromQL || cpu.AvgCores != 0.25 || cpu.PeakCores != 0.25 || run.EngineMemoryBytes != 32<<20 {
+			if cpu == nil || cpu.Source != sample.SourcePromQL || cpu.AvgCores != 0.25 || cpu.PeakCores != 0.25 || run.EngineMemoryBytes != 32<<20 {
 				t.Errorf("%s: engine %+v memory %d", run.ID, cpu, run.EngineMemoryBytes)
 			}
 			if run.PromQL == nil || !strings.Contains(run.PromQL.Query("cpu"), `pod=~"engine-0"`) {
@@ -104,7 +104,7 @@ func TestCampaignAsksPrometheusForEachRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cpu := s.Stages[0].Reported().EngineCPU; cpu == nil || cpu.Source != stats.SourcePromQL || cpu.AvgCores != 0.25 {
+	if cpu := s.Stages[0].Reported().EngineCPU; cpu == nil || cpu.Source != sample.SourcePromQL || cpu.AvgCores != 0.25 {
 		t.Fatalf("recomputed: %+v", cpu)
 	}
 	if n := len(asked()); n < 4*7 {

@@ -45,7 +45,7 @@ func LoadResume(dir string) (*Resumed, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if f.Manifest.Status == "done" {
+	if f.Manifest.Status == stats.CampaignDone {
 		return nil, fmt.Errorf("%s: the campaign already finished", dir)
 	}
 	r := &Resumed{ID: f.Manifest.CampaignID, Done: map[string]*stats.Run{}, Manifest: *f.Manifest}

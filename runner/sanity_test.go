@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/config"
 )
@@ -32,7 +33,7 @@ func TestSanityVerdictInvalidClientSaysWhatToCheck(t *testing.T) {
 	c := &Campaign{Cfg: config.Article(), SecretSource: "TOKEX_CLIENT_SECRET"}
 	th := stats.Thresholds{SuccessRatio: 0.99}
 	st := &stats.Run{Requests: 40, SuccessRatio: 0, TopErrors: []stats.ErrorKind{{Error: "oauth_error:invalid_client", Count: 40,
-		Descriptions: []stats.ErrorDescription{{Text: "client authentication failed", Count: 40}}}}}
+		Descriptions: []sample.ErrorDescription{{Text: "client authentication failed", Count: 40}}}}}
 	err := sanityVerdict(st, th, c.invalidClientHint)
 	want := `most common error: oauth_error:invalid_client ×40 ("client authentication failed"); the server refused the clients' credentials: ` +
 		"check that it has the clients perf-agent-0..9, that they may use client_secret_basic, and that their secret is the one tokex sent (TOKEX_CLIENT_SECRET)"

@@ -9,6 +9,8 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/config"
 )
@@ -18,7 +20,7 @@ import (
 type idleMeter struct {
 	mu      sync.Mutex
 	on      bool
-	samples []stats.ResourceSample
+	samples []sample.Resource
 }
 
 func (m *idleMeter) observe(e event.Event) {
@@ -29,7 +31,7 @@ func (m *idleMeter) observe(e event.Event) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.on && len(m.samples) < 100000 {
-		m.samples = append(m.samples, stats.ResourceSample{AtUS: r.At.UnixMicro(), Kind: r.Role, Name: r.Name,
+		m.samples = append(m.samples, sample.Resource{AtUS: r.At.UnixMicro(), Kind: r.Role, Name: r.Name,
 			CPUMillicores: r.CPUMillicores, MemoryBytes: r.MemoryBytes, CPUSecondsTotal: r.CPUSecondsTotal, Source: r.Source})
 	}
 }
@@ -134,8 +136,8 @@ func SearchPolicy(c *config.Campaign) curve.Policy {
 }
 
 // SearchSpec is the search the campaign records in its manifest.
-func SearchSpec(c *config.Campaign) stats.SearchSpec {
-	return stats.SearchSpec{Policy: SearchPolicy(c), Objective: SearchObjective(c), Thresholds: c.Thresholds}
+func SearchSpec(c *config.Campaign) search.Spec {
+	return search.Spec{Policy: SearchPolicy(c), Objective: SearchObjective(c), Thresholds: c.Thresholds}
 }
 
 // SearchObjective is what a probe must meet: the thresholds, and p99.
@@ -183,7 +185,7 @@ func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs 
 		if st.Status == stats.StatusAborted {
 			break
 		}
-		s.Observe(stats.SearchRound(st, c.Cfg.Thresholds))
+		s.Observe(search.Round(st, c.Cfg.Thresholds))
 		if next := s.Next(); next.Done || next.Round == 1 {
 			c.Bus.Emit(event.Search{At: time.Now(), Result: s.Result(), Next: next.Rate})
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/runner/config"
 )
@@ -386,13 +387,13 @@ func testRecomputeReplaysTheSearch(t *testing.T) {
 		runs = append(runs, st.Runs...)
 	}
 	slices.SortFunc(runs, func(a, b *stats.Run) int { return a.Index - b.Index })
-	part := stats.ReplaySearch(*f.Manifest.Search, runs[:3])
+	part := search.Replay(*f.Manifest.Search, runs[:3])
 	if then := full.searches[2].Result; part.Status != curve.StatusRunning || part.Line() != then.Line() || len(part.Probes) != 3 {
 		t.Errorf("replay of three runs: %s, %d probes; the search said %s", part.Line(), len(part.Probes), then.Line())
 	}
 	bad := *f.Manifest.Search
 	bad.Policy.Start = math.NaN()
-	if r := stats.ReplaySearch(bad, runs); r != nil {
+	if r := search.Replay(bad, runs); r != nil {
 		t.Errorf("a NaN start replayed: %s", r.Line())
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -38,7 +39,7 @@ func second(run event.PlannedRun, at time.Time, s, engines, agents int) []event.
 	evs := []event.Event{
 		event.Window{At: at, Seconds: 1, RunID: run.ID, Phase: stats.Measured, TargetRPS: 500, Completed: 498, OK: 497, Errors: 1, Dropped: 2,
 			ErrorKinds: map[string]int64{"oauth_error:invalid_grant": 1}, Latency: stats.Latency{Count: 498, P50: lat / 2, P95: lat, P99: lat * 1.4}},
-		event.Host{At: at, HostMetrics: stats.HostMetrics{CPUs: 16, BusyCores: 6, Runnable: 3}},
+		event.Host{At: at, HostMetrics: sample.HostMetrics{CPUs: 16, BusyCores: 6, Runnable: 3}},
 		event.Resource{At: at, Role: "generator", Name: "gen", CPUMillicores: 900},
 	}
 	for e := 0; e < engines; e++ {
@@ -89,10 +90,7 @@ func cpuTime() time.Duration {
 func BenchmarkStream500(b *testing.B) {
 	m, run, at := longRun()
 	m.SetSize(200, 60)
-	var evs []event.Event
-	for _, e := range second(run, at.Add(time.Second), 241, 60, 437) {
-		evs = append(evs, e)
-	}
+	evs := append([]event.Event(nil), second(run, at.Add(time.Second), 241, 60, 437)...)
 	if len(evs) != 500 {
 		b.Fatalf("%d events a second", len(evs))
 	}

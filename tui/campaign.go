@@ -7,6 +7,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/tui/health"
@@ -29,7 +30,7 @@ type campaign struct {
 
 	host     *event.Host
 	health   health.Live // the current run's per-sample rules
-	capacity *event.Capacity
+	forecast *event.Forecast
 	logs     []event.Log
 	coolDown string // the capacity search's latest cool-down line, until the next run
 	lastWarn *event.Log
@@ -76,9 +77,9 @@ func (c *campaign) apply(e event.Event, pinned *runState) bool {
 		c.resource(v)
 	case event.Host:
 		c.hostSample(v)
-	case event.Capacity:
-		cp := v
-		c.capacity = &cp
+	case event.Forecast:
+		fc := v
+		c.forecast = &fc
 	case event.AgentStatus:
 		if r := c.current; r != nil && r.data != nil && v.RunID == r.plan.ID && len(r.data.agents) < maxAgents {
 			r.data.agents[v.Agent] = v
@@ -122,7 +123,7 @@ func (c *campaign) setSearch(r curve.Result, next float64) { c.search, c.next = 
 // searchStart is a search before its first probe is judged, and the rate
 // it tries first (0 when a resume's probes decide it, or the policy read
 // from evidence is not finite).
-func searchStart(spec stats.SearchSpec, resumed bool) (curve.Result, float64) {
+func searchStart(spec search.Spec, resumed bool) (curve.Result, float64) {
 	if !spec.Policy.Finite() {
 		return curve.Result{Status: curve.StatusRunning, Objective: spec.Objective}, 0
 	}

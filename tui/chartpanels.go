@@ -7,7 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tokex-dev/tokex/charts"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // The chart grid's charts: each a title with the figures now (a finished
@@ -66,9 +66,9 @@ func (g *chartGrid) throughputChart(r *runState) (string, charts.Plot) {
 		charts.Compact(d.achieved.Last()), charts.Compact(d.target.Last()), charts.Compact(d.dropped.Last()), charts.Compact(d.errors.Last()))
 	if st := g.com.camp.final(r); st != nil {
 		title = fmt.Sprintf("achieved %s/s of %s · %s dropped · %s errors", charts.Compact(st.AchievedRPS), charts.Compact(r.plan.TargetRPS),
-			stats.Thousands(st.Dropped), stats.Thousands(st.Requests-st.OK))
+			units.Thousands(st.Dropped), units.Thousands(st.Requests-st.OK))
 		if st.Retried > 0 {
-			title += " · " + stats.Thousands(st.Retried) + " retried"
+			title += " · " + units.Thousands(st.Retried) + " retried"
 		}
 	}
 	return title, charts.Plot{YMax: r.plan.TargetRPS, Traces: []charts.Trace{
@@ -126,7 +126,7 @@ func (g *chartGrid) memoryChart(r *runState) (string, charts.Plot) {
 	for _, p := range d.engineMem.Points() {
 		mib.Push(p.T, p.V/(1<<20))
 	}
-	title := "engine memory " + stats.BytesIEC(int64(d.engineMem.Last()))
+	title := "engine memory " + units.BytesIEC(int64(d.engineMem.Last()))
 	return title, charts.Plot{YMax: 1, YLabel: func(v float64) string { return charts.Compact(v) + "Mi" },
 		Traces: []charts.Trace{trace("memory", &mib, s.Engine)}}
 }

@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 // headerRows and footerRows are the lines above and below the panels.
@@ -43,12 +45,12 @@ func (c chrome) header(w int, q quitFlow) []string {
 			remaining += r.plan.Total() - camp.now.Sub(r.started)
 		}
 	}
-	state := "running"
+	state := string(stats.CampaignRunning)
 	if camp.finished != nil {
 		state = string(camp.finished.Status)
 		remaining = 0
 	} else if q.stopping {
-		state = "stopping"
+		state = campaignStopping
 	}
 	l2 := s.Dim.Render("campaign ") + cs.ID + s.Dim.Render(" · elapsed ") + dur(elapsed)
 	if camp.finished == nil {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/doc"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
 )
@@ -57,13 +58,16 @@ func (c *common) title(focused bool, text string) string {
 	return c.styles.Label.Render(text)
 }
 
+// stateStyle is the style of a run's rowState or of the campaign's state
+// (a stats.CampaignStatus, whose ends are the runs' words, or
+// campaignStopping).
 func (c *common) stateStyle(state string) lipgloss.Style {
 	switch state {
-	case "done", "measuring":
+	case string(rowDone), string(rowMeasuring):
 		return c.styles.Good
-	case "failed", "aborted", "stopping":
+	case string(rowFailed), string(rowAborted), campaignStopping:
 		return c.styles.Bad
-	case "warmup", "running":
+	case string(rowWarmup), string(stats.CampaignRunning):
 		return c.styles.Warn
 	}
 	return c.styles.Dim
@@ -197,7 +201,7 @@ func plural(n int) string {
 
 // hostNote is the host's size and its tightest figure: run queue, or
 // memory when less than a fifth is free.
-func hostNote(h *stats.HostMetrics) string {
+func hostNote(h *sample.HostMetrics) string {
 	note := fmt.Sprintf("of %d · rq %d", h.CPUs, h.Runnable)
 	if free := float64(h.MemAvailableBytes) / float64(max(1, h.MemTotalBytes)); h.MemTotalBytes > 0 && free < 0.2 {
 		note = fmt.Sprintf("of %d · mem %.0f%%", h.CPUs, 100*free)

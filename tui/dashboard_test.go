@@ -12,6 +12,7 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -231,7 +232,7 @@ func TestErrorsPanelLive(t *testing.T) {
 			ErrorKinds: map[string]int64{"oauth_error:invalid_grant": 7, "timeout": 3}},
 		event.Window{At: t0.Add(1e9), Seconds: 1, RunID: run.ID, Phase: stats.Measured, TargetRPS: 50, Completed: 50, OK: 45, Errors: 5,
 			ErrorKinds: map[string]int64{"oauth_error:invalid_grant": 5}},
-		event.Host{At: t0.Add(1e9), HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 2, StealCores: 0}},
+		event.Host{At: t0.Add(1e9), HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: 2, StealCores: 0}},
 	})
 	v := m.View()
 	for _, want := range []string{"✗ 12×", "oauth_error:invalid_grant", "✗ 3× timeout", "⚠ host_saturated"} {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // errorsPanel lists what went wrong: the shown run's most common errors
@@ -148,7 +149,7 @@ func topErrors(r *runState) []string {
 	var out []string
 	if st := r.stats; st != nil {
 		for _, e := range st.TopErrors {
-			line := fmt.Sprintf("%s× %s", stats.Thousands(e.Count), e.Error)
+			line := fmt.Sprintf("%s× %s", units.Thousands(e.Count), e.Error)
 			if len(e.Descriptions) > 0 {
 				line += fmt.Sprintf(" (%q)", e.Descriptions[0].Text)
 			}
@@ -177,7 +178,7 @@ func topErrors(r *runState) []string {
 		return strings.Compare(a.k, b.k)
 	})
 	for _, e := range kinds[:min(len(kinds), stats.MaxTopErrors)] {
-		out = append(out, fmt.Sprintf("%s× %s", stats.Thousands(e.n), e.k))
+		out = append(out, fmt.Sprintf("%s× %s", units.Thousands(e.n), e.k))
 	}
 	return out
 }

@@ -8,6 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -21,7 +22,7 @@ func TestErrorsPanelLists(t *testing.T) {
 		event.RunStarted{At: t0, Run: run},
 		event.Window{At: t0, Seconds: 1, RunID: run.ID, Phase: stats.Measured, TargetRPS: 50, Completed: 50, OK: 40, Errors: 10,
 			ErrorKinds: map[string]int64{"timeout": 3, "oauth_error:invalid_grant": 7}},
-		event.Host{At: t0, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 2}},
+		event.Host{At: t0, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: 2}},
 		event.Log{At: t0, Source: "server", Level: "info", Message: "not an error"},
 		event.Log{At: t0, Source: "server", Level: "error", Message: strings.Repeat("a very long line ", 20)},
 	})

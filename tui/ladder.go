@@ -8,7 +8,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // ladderWidth is the width of the ladder (and of the errors panel below it
@@ -130,7 +130,7 @@ func (l *ladder) View() string {
 	for i := l.first(); i < len(c.runs) && len(lines) < l.h; i++ {
 		r := c.runs[i]
 		icon, st := l.com.runIcon(r)
-		note := stats.StageLabel(r.plan.TargetRPS)
+		note := units.StageLabel(r.plan.TargetRPS)
 		switch {
 		case r.state == rowAborted || r.state == rowFailed:
 			note = string(r.state)

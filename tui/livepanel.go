@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // livePanel is the shown run's figures: the live run's progress, which
@@ -20,7 +21,7 @@ import (
 // target, achieved, success and errors. In the compact layout it fills
 // its pane with a sparkline per figure and the search's line; over the
 // chart grid it is statusRows lines. Before the first run, the pre-flight
-// capacity estimate.
+// estimate (the forecast).
 type livePanel struct {
 	com     *common
 	w, h    int
@@ -137,11 +138,11 @@ func (p *livePanel) progress() string {
 		p.bar.ViewAs(frac), frac*100, dur(min(elapsed, total)), dur(total))
 }
 
-// preflight is the screen before the first run: the capacity estimate.
+// preflight is the screen before the first run: the pre-flight estimate.
 func (p *livePanel) preflight() string {
 	s := p.com.styles
 	out := s.Dim.Render("no run yet")
-	if c := p.com.camp.capacity; c != nil {
+	if c := p.com.camp.forecast; c != nil {
 		st := s.Dim
 		if slices.ContainsFunc(c.Stages, c.Estimate.Exceeds) {
 			st = s.Warn
@@ -170,7 +171,7 @@ func (p *livePanel) figures(oneLine bool) []string {
 			achieved, inflight, okN, errN, droppedN = st.AchievedRPS, 0, st.OK, st.Requests-st.OK, st.Dropped
 		}
 	}
-	a := fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("target"), s.Value.Render(stats.StageLabel(r.plan.TargetRPS)),
+	a := fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("target"), s.Value.Render(units.StageLabel(r.plan.TargetRPS)),
 		s.Label.Render("achieved"), s.Value.Render(fmt.Sprintf("%.0f/s", achieved)), s.Label.Render("in-flight"), inflight)
 	succ := "—"
 	if n := okN + errN; n > 0 {
@@ -182,10 +183,10 @@ func (p *livePanel) figures(oneLine bool) []string {
 	}
 	dropped := s.Good.Render("0")
 	if droppedN > 0 {
-		dropped = s.Bad.Render(stats.Thousands(droppedN))
+		dropped = s.Bad.Render(units.Thousands(droppedN))
 	}
 	b := fmt.Sprintf("%s %s  %s %s  %s %s", s.Label.Render("success"), succ, s.Label.Render("dropped"), dropped,
-		s.Label.Render("errors"), stats.Thousands(errN))
+		s.Label.Render("errors"), units.Thousands(errN))
 	if oneLine {
 		return []string{a + s.Dim.Render("  ·  ") + b}
 	}
@@ -227,10 +228,10 @@ func (p *livePanel) sparks(d *runData, h int) []string {
 			s.Value.Render(fmt.Sprintf("%7.0f m", e.cpu.Last())), s.Dim.Render(ansi.Truncate(e.name, 16, "…"))))
 	}
 	lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("gen.   "), charts.SparkValues(d.gen.Values(), sparkW, 100, s.Gen),
-		s.Value.Render(fmt.Sprintf("%7.0f m", d.gen.Last())), s.Dim.Render("memory "+stats.BytesIEC(d.memory()))))
+		s.Value.Render(fmt.Sprintf("%7.0f m", d.gen.Last())), s.Dim.Render("memory "+units.BytesIEC(d.memory()))))
 	if host != nil && host.CPUs > 0 {
 		st := s.Value
-		if host.Saturation() != "" {
+		if stats.Saturation(&host.HostMetrics) != "" {
 			st = s.Bad
 		}
 		lines = append(lines, fmt.Sprintf("%s %s %s  %s", s.Label.Render("host   "), charts.SparkValues(d.host.Values(), sparkW, float64(host.CPUs)*1000, s.Gen),
@@ -266,8 +267,8 @@ func (p *livePanel) healthLine() string {
 			}
 		}
 	}
-	if cp := c.capacity; cp != nil && c.current != nil && cp.Estimate.Exceeds(c.current.plan.TargetRPS) {
-		codes = append(codes, fmt.Sprintf("%s exceeds the pre-flight ~%s/s", stats.StageLabel(c.current.plan.TargetRPS), stats.Thousands(int64(cp.Estimate.SustainableRPS))))
+	if cp := c.forecast; cp != nil && c.current != nil && cp.Estimate.Exceeds(c.current.plan.TargetRPS) {
+		codes = append(codes, fmt.Sprintf("%s exceeds the pre-flight ~%s/s", units.StageLabel(c.current.plan.TargetRPS), units.Thousands(int64(cp.Estimate.SustainableRPS))))
 	}
 	if len(codes) == 0 {
 		return ""

@@ -16,6 +16,8 @@ import (
 	"github.com/muesli/termenv"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/forecast"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -37,7 +39,7 @@ func script(upTo int) []event.Event {
 			TargetRPS: r, Warmup: 2 * time.Second, Duration: 8 * time.Second, Agents: 10})
 	}
 	th := stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}
-	evs := []event.Event{event.Capacity{At: t0, Stages: []float64{100, 250, 500}, Estimate: stats.EstimateCapacity(stats.Capacity{
+	evs := []event.Event{event.Forecast{At: t0, Stages: []float64{100, 250, 500}, Estimate: forecast.Estimate(forecast.Forecast{
 		Cores: 2, GeneratorCores: 2, GeneratorCPUMs: 2.3, ServerCPUMs: 1.4, Server: "embedded server", Method: "200 calibration exchanges"})},
 		event.CampaignStarted{At: t0, ID: "20261130-120000-test", Name: "test", Driver: "local",
 			Target: "https://127.0.0.1:9031/as/token.oauth2", Runs: plan, Thresholds: th}}
@@ -60,7 +62,7 @@ func script(upTo int) []event.Event {
 			evs = append(evs,
 				event.Resource{At: sec, Role: "engine", Name: "tokex-serve", CPUMillicores: p.TargetRPS * 3, MemoryBytes: 18 << 20},
 				event.Resource{At: sec, Role: "generator", Name: "tokex-generator", CPUMillicores: p.TargetRPS},
-				event.Host{At: sec, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: p.TargetRPS * 0.004, Runnable: int(p.TargetRPS / 100),
+				event.Host{At: sec, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: p.TargetRPS * 0.004, Runnable: int(p.TargetRPS / 100),
 					MemTotalBytes: 8 << 30, MemAvailableBytes: 6 << 30, GeneratorLimitCores: 2}},
 				event.Window{At: sec, RunID: p.ID, Phase: ph, TargetRPS: p.TargetRPS, Completed: int64(p.TargetRPS) - dropped,
 					OK: int64(p.TargetRPS) - dropped, Dropped: dropped, InFlight: 2,

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // resultsPanel is the article's two tables in one, reported run per
@@ -82,7 +83,7 @@ func (r *resultsPanel) draw() []string {
 			verdict = s.Bad.Render("thresholds FAILED")
 		}
 		t := sum.Totals
-		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped%s", verdict, stats.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped, doc.RetriedNote(t)))
+		out = append(out, fmt.Sprintf("%s · %s exchanges · %.2f%% success · %d dropped%s", verdict, units.Thousands(t.Exchanges), t.SuccessRatio*100, t.Dropped, doc.RetriedNote(t)))
 	}
 	if line := warningsLine(sum); line != "" {
 		out = append(out, s.Warn.Render(ansi.Truncate(line, r.w, "…")))

@@ -22,6 +22,10 @@ const (
 	rowAborted   = rowState(stats.StatusAborted)
 )
 
+// campaignStopping is the campaign's state after a stop was asked for
+// and before it finished (the stats.CampaignStatus values otherwise).
+const campaignStopping = "stopping"
+
 // live reports a run under way.
 func (s rowState) live() bool { return s == rowWarmup || s == rowMeasuring }
 

@@ -10,7 +10,9 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // searchScript is a capacity campaign as the runner emits it: each probe
@@ -21,7 +23,7 @@ import (
 // broken by p99 has runs that passed them.
 func searchScript() []event.Event {
 	obj := curve.Objective{P95Ms: 50, P99Ms: 50, SuccessRatio: 0.99}
-	spec := stats.SearchSpec{Policy: curve.Policy{Start: 50, Min: 10, Max: 2000, Rounds: 1, Resolution: 0.05, CoolDown: time.Second}, Objective: obj}
+	spec := search.Spec{Policy: curve.Policy{Start: 50, Min: 10, Max: 2000, Rounds: 1, Resolution: 0.05, CoolDown: time.Second}, Objective: obj}
 	s := curve.NewSearch(spec.Policy, obj)
 	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
 	spec.Thresholds = th
@@ -58,7 +60,7 @@ func searchScript() []event.Event {
 			LatencyMs: stats.Latency{P50: p95 / 2, P95: p95, P99: p95 * 1.5}, ThresholdsPassed: p95 < 50}
 		runs = append(runs, st)
 		evs = append(evs, event.RunFinished{At: at, RunID: p.ID, Status: stats.StatusDone, Stats: st})
-		s.Observe(stats.SearchRound(st, th))
+		s.Observe(search.Round(st, th))
 		if next := s.Next(); next.Done || next.Round == 1 {
 			evs = append(evs, event.Search{At: at, Result: s.Result(), Next: next.Rate})
 		}
@@ -156,7 +158,7 @@ func TestResultsJudgeProbesBySearch(t *testing.T) {
 	var rate, run string
 	for _, e := range all {
 		if v, ok := e.(event.RunFinished); ok && v.Stats.ThresholdsPassed && v.Stats.LatencyMs.P99 >= 50 {
-			rate, run = stats.StageLabel(v.Stats.TargetRPS), v.RunID
+			rate, run = units.StageLabel(v.Stats.TargetRPS), v.RunID
 			break
 		}
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // stageCurve is the chart grid's last cell: the article's curve as the
@@ -61,7 +62,7 @@ func stagePoints(sum *stats.Summary) []stagePoint {
 	}
 	var out []stagePoint
 	for _, st := range sum.Stages {
-		p := stagePoint{label: stats.StageLabel(st.TargetRPS), lo: math.Inf(1), fail: len(st.FailedRuns)}
+		p := stagePoint{label: units.StageLabel(st.TargetRPS), lo: math.Inf(1), fail: len(st.FailedRuns)}
 		for _, r := range st.Runs {
 			if r.Status == stats.StatusDone && r.Requests > 0 {
 				p.lo, p.hi = min(p.lo, r.LatencyMs.P95), max(p.hi, r.LatencyMs.P95)

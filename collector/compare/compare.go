@@ -14,6 +14,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // Metric is one compared figure of a stage.
@@ -239,16 +240,16 @@ func (r *Result) Table() table.Table {
 	t := table.New("Stage", "Metric", "A", "B", "B − A", "Noise (round spread)", "Verdict")
 	for _, st := range r.Stages {
 		if st.Only != "" {
-			t.Add(stats.StageLabel(st.TargetRPS), "", "", "", "", "", "only in "+st.Only)
+			t.Add(units.StageLabel(st.TargetRPS), "", "", "", "", "", "only in "+st.Only)
 			continue
 		}
-		t.Add(stats.StageLabel(st.TargetRPS), "runs", st.RunsA, st.RunsB, "", "", "")
+		t.Add(units.StageLabel(st.TargetRPS), "runs", st.RunsA, st.RunsB, "", "", "")
 		for _, m := range st.Metrics {
 			if m.Missing {
-				t.Add(stats.StageLabel(st.TargetRPS), m.Name, "", "", "", "", m.Verdict)
+				t.Add(units.StageLabel(st.TargetRPS), m.Name, "", "", "", "", m.Verdict)
 				continue
 			}
-			t.Add(stats.StageLabel(st.TargetRPS), m.Name,
+			t.Add(units.StageLabel(st.TargetRPS), m.Name,
 				fmt.Sprintf("%.2f %s", m.A, m.Unit), fmt.Sprintf("%.2f %s", m.B, m.Unit),
 				fmt.Sprintf("%+.2f (%+.1f%%)", m.Diff, m.DiffPct), fmt.Sprintf("±%.2f (%d/%d rounds)", m.Noise, m.Rounds[0], m.Rounds[1]), m.Verdict)
 		}

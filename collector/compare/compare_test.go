@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // summary builds a campaign; a negative p95 is a run that failed (0 % success).
@@ -13,7 +14,7 @@ func summary(id string, stages map[float64][]float64, cpu float64) *stats.Summar
 	var runs []*stats.Run
 	for rate, p95s := range stages {
 		for i, p := range p95s {
-			r := &stats.Run{ID: id + "-" + stats.StageLabel(rate) + string(rune('a'+i)), Round: i + 1, TargetRPS: rate,
+			r := &stats.Run{ID: id + "-" + units.StageLabel(rate) + string(rune('a'+i)), Round: i + 1, TargetRPS: rate,
 				Status: stats.StatusDone, Requests: 100, SuccessRatio: 1, ThresholdsPassed: true, LatencyMs: stats.Latency{P50: p / 2, P95: p, P99: p * 2},
 				EngineCPU: &stats.CPU{CPUMsPerExchange: cpu + float64(i)*0.1}}
 			if p < 0 {
@@ -66,7 +67,7 @@ func TestCompareVerdicts(t *testing.T) {
 	var only []string
 	for _, st := range r.Stages {
 		if st.Only != "" {
-			only = append(only, stats.StageLabel(st.TargetRPS)+":"+st.Only)
+			only = append(only, units.StageLabel(st.TargetRPS)+":"+st.Only)
 		}
 	}
 	if strings.Join(only, ",") != "250/s:A,1000/s:B" {

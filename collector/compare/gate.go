@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // Gated are the figures a CI gate judges (tokex compare
@@ -23,7 +23,7 @@ type Finding struct {
 func (f Finding) String() string {
 	m := f.Metric
 	return fmt.Sprintf("%s %s: %.2f → %.2f %s (%+.2f %s, %+.1f %%), beyond the round-to-round noise of ±%.2f %s (%d/%d rounds)",
-		stats.StageLabel(f.TargetRPS), m.Name, m.A, m.B, m.Unit, m.Diff, m.Unit, m.DiffPct, m.Noise, m.Unit, m.Rounds[0], m.Rounds[1])
+		units.StageLabel(f.TargetRPS), m.Name, m.A, m.B, m.Unit, m.Diff, m.Unit, m.DiffPct, m.Noise, m.Unit, m.Rounds[0], m.Rounds[1])
 }
 
 // IsGated reports whether a figure is one the gate judges.
@@ -54,12 +54,12 @@ func (r *Result) Unjudged() []string {
 	var out []string
 	for _, st := range r.Stages {
 		if st.Only != "" {
-			out = append(out, fmt.Sprintf("%s: only in %s", stats.StageLabel(st.TargetRPS), st.Only))
+			out = append(out, fmt.Sprintf("%s: only in %s", units.StageLabel(st.TargetRPS), st.Only))
 			continue
 		}
 		for _, m := range st.Metrics {
 			if IsGated(m.Name) && (m.Missing || m.Rounds[0] < 2 && m.Rounds[1] < 2) {
-				out = append(out, fmt.Sprintf("%s %s: %s", stats.StageLabel(st.TargetRPS), m.Name, m.Verdict))
+				out = append(out, fmt.Sprintf("%s %s: %s", units.StageLabel(st.TargetRPS), m.Name, m.Verdict))
 			}
 		}
 	}

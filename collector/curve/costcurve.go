@@ -169,6 +169,19 @@ func (c *Curve) Extrapolation(rate float64) string {
 	return "extrapolated " + fmt.Sprintf(where, RangeLabel(c.MinRate, c.MaxRate), RangeLabel(s.From, s.To), slope)
 }
 
+// VariesDetail is the marginal_cost_varies warning's detail: the
+// marginal cost of each segment and where it holds.
+func (c *Curve) VariesDetail() string {
+	var parts []string
+	for _, s := range c.Segments {
+		if s.Marginal != nil {
+			parts = append(parts, fmt.Sprintf("%.3f over %s", s.Marginal.CPUMs, RangeLabel(s.From, s.To)))
+		}
+	}
+	return "the marginal cost " + c.Direction() + " with the rate (CPU-ms per exchange " + strings.Join(parts, ", ") +
+		"): no single figure describes this server; see marginal_cost.curve"
+}
+
 // Direction is how the marginal cost moves across the segments: "falls",
 // "rises" or "changes".
 func (c *Curve) Direction() string {

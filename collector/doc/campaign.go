@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // The sections of a campaign's document, by what they are about: the same
@@ -103,9 +104,9 @@ func header(s *stats.Summary) Section {
 	}
 	md := says([]string{"name: " + s.Name, "driver: " + s.Driver, "target: " + s.Target, "status: " + status,
 		"started: " + s.Started.UTC().Format(time.RFC3339) + ", finished: " + s.Finished.UTC().Format(time.RFC3339)})
-	md = append(md, Line{{Text: fmt.Sprintf("thresholds (%s): ", s.Thresholds)}, {Text: passed(s.ThresholdsPassed), Strong: true}},
-		Say(fmt.Sprintf("%s exchanges in %d counted runs, %.2f%% success, %s dropped%s", stats.Thousands(s.Totals.Exchanges),
-			s.Totals.Runs, s.Totals.SuccessRatio*100, stats.Thousands(s.Totals.Dropped), RetriedNote(s.Totals))))
+	md = append(md, Line{{Text: fmt.Sprintf("thresholds (%s): ", ThresholdsText(s.Thresholds))}, {Text: passed(s.ThresholdsPassed), Strong: true}},
+		Say(fmt.Sprintf("%s exchanges in %d counted runs, %.2f%% success, %s dropped%s", units.Thousands(s.Totals.Exchanges),
+			s.Totals.Runs, s.Totals.SuccessRatio*100, units.Thousands(s.Totals.Dropped), RetriedNote(s.Totals))))
 	if l := VerifiedLine(s.Totals); l != "" {
 		md = append(md, Say(l))
 	}
@@ -202,8 +203,8 @@ func verdict(s *stats.Summary) Section {
 	if s.Reason != "" {
 		status += ": " + s.Reason
 	}
-	lines := []string{fmt.Sprintf("Thresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped%s · campaign %s", s.Thresholds, passed(s.ThresholdsPassed),
-		stats.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, RetriedNote(s.Totals), status)}
+	lines := []string{fmt.Sprintf("Thresholds (%s): %s · %s exchanges, %.2f%% success, %d dropped%s · campaign %s", ThresholdsText(s.Thresholds), passed(s.ThresholdsPassed),
+		units.Thousands(s.Totals.Exchanges), s.Totals.SuccessRatio*100, s.Totals.Dropped, RetriedNote(s.Totals), status)}
 	if l := VerifiedLine(s.Totals); l != "" {
 		lines = append(lines, strings.ToUpper(l[:1])+l[1:])
 	}
@@ -221,19 +222,19 @@ func tiles(s *stats.Summary, recomputed bool) []Tile {
 		verdict, tone = "unknown", table.Warn
 	}
 	out := []Tile{{"thresholds", verdict, tone},
-		{"exchanges (measured)", stats.Thousands(s.Totals.Exchanges), table.Plain},
+		{"exchanges (measured)", units.Thousands(s.Totals.Exchanges), table.Plain},
 		{"success", fmt.Sprintf("%.2f%%", s.Totals.SuccessRatio*100), okTone(s.Totals.SuccessRatio >= 0.99)},
-		{"dropped", stats.Thousands(s.Totals.Dropped), okTone(s.Totals.Dropped == 0)}}
+		{"dropped", units.Thousands(s.Totals.Dropped), okTone(s.Totals.Dropped == 0)}}
 	if vf := s.Totals.Verified; vf != nil {
 		out = append(out, Tile{fmt.Sprintf("tokens verified (%.4g %% at random)", vf.Sample*100),
-			fmt.Sprintf("%s · %s failed", stats.Thousands(vf.Checked), stats.Thousands(vf.Failed)), okTone(vf.Failed == 0)})
+			fmt.Sprintf("%s · %s failed", units.Thousands(vf.Checked), units.Thousands(vf.Failed)), okTone(vf.Failed == 0)})
 	}
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
 			continue
 		}
-		label, tone := "p95 at "+stats.StageLabel(st.TargetRPS), table.Plain
+		label, tone := "p95 at "+units.StageLabel(st.TargetRPS), table.Plain
 		if len(st.FailedRuns) > 0 {
 			label, tone = label+" ("+RunsVerdict(st)+")", table.Bad
 		}
@@ -243,7 +244,7 @@ func tiles(s *stats.Summary, recomputed bool) []Tile {
 		}
 		out = append(out, Tile{label, fmt.Sprintf("%s · %.2f%% ok", p95, r.SuccessRatio*100), tone})
 		if r.EngineCPU != nil {
-			out = append(out, Tile{"CPU-ms / exchange at " + stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f", r.EngineCPU.CPUMsPerExchange), table.Plain})
+			out = append(out, Tile{"CPU-ms / exchange at " + units.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f", r.EngineCPU.CPUMsPerExchange), table.Plain})
 		}
 	}
 	return out
@@ -298,7 +299,7 @@ func runWarnings(r *stats.Run) []string {
 		out = append(out, fmt.Sprintf("%s was %s%s; it is not reported", r.ID, r.Status, suffix(r.Reason)))
 	}
 	if r.Dropped > 0 {
-		out = append(out, fmt.Sprintf("%s dropped %s arrivals: the generator's in-flight cap was full, so the server saw less than the target", r.ID, stats.Thousands(r.Dropped)))
+		out = append(out, fmt.Sprintf("%s dropped %s arrivals: the generator's in-flight cap was full, so the server saw less than the target", r.ID, units.Thousands(r.Dropped)))
 	}
 	if !r.Sanity && r.Status == stats.StatusDone && !r.ThresholdsPassed {
 		out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, r.FailedChecks()))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/exchange"
@@ -96,8 +97,8 @@ func TestLatencyRowAndSpread(t *testing.T) {
 func TestVerifiedTokensInEveryMedium(t *testing.T) {
 	t.Parallel()
 	runs := []*stats.Run{
-		{ID: "a", TargetRPS: 10, Status: stats.StatusDone, Requests: 100, OK: 98, Verification: &stats.Verification{Sample: 0.1, Checked: 11, Failed: 2}},
-		{ID: "b", TargetRPS: 20, Status: stats.StatusDone, Requests: 200, OK: 200, Verification: &stats.Verification{Sample: 0.1, Checked: 19}},
+		{ID: "a", TargetRPS: 10, Status: stats.StatusDone, Requests: 100, OK: 98, Verification: &sample.Verification{Sample: 0.1, Checked: 11, Failed: 2}},
+		{ID: "b", TargetRPS: 20, Status: stats.StatusDone, Requests: 200, OK: 200, Verification: &sample.Verification{Sample: 0.1, Checked: 19}},
 	}
 	s := &stats.Summary{}
 	stats.BuildSummary(s, runs, true)

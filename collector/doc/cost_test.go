@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -87,12 +88,12 @@ func golden(t *testing.T, name, got string) string {
 func TestCostBeforeTheCurveReportsTheSame(t *testing.T) {
 	t.Parallel()
 	straight := costSummary(func(r float64) float64 { return 0.02 + 0.0025*r }, []float64{100, 250, 500})
-	straight.Project(1000)
+	search.Project(straight, 1000)
 	if got := Campaign(straight, nil).Markdown(); got != golden(t, "cost-straight.md", got) {
 		t.Errorf("a straight line's summary.md changed:\n%s", got)
 	}
 	old := costSummary(falls, []float64{5, 10, 16, 30, 50})
-	old.Project(40)
+	search.Project(old, 40)
 	if *updateCost {
 		b, _ := json.MarshalIndent(old, "", "  ")
 		golden(t, "cost-falling-before.json", string(b))
@@ -116,7 +117,7 @@ func TestCostBeforeTheCurveReportsTheSame(t *testing.T) {
 func TestCostCurveAnswersAFallingCost(t *testing.T) {
 	t.Parallel()
 	s := costSummary(falls, []float64{5, 10, 16, 30, 50})
-	s.Project(40)
+	search.Project(s, 40)
 	md := Campaign(s, nil).Markdown()
 	for _, want := range []string{
 		"marginal cost falls with the rate: no single straight line holds over 5–50/s; one does over 5–",
@@ -133,7 +134,7 @@ func TestCostCurveAnswersAFallingCost(t *testing.T) {
 	if strings.Contains(md, "not given") {
 		t.Errorf("summary.md still refuses:\n%s", md)
 	}
-	s.Project(100)
+	search.Project(s, 100)
 	if md := Campaign(s, nil).Markdown(); !strings.Contains(md, "extrapolated beyond the measured 5–50/s along the straight line of the curve's last segment (16–50/s, ") {
 		t.Errorf("a projection beyond the measured rates does not say so:\n%s", md)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // LatencyTable is the article's latency table (reported runs), with the
@@ -17,12 +18,12 @@ func LatencyTable(s *stats.Summary) table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(stats.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", "", VerdictText(s, st))
+			t.Add(units.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", "", VerdictText(s, st))
 			continue
 		}
 		l := r.LatencyMs
-		row := []string{stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
-			stats.Thousands(r.Requests), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
+		row := []string{units.StageLabel(st.TargetRPS), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
+			units.Thousands(r.Requests), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
 		t.Add(append(append(row, latencyCells(r, l)...), VerdictText(s, st))...)
 	}
 	return t
@@ -44,10 +45,10 @@ func ScheduleTable(s *stats.Summary) table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(stats.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", VerdictText(s, st))
+			t.Add(units.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", VerdictText(s, st))
 			continue
 		}
-		row := []string{stats.StageLabel(st.TargetRPS), stats.Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
+		row := []string{units.StageLabel(st.TargetRPS), units.Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
 		t.Add(append(append(row, latencyCells(r, r.LatencyFromSched)...), VerdictText(s, st))...)
 	}
 	return t
@@ -61,11 +62,11 @@ func ResourceTable(s *stats.Summary) table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(stats.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", VerdictText(s, st))
+			t.Add(units.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", VerdictText(s, st))
 			continue
 		}
 		if r.EngineCPU == nil {
-			t.Add(stats.StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", "n/a", VerdictText(s, st))
+			t.Add(units.StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", "n/a", VerdictText(s, st))
 			continue
 		}
 		c := r.EngineCPU
@@ -73,8 +74,8 @@ func ResourceTable(s *stats.Summary) table.Table {
 		if r.Requests > 0 {
 			perEx = fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange)
 		}
-		t.Add(stats.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
-			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, stats.BytesIEC(r.EngineMemoryBytes), SourceLabel(c), VerdictText(s, st))
+		t.Add(units.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
+			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, units.BytesIEC(r.EngineMemoryBytes), SourceLabel(c), VerdictText(s, st))
 	}
 	return t
 }
@@ -95,7 +96,7 @@ func ResultsTable(s *stats.Summary, flagged func(runID string) bool) table.Table
 				spread[i] = "[" + spread[i] + "]"
 			}
 		}
-		row := append([]string{stats.StageLabel(st.TargetRPS), strings.Join(spread, " ")}, resultCells(st.Reported())...)
+		row := append([]string{units.StageLabel(st.TargetRPS), strings.Join(spread, " ")}, resultCells(st.Reported())...)
 		mark, tone := resultMark(s, st)
 		for _, r := range st.Runs {
 			if flagged(r.ID) {
@@ -138,7 +139,7 @@ func resultCells(rep *stats.Run) []string {
 	if rep.Requests == 0 {
 		lat, cpu = []string{"—", "—", "—"}, "n/a"
 	}
-	row := []string{stats.Thousands(rep.Requests), fmt.Sprintf("%.1f", rep.SuccessRatio*100)}
+	row := []string{units.Thousands(rep.Requests), fmt.Sprintf("%.1f", rep.SuccessRatio*100)}
 	return append(append(row, lat...), cores, cpu, SourceLabel(rep.EngineCPU))
 }
 
@@ -149,7 +150,7 @@ func SpreadTable(s *stats.Summary) table.Table {
 	t.ID, t.Columns[3].Toned = "spread", true
 	for _, st := range s.Stages {
 		v, tone := StageVerdict(s, st)
-		t.AddTone(tone, stats.StageLabel(st.TargetRPS), strings.Join(Spread(st), " / "), st.ReportedRun, v)
+		t.AddTone(tone, units.StageLabel(st.TargetRPS), strings.Join(Spread(st), " / "), st.ReportedRun, v)
 	}
 	return t
 }
@@ -165,7 +166,7 @@ func RunTable(r *stats.Run) table.Table {
 	if c := r.EngineCPU; c != nil {
 		cores, perEx = fmt.Sprintf("%.2f", c.AvgCores), fmt.Sprintf("%.2f (%s)", c.CPUMsPerExchange, c.Method)
 	}
-	t.Add(stats.Thousands(r.Requests), pct2(r.AchievedRatio), pct2(r.SuccessRatio), stats.Thousands(r.Dropped),
+	t.Add(units.Thousands(r.Requests), pct2(r.AchievedRatio), pct2(r.SuccessRatio), units.Thousands(r.Dropped),
 		ms2(l.Avg), ms2(l.P50), ms2(l.P90), ms2(l.P95), ms2(l.P99), ms2(l.Max), ms2(r.LatencyFromSched.P95), cores, perEx)
 	return t
 }
@@ -179,12 +180,12 @@ func ErrorsTable(r *stats.Run) table.Table {
 	for _, e := range r.TopErrors {
 		said := make([]string, len(e.Descriptions))
 		for i, d := range e.Descriptions {
-			said[i] = d.Text + " (" + stats.Thousands(d.Count) + ")"
+			said[i] = d.Text + " (" + units.Thousands(d.Count) + ")"
 		}
-		t.Add(e.Error, stats.Thousands(e.Count), strings.Join(said, "\n"))
+		t.Add(e.Error, units.Thousands(e.Count), strings.Join(said, "\n"))
 	}
 	if r.Retried > 0 {
-		t.Add(RetriedLabel, stats.Thousands(r.Retried), RetriedMeaning)
+		t.Add(RetriedLabel, units.Thousands(r.Retried), RetriedMeaning)
 	}
 	return t
 }
@@ -214,7 +215,7 @@ func ProbeTable(r *curve.Result) table.Table {
 		if valid != len(p.Rounds) {
 			rounds = fmt.Sprintf("%d (%d valid)", len(p.Rounds), valid)
 		}
-		row := []string{fmt.Sprint(i + 1), stats.StageLabel(p.Rate), rounds, "", "", "", "", "", cores, verdict}
+		row := []string{fmt.Sprint(i + 1), units.StageLabel(p.Rate), rounds, "", "", "", "", "", cores, verdict}
 		if valid > 0 {
 			row[3], row[4], row[5] = ms(p.P50Ms), ms(p.P95Ms), ms(p.P99Ms)
 			row[6], row[7] = fmt.Sprintf("%.2f%%", p.SuccessRatio*100), fmt.Sprintf("%.1f/s", p.AchievedRPS)

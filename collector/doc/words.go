@@ -7,9 +7,39 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/collector/units"
 )
+
+// ThresholdsText renders the limits: "p95 < 500 ms, success ≥ 99%,
+// dropped ≤ 0, no generator/host warning".
+func ThresholdsText(t stats.Thresholds) string {
+	s := fmt.Sprintf("p95 < %g ms, success ≥ %g%%, dropped ≤ %d, no generator/host warning", t.P95Ms, t.SuccessRatio*100, t.MaxDropped)
+	if len(t.AllowWarnings) > 0 {
+		var codes []string
+		for _, c := range t.AllowWarnings {
+			codes = append(codes, string(c))
+		}
+		s += " but " + strings.Join(codes, ", ")
+	}
+	return s
+}
+
+// ErrorKindText renders one of a run's most common failures:
+// "oauth_error:invalid_client ×12 ("client authentication failed")".
+func ErrorKindText(k stats.ErrorKind) string {
+	s := fmt.Sprintf("%s ×%d", k.Error, k.Count)
+	if len(k.Descriptions) > 0 {
+		var ds []string
+		for _, d := range k.Descriptions {
+			ds = append(ds, fmt.Sprintf("%q", d.Text))
+		}
+		s += " (" + strings.Join(ds, ", ") + ")"
+	}
+	return s
+}
 
 // VerdictText is StageVerdict without its tone.
 func VerdictText(s *stats.Summary, st *stats.Stage) string { v, _ := StageVerdict(s, st); return v }
@@ -101,7 +131,7 @@ func RunsVerdict(s *stats.Stage) string {
 // cpuSources name, in one short label each, the sources resource samples
 // carry (collector/proc's kinds, the kube driver's, the k6 import's).
 var cpuSources = []struct{ source, label string }{
-	{"proc-tree", "pid tree"}, {"proc", "pid"}, {"cgroup", "cgroup"}, {"prometheus", "prometheus"}, {stats.SourcePromQL, "promql"},
+	{"proc-tree", "pid tree"}, {"proc", "pid"}, {"cgroup", "cgroup"}, {"prometheus", "prometheus"}, {sample.SourcePromQL, "promql"},
 	{"metrics-server", "metrics-server"}, {"kubelet", "kubelet"}, {"monitor-csv", "monitor CSV"},
 }
 
@@ -152,9 +182,9 @@ func SpreadLine(s *stats.Summary) string {
 			ps = append(ps, v)
 		}
 		if plain {
-			parts = append(parts, stats.StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
+			parts = append(parts, units.StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
 		} else {
-			parts = append(parts, stats.StageLabel(st.TargetRPS)+": "+strings.Join(ps, " / "))
+			parts = append(parts, units.StageLabel(st.TargetRPS)+": "+strings.Join(ps, " / "))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -198,7 +228,7 @@ func RetriedLine(r *stats.Run) string {
 	if r.Retried == 0 {
 		return ""
 	}
-	return fmt.Sprintf("%s× %s: %s", stats.Thousands(r.Retried), RetriedLabel, RetriedMeaning)
+	return fmt.Sprintf("%s× %s: %s", units.Thousands(r.Retried), RetriedLabel, RetriedMeaning)
 }
 
 // RetriedNote is ", N retried after a keep-alive race (not errors)" for
@@ -207,7 +237,7 @@ func RetriedNote(t stats.Totals) string {
 	if t.Retried == 0 {
 		return ""
 	}
-	return fmt.Sprintf(", %s retried after a keep-alive race (not errors)", stats.Thousands(t.Retried))
+	return fmt.Sprintf(", %s retried after a keep-alive race (not errors)", units.Thousands(t.Retried))
 }
 
 // VerifiedLine says how many issued tokens the campaign verified, "" when
@@ -218,7 +248,7 @@ func VerifiedLine(t stats.Totals) string {
 		return ""
 	}
 	return fmt.Sprintf("issued tokens verified: %s (%.4g %% of the successes, picked at random), %s failed",
-		stats.Thousands(v.Checked), v.Sample*100, stats.Thousands(v.Failed))
+		units.Thousands(v.Checked), v.Sample*100, units.Thousands(v.Failed))
 }
 
 // CostLines are the capacity, the marginal cost and the projection in
@@ -260,7 +290,7 @@ func costLines(c *stats.Cost) []string {
 	if len(c.Observed) > 0 {
 		var parts []string
 		for _, o := range c.Observed {
-			parts = append(parts, fmt.Sprintf("%s %.3f", stats.StageLabel(o.TargetRPS), o.CPUMs))
+			parts = append(parts, fmt.Sprintf("%s %.3f", units.StageLabel(o.TargetRPS), o.CPUMs))
 		}
 		out = append(out, "observed CPU-ms per exchange, fixed cost included (the article's figure): "+strings.Join(parts, ", "))
 	}

@@ -42,8 +42,8 @@ func Unmarshal(line []byte) (uint64, Event, error) {
 		e, err = decode[Resource](env.Data)
 	case KindHost:
 		e, err = decode[Host](env.Data)
-	case KindCapacity:
-		e, err = decode[Capacity](env.Data)
+	case KindForecast, kindCapacity:
+		e, err = decode[Forecast](env.Data)
 	case KindAgentStatus:
 		e, err = decode[AgentStatus](env.Data)
 	case KindLog:

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/forecast"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -21,8 +24,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		PhaseChanged{At: at, RunID: "r", Phase: stats.Measured},
 		Window{At: at, RunID: "r", Completed: 500, Latency: stats.Latency{P95: 9.5}},
 		Resource{At: at, Role: "engine", Name: "pf-engine-0", CPUMillicores: 1300},
-		Host{At: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 1.9, PSI: &stats.Pressure{CPUSome: 0.5}, GeneratorLimitCores: 1, GeneratorWaitCores: &wait}},
-		Capacity{At: at, Stages: []float64{100, 500}, Estimate: stats.Capacity{Cores: 2, GeneratorCPUMs: 2.3, SustainableRPS: 430}},
+		Host{At: at, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: 1.9, PSI: &sample.Pressure{CPUSome: 0.5}, GeneratorLimitCores: 1, GeneratorWaitCores: &wait}},
+		Forecast{At: at, Stages: []float64{100, 500}, Estimate: forecast.Forecast{Cores: 2, GeneratorCPUMs: 2.3, SustainableRPS: 430}},
 		AgentStatus{At: at, RunID: "r", Agent: 3, Name: "perf-agent-3"},
 		Log{At: at, Source: "tokex", Level: "warn", Message: "m"},
 		RunFinished{At: at, RunID: "r", Status: stats.StatusDone, Stats: &stats.Run{ID: "r", Requests: 150008}},
@@ -49,6 +52,23 @@ func TestCodecRoundTrip(t *testing.T) {
 	}
 	if _, _, err := Unmarshal([]byte(`{"seq":1,"kind":"nope","data":{}}`)); err == nil {
 		t.Error("unknown kind accepted")
+	}
+}
+
+// TestOldForecastKind: evidence written before the pre-flight estimate was
+// renamed calls its event "capacity"; it reads as a Forecast, written
+// again under its new kind.
+func TestOldForecastKind(t *testing.T) {
+	line := `{"seq":4,"kind":"capacity","data":{"at":"2026-11-30T12:00:00Z","stages":[100,500],` +
+		`"estimate":{"cores":2,"generator_cpu_ms":2.3,"method":"200 calibration exchanges","sustainable_rps":430}}}`
+	seq, e, err := Unmarshal([]byte(line))
+	f, ok := e.(Forecast)
+	if err != nil || seq != 4 || !ok || f.Estimate.SustainableRPS != 430 || !f.Estimate.Exceeds(500) {
+		t.Fatalf("%d %#v %v", seq, e, err)
+	}
+	again, err := Marshal(seq, f)
+	if err != nil || !bytes.Contains(again, []byte(`"kind":"forecast"`)) {
+		t.Errorf("written again as %s (%v)", again, err)
 	}
 }
 
@@ -111,7 +131,7 @@ func TestReadsWindowsWrittenAsDigest(t *testing.T) {
 // line; evidence written before the field replays as a campaign of stages.
 func TestCampaignStartedSearch(t *testing.T) {
 	t.Parallel()
-	spec := &stats.SearchSpec{Policy: curve.Policy{Start: 100, Max: 1600, Resolution: 0.05},
+	spec := &search.Spec{Policy: curve.Policy{Start: 100, Max: 1600, Resolution: 0.05},
 		Objective: curve.Objective{P95Ms: 10, P99Ms: 50, SuccessRatio: 0.99}}
 	e := CampaignStarted{At: time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC), ID: "c", Search: spec}
 	line, err := Marshal(1, e)

@@ -8,6 +8,9 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/forecast"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -17,6 +20,10 @@ type Event interface{ Kind() Kind }
 // Kind names an event type on disk.
 type Kind string
 
+// kindCapacity is KindForecast's name in evidence written before the
+// pre-flight estimate was renamed; it is still read.
+const kindCapacity Kind = "capacity"
+
 const (
 	KindCampaignStarted  Kind = "campaign_started"
 	KindRunStarted       Kind = "run_started"
@@ -24,7 +31,7 @@ const (
 	KindWindow           Kind = "window"
 	KindResource         Kind = "resource"
 	KindHost             Kind = "host"
-	KindCapacity         Kind = "capacity"
+	KindForecast         Kind = "forecast"
 	KindAgentStatus      Kind = "agent_status"
 	KindLog              Kind = "log"
 	KindRunFinished      Kind = "run_finished"
@@ -61,7 +68,7 @@ type CampaignStarted struct {
 	// Search is how a capacity campaign searches (nil: it runs its stages);
 	// evidence written before it was here has none, and the first
 	// capacity_search event says it.
-	Search *stats.SearchSpec `json:"search,omitempty"`
+	Search *search.Spec `json:"search,omitempty"`
 }
 
 // RunStarted marks the beginning of a run (its warmup).
@@ -185,31 +192,39 @@ type Resource struct {
 // generator may use and how long it waited for one.
 type Host struct {
 	At time.Time `json:"at"`
-	stats.HostMetrics
+	sample.HostMetrics
 }
 
-// Capacity is the pre-flight estimate of what this machine can drive and
+// Forecast is the pre-flight estimate of what this machine can drive and
 // serve at once, emitted by a driver before its first run.
-type Capacity struct {
-	At       time.Time      `json:"at"`
-	Stages   []float64      `json:"stages"`
-	Estimate stats.Capacity `json:"estimate"`
+type Forecast struct {
+	At       time.Time         `json:"at"`
+	Stages   []float64         `json:"stages"`
+	Estimate forecast.Forecast `json:"estimate"`
 }
 
 // Line is the pre-flight sentence.
-func (c Capacity) Line() string { return c.Estimate.Line(c.Stages) }
+func (c Forecast) Line() string { return c.Estimate.Line(c.Stages) }
+
+// AgentState is where a load agent is in a run.
+type AgentState string
+
+const (
+	AgentRunning  AgentState = "running"
+	AgentFinished AgentState = "finished"
+)
 
 // AgentStatus reports one load agent's counters.
 type AgentStatus struct {
-	At      time.Time `json:"at"`
-	RunID   string    `json:"run_id"`
-	Agent   int       `json:"agent"`
-	Name    string    `json:"name"`
-	State   string    `json:"state"`
-	Sent    int64     `json:"sent"`
-	OK      int64     `json:"ok"`
-	Errors  int64     `json:"errors"`
-	Dropped int64     `json:"dropped"`
+	At      time.Time  `json:"at"`
+	RunID   string     `json:"run_id"`
+	Agent   int        `json:"agent"`
+	Name    string     `json:"name"`
+	State   AgentState `json:"state"`
+	Sent    int64      `json:"sent"`
+	OK      int64      `json:"ok"`
+	Errors  int64      `json:"errors"`
+	Dropped int64      `json:"dropped"`
 }
 
 // CoolDownSource is the Source of a capacity search's cool-down progress
@@ -247,7 +262,7 @@ func (PhaseChanged) Kind() Kind     { return KindPhaseChanged }
 func (Window) Kind() Kind           { return KindWindow }
 func (Resource) Kind() Kind         { return KindResource }
 func (Host) Kind() Kind             { return KindHost }
-func (Capacity) Kind() Kind         { return KindCapacity }
+func (Forecast) Kind() Kind         { return KindForecast }
 func (AgentStatus) Kind() Kind      { return KindAgentStatus }
 func (Log) Kind() Kind              { return KindLog }
 func (RunFinished) Kind() Kind      { return KindRunFinished }
@@ -284,7 +299,7 @@ func Time(e Event) time.Time {
 		return v.At
 	case Host:
 		return v.At
-	case Capacity:
+	case Forecast:
 		return v.At
 	case AgentStatus:
 		return v.At

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -62,13 +63,13 @@ func hostileListingKinds(t *testing.T, base string, size int) []string {
 		Stages: []*stats.Stage{{TargetRPS: 10, ReportedRun: run.ID, Runs: []*stats.Run{run}}}}
 	many := m
 	many.Runs = nil
-	for i := range MaxRuns {
+	for i := range stats.MaxRuns {
 		id := fmt.Sprintf("%04d-%s", i, strings.Repeat("r", 120))
 		many.Runs = append(many.Runs, RunEntry{ID: id, Plan: event.PlannedRun{ID: id, TargetRPS: float64(i + 1)}, Status: "done", Reason: big(size / 1280)})
 	}
 	hugeSummary := s
 	hugeSummary.Name = big(2 * size)
-	for i := range MaxRuns - 1 {
+	for i := range stats.MaxRuns - 1 {
 		hugeSummary.Stages = append(hugeSummary.Stages, &stats.Stage{TargetRPS: float64(i + 11)})
 	}
 	variants := []struct {
@@ -211,7 +212,7 @@ func writeDenseSamples(tb testing.TB, runDir string, start time.Time, span time.
 		if k%5000 == 0 {
 			cpu *= 10
 		}
-		return AppendResource(buf, &stats.ResourceSample{AtUS: at, Kind: who.kind, Name: who.name, CPUMillicores: cpu,
+		return AppendResource(buf, &sample.Resource{AtUS: at, Kind: who.kind, Name: who.name, CPUMillicores: cpu,
 			MemoryBytes: 1<<30 + int64(rng.IntN(1<<20)), CPUSecondsTotal: float64(k) / 1000, Source: "proc"})
 	})
 	wait := 0.01
@@ -220,8 +221,8 @@ func writeDenseSamples(tb testing.TB, runDir string, start time.Time, span time.
 		if k%5000 == 0 {
 			busy = 2
 		}
-		return AppendHost(buf, &stats.HostSample{AtUS: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: busy, Runnable: 1 + rng.IntN(4),
-			Load1: 1.5, MemTotalBytes: 8 << 30, MemAvailableBytes: 4<<30 + int64(rng.IntN(1<<30)), PSI: &stats.Pressure{CPUSome: rng.Float64() / 10},
+		return AppendHost(buf, &sample.Host{AtUS: at, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: busy, Runnable: 1 + rng.IntN(4),
+			Load1: 1.5, MemTotalBytes: 8 << 30, MemAvailableBytes: 4<<30 + int64(rng.IntN(1<<30)), PSI: &sample.Pressure{CPUSome: rng.Float64() / 10},
 			GeneratorLimitCores: 2, GeneratorCPUs: 2, GeneratorCPUsBusyCores: busy, GeneratorWaitCores: &wait}})
 	})
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // writeSyntheticCampaign writes an article-sized campaign (sanity + 3 stages
@@ -25,7 +26,7 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 	plan := []event.PlannedRun{{ID: "00-sanity", Sanity: true, TargetRPS: 100, Duration: 30 * time.Second, Agents: 10}}
 	for r := 1; r <= 3; r++ {
 		for _, s := range []float64{100, 250, 500} {
-			plan = append(plan, event.PlannedRun{ID: "r" + string(rune('0'+r)) + "-" + stats.StageLabel(s)[:3], Index: len(plan), Round: r,
+			plan = append(plan, event.PlannedRun{ID: "r" + string(rune('0'+r)) + "-" + units.StageLabel(s)[:3], Index: len(plan), Round: r,
 				TargetRPS: s, Warmup: 30 * time.Second, Duration: 5 * time.Minute, Agents: 10})
 		}
 	}

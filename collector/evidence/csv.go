@@ -12,7 +12,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/lines"
 )
@@ -150,10 +152,10 @@ func (i RowInfo) Note() string {
 	if !i.Truncated {
 		return ""
 	}
-	return fmt.Sprintf("%s is truncated after %s rows (tokex stopped while writing it): figures from it are partial", RequestsFile, stats.Thousands(i.Rows))
+	return fmt.Sprintf("%s is truncated after %s rows (tokex stopped while writing it): figures from it are partial", RequestsFile, units.Thousands(i.Rows))
 }
 
-// readRequests streams a requests.csv.gz to fn, within MaxRunRows and
+// readRequests streams a requests.csv.gz to fn, within stats.MaxRunRows and
 // MaxRequestBytes decompressed.
 func readRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, error) {
 	var info RowInfo
@@ -164,7 +166,7 @@ func readRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, e
 	lim := lines.Cap(zr, limits.requestBytes)
 	info, err = parseRequests(name, lim, fn)
 	if lim.Hit {
-		return info, fmt.Errorf("%s: refused: more than %s bytes decompressed (a run tokex writes stays far below; a compression bomb?)", name, stats.Thousands(limits.requestBytes))
+		return info, fmt.Errorf("%s: refused: more than %s bytes decompressed (a run tokex writes stays far below; a compression bomb?)", name, units.Thousands(limits.requestBytes))
 	}
 	return info, err
 }
@@ -203,7 +205,7 @@ func parseRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, 
 			continue
 		}
 		if info.Rows >= limits.runRows {
-			return info, fmt.Errorf("%s: refused: more than %s rows", name, stats.Thousands(limits.runRows))
+			return info, fmt.Errorf("%s: refused: more than %s rows", name, units.Thousands(limits.runRows))
 		}
 		q, err := parseRequest(string(b), cols)
 		if err != nil {
@@ -222,7 +224,7 @@ func parseRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, 
 }
 
 // AppendResource appends one CSV line for s.
-func AppendResource(buf []byte, s *stats.ResourceSample) []byte {
+func AppendResource(buf []byte, s *sample.Resource) []byte {
 	buf = strconv.AppendInt(buf, s.AtUS, 10)
 	buf = append(buf, ',')
 	buf = append(buf, clean(s.Kind)...)
@@ -278,7 +280,7 @@ func eachSample[T any](name string, r io.Reader, header string, parse func(strin
 			return false, fmt.Errorf("%s:%d: %w", name, lr.Line, perr)
 		}
 		if rows >= MaxResourceRows {
-			return false, fmt.Errorf("%s: refused: more than %s samples", name, stats.Thousands(MaxResourceRows))
+			return false, fmt.Errorf("%s: refused: more than %s samples", name, units.Thousands(MaxResourceRows))
 		}
 		rows++
 		fn(&s)
@@ -310,8 +312,8 @@ func eachSampleOf[T any](f *Folder, name, header string, parse func(string) (T, 
 	return note, err
 }
 
-func parseResource(line string) (stats.ResourceSample, error) {
-	var s stats.ResourceSample
+func parseResource(line string) (sample.Resource, error) {
+	var s sample.Resource
 	p := strings.Split(line, ",")
 	if len(p) != 7 {
 		return s, fmt.Errorf("want 7 columns, got %d", len(p))

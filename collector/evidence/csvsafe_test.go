@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -30,7 +31,7 @@ func TestCSVTextColumnsAreInert(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"=cmd|' /C calc'!A0", "+1", "-1", "@x", "\tx", "\rx"} {
-		s := stats.ResourceSample{AtUS: 1, Kind: name, Name: name, Source: name}
+		s := sample.Resource{AtUS: 1, Kind: name, Name: name, Source: name}
 		line := string(AppendResource(nil, &s))
 		for i, f := range strings.Split(strings.TrimSuffix(line, "\n"), ",") {
 			if f != "" && strings.IndexByte("=+-@\t\r", f[0]) >= 0 && i != 3 && i != 4 && i != 5 {

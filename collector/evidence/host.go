@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/event"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // HostFile holds the samples of the machine running the generator: one per
@@ -23,7 +23,7 @@ const HostHeader = "at_unix_us,cpus,busy_cores,steal_cores,runnable,load1,mem_to
 const hostColumns = 16
 
 // AppendHost appends one CSV line for s.
-func AppendHost(buf []byte, s *stats.HostSample) []byte {
+func AppendHost(buf []byte, s *sample.Host) []byte {
 	f := func(v float64) { buf = strconv.AppendFloat(buf, v, 'f', -1, 64) }
 	i := func(v int64) { buf = strconv.AppendInt(buf, v, 10) }
 	c := func() { buf = append(buf, ',') }
@@ -68,8 +68,8 @@ func AppendHost(buf []byte, s *stats.HostSample) []byte {
 }
 
 // ParseHost parses one line of host.csv.
-func ParseHost(line string) (stats.HostSample, error) {
-	var s stats.HostSample
+func ParseHost(line string) (sample.Host, error) {
+	var s sample.Host
 	p := strings.Split(line, ",")
 	if len(p) != hostColumns {
 		return s, fmt.Errorf("want %d columns, got %d", hostColumns, len(p))
@@ -100,7 +100,7 @@ func ParseHost(line string) (stats.HostSample, error) {
 	switch {
 	case p[8] == "" && p[9] == "" && p[10] == "":
 	default:
-		s.PSI = &stats.Pressure{CPUSome: num(8), MemorySome: num(9), MemoryFull: num(10)}
+		s.PSI = &sample.Pressure{CPUSome: num(8), MemorySome: num(9), MemoryFull: num(10)}
 	}
 	s.GeneratorLimitCores = num(11)
 	s.GeneratorCPUs = int(min(integer(12), 1<<20))
@@ -119,7 +119,7 @@ func ParseHost(line string) (stats.HostSample, error) {
 // Host reads a run's host.csv (the campaign's, between runs, for id "");
 // a missing file (evidence from before it, the kube driver, imports) is no
 // samples. A last line cut by a crash is dropped, and said in note.
-func (f *Folder) Host(id string) ([]stats.HostSample, string, error) {
+func (f *Folder) Host(id string) ([]sample.Host, string, error) {
 	name, err := hostFile(id)
 	if err != nil {
 		return nil, "", err
@@ -129,7 +129,7 @@ func (f *Folder) Host(id string) ([]stats.HostSample, string, error) {
 
 // EachHost streams a run's host.csv (the campaign's for id "") to fn, one
 // sample at a time, as EachResource does.
-func (f *Folder) EachHost(id string, fn func(*stats.HostSample)) (note string, err error) {
+func (f *Folder) EachHost(id string, fn func(*sample.Host)) (note string, err error) {
 	name, err := hostFile(id)
 	if err != nil {
 		return "", err
@@ -160,7 +160,7 @@ func (w *Writer) consumeHost(h event.Host) {
 		}
 		*dst = lf
 	}
-	w.linebuf = AppendHost(w.linebuf[:0], &stats.HostSample{AtUS: h.At.UnixMicro(), HostMetrics: h.HostMetrics})
+	w.linebuf = AppendHost(w.linebuf[:0], &sample.Host{AtUS: h.At.UnixMicro(), HostMetrics: h.HostMetrics})
 	_, err := (*dst).w.Write(w.linebuf)
 	w.fail(err)
 }

@@ -9,16 +9,17 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 func TestHostRowRoundTrip(t *testing.T) {
 	wait, perSlice := 0.125, 2.5
-	rows := []stats.HostSample{
-		{AtUS: 1789978138000001, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 1.95, StealCores: 0.01, Runnable: 7, Load1: 3.25,
-			MemTotalBytes: 8 << 30, MemAvailableBytes: 1 << 30, PSI: &stats.Pressure{CPUSome: 0.9, MemorySome: 0.01, MemoryFull: 0},
+	rows := []sample.Host{
+		{AtUS: 1789978138000001, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: 1.95, StealCores: 0.01, Runnable: 7, Load1: 3.25,
+			MemTotalBytes: 8 << 30, MemAvailableBytes: 1 << 30, PSI: &sample.Pressure{CPUSome: 0.9, MemorySome: 0.01, MemoryFull: 0},
 			GeneratorLimitCores: 1, GeneratorCPUs: 1, GeneratorCPUsBusyCores: 0.97, GeneratorWaitCores: &wait, GeneratorWaitPerSliceMs: &perSlice}},
-		{AtUS: 5, HostMetrics: stats.HostMetrics{CPUs: 64}}, // no PSI, no schedstat, no limit
+		{AtUS: 5, HostMetrics: sample.HostMetrics{CPUs: 64}}, // no PSI, no schedstat, no limit
 	}
 	for _, r := range rows {
 		line := string(AppendHost(nil, &r))
@@ -49,7 +50,7 @@ func TestWriterHostFile(t *testing.T) {
 	p := event.PlannedRun{ID: "01-r1-10rps", Round: 1, TargetRPS: 10, Duration: 2 * time.Second, Agents: 1}
 	_ = w.SetPlan([]event.PlannedRun{p})
 	start := time.Unix(1_800_000_000, 0)
-	w.Consume(event.Host{At: start.Add(-time.Second), HostMetrics: stats.HostMetrics{CPUs: 2}})
+	w.Consume(event.Host{At: start.Add(-time.Second), HostMetrics: sample.HostMetrics{CPUs: 2}})
 	rec := NewRecorder(w, nil)
 	run, err := rec.Begin(p, start)
 	if err != nil {
@@ -61,13 +62,13 @@ func TestWriterHostFile(t *testing.T) {
 	for s := 1; s <= 2; s++ {
 		at := start.Add(time.Duration(s)*time.Second - 100*time.Millisecond)
 		w.Consume(event.Resource{At: at, Role: "generator", Name: "g", CPUMillicores: 100})
-		w.Consume(event.Host{At: at, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 2, Runnable: 5}})
+		w.Consume(event.Host{At: at, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: 2, Runnable: 5}})
 	}
 	st, err := run.End(start.Add(2*time.Second), stats.RunMeta{ID: p.ID, Round: 1, TargetRPS: 10, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second), Status: stats.StatusDone}, stats.Thresholds{P95Ms: 10, SuccessRatio: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.Consume(event.Host{At: start.Add(3 * time.Second), HostMetrics: stats.HostMetrics{CPUs: 2}})
+	w.Consume(event.Host{At: start.Add(3 * time.Second), HostMetrics: sample.HostMetrics{CPUs: 2}})
 	if err := rec.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +125,7 @@ func TestEachSampleStreamsWhatTheReadersRead(t *testing.T) {
 	w := interrupted(t, dir)
 	start := time.Unix(1_800_000_000, 0)
 	for i := range 5 {
-		w.Consume(event.Host{At: start.Add(time.Duration(i) * time.Second), HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: float64(i)}})
+		w.Consume(event.Host{At: start.Add(time.Duration(i) * time.Second), HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: float64(i)}})
 		w.Consume(event.Resource{At: start.Add(time.Duration(i) * time.Second), Role: "engine", Name: "e", CPUMillicores: float64(i)})
 	}
 	must(t, w.Flush())
@@ -138,34 +139,34 @@ func TestEachSampleStreamsWhatTheReadersRead(t *testing.T) {
 	defer f.Close()
 	wantRes, wantNote, err := f.Resources(id)
 	must(t, err)
-	var gotRes []stats.ResourceSample
-	note, err := f.EachResource(id, func(s *stats.ResourceSample) { gotRes = append(gotRes, *s) })
+	var gotRes []sample.Resource
+	note, err := f.EachResource(id, func(s *sample.Resource) { gotRes = append(gotRes, *s) })
 	must(t, err)
 	if len(wantRes) != 5 || !reflect.DeepEqual(gotRes, wantRes) || note != wantNote || !strings.Contains(note, "torn") {
 		t.Errorf("EachResource: %d samples, note %q; Resources: %d, %q", len(gotRes), note, len(wantRes), wantNote)
 	}
 	wantHost, _, err := f.Host(id)
 	must(t, err)
-	var gotHost []stats.HostSample
-	_, err = f.EachHost(id, func(s *stats.HostSample) { gotHost = append(gotHost, *s) })
+	var gotHost []sample.Host
+	_, err = f.EachHost(id, func(s *sample.Host) { gotHost = append(gotHost, *s) })
 	must(t, err)
 	if len(wantHost) != 5 || !reflect.DeepEqual(gotHost, wantHost) {
 		t.Errorf("EachHost: %d samples; Host: %d", len(gotHost), len(wantHost))
 	}
-	if _, err := f.EachHost("../x", func(*stats.HostSample) {}); err == nil {
+	if _, err := f.EachHost("../x", func(*sample.Host) {}); err == nil {
 		t.Error("EachHost took an id that leaves the folder")
 	}
-	if _, err := f.EachResource("../x", func(*stats.ResourceSample) {}); err == nil {
+	if _, err := f.EachResource("../x", func(*sample.Resource) {}); err == nil {
 		t.Error("EachResource took an id that leaves the folder")
 	}
 	must(t, os.WriteFile(res, []byte("at,x\n"), 0o644))
-	if _, err := f.EachResource(id, func(*stats.ResourceSample) {}); err == nil || !strings.Contains(err.Error(), "unexpected header") {
+	if _, err := f.EachResource(id, func(*sample.Resource) {}); err == nil || !strings.Contains(err.Error(), "unexpected header") {
 		t.Errorf("a wrong header: %v", err)
 	}
 	many := []byte(ResourcesHeader + "\n" + strings.Repeat("1800000000000000,engine,e,1,1,1,proc\n", MaxResourceRows+1))
 	must(t, os.WriteFile(res, many, 0o644))
 	n := 0
-	if _, err := f.EachResource(id, func(*stats.ResourceSample) { n++ }); err == nil || n != MaxResourceRows {
+	if _, err := f.EachResource(id, func(*sample.Resource) { n++ }); err == nil || n != MaxResourceRows {
 		t.Errorf("%d samples over the cap: %v after %d", MaxResourceRows+1, err, n)
 	}
 }

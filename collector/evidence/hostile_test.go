@@ -293,7 +293,7 @@ func TestTokexOwnLinesStayShort(t *testing.T) {
 	if err := w.SetPlan(huge); err == nil {
 		t.Fatal("a plan of 200,000 runs was accepted")
 	}
-	plan := huge[:MaxRuns]
+	plan := huge[:stats.MaxRuns]
 	start, _ := event.Marshal(1, event.CampaignStarted{ID: "c", Runs: plan})
 	var runs []*stats.Run
 	for _, p := range plan {
@@ -309,7 +309,7 @@ func TestTokexOwnLinesStayShort(t *testing.T) {
 	end, _ := event.Marshal(2, event.CampaignFinished{Status: "done", Summary: s})
 	for name, n := range map[string]int{"campaign_started": len(start), "campaign_finished": len(end)} {
 		if n > MaxEventLine/2 {
-			t.Errorf("%s of %d runs is %d bytes, too close to the %d limit", name, MaxRuns, n, MaxEventLine)
+			t.Errorf("%s of %d runs is %d bytes, too close to the %d limit", name, stats.MaxRuns, n, MaxEventLine)
 		}
 	}
 }

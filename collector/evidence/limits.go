@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 
+	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/names"
 )
 
@@ -10,18 +11,15 @@ import (
 // every size is bounded: a file over its limit is refused with an error
 // that names it, never read into memory whole.
 const (
-	// MaxRuns bounds the runs of a plan, a manifest and a summary.
-	MaxRuns = 1000
-	// MaxRunRows bounds one run's requests.csv.gz (20 million rows: a run
-	// of 50,000 exchanges/s for 400 s, whose exact statistics take 12 bytes
-	// a row); MaxRequestBytes its decompressed size (about 60 bytes a row).
-	MaxRunRows      = 20_000_000
+	// stats.MaxRuns bounds the runs of a plan, a manifest and a summary,
+	// stats.MaxRunRows one run's requests.csv.gz; MaxRequestBytes is its
+	// decompressed size (about 60 bytes a row).
 	MaxRequestBytes = 2 << 30
 	// MaxResourceRows bounds one resources.csv.
 	MaxResourceRows = 1_000_000
 	// MaxEventLine is the longest events.jsonl line read; longer lines are
 	// skipped and counted like damaged ones. tokex's own lines stay far
-	// below it (MaxRuns bounds the plan and the summary they carry).
+	// below it (stats.MaxRuns bounds the plan and the summary they carry).
 	MaxEventLine = 16 << 20
 	// maxRowLine bounds a line of requests.csv.gz or resources.csv.
 	maxRowLine = 64 << 10
@@ -32,7 +30,7 @@ const (
 )
 
 // limits are the caps the readers apply (tests lower them).
-var limits = struct{ runRows, requestBytes int64 }{MaxRunRows, MaxRequestBytes}
+var limits = struct{ runRows, requestBytes int64 }{stats.MaxRunRows, MaxRequestBytes}
 
 // CheckID accepts a campaign or run id only if it is one clean path
 // element tokex could have written (names.IsFile: 1–128 letters, digits,

@@ -15,6 +15,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/safefs"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 )
@@ -96,20 +97,20 @@ const (
 
 // listManifest is what List reads of manifest.json.
 type listManifest struct {
-	SchemaVersion int       `json:"schema_version"`
-	CampaignID    string    `json:"campaign_id"`
-	Name          string    `json:"name"`
-	Driver        string    `json:"driver"`
-	Status        string    `json:"status"`
-	Reason        string    `json:"reason"`
-	Started       time.Time `json:"started"`
+	SchemaVersion int                  `json:"schema_version"`
+	CampaignID    string               `json:"campaign_id"`
+	Name          string               `json:"name"`
+	Driver        string               `json:"driver"`
+	Status        stats.CampaignStatus `json:"status"`
+	Reason        string               `json:"reason"`
+	Started       time.Time            `json:"started"`
 	Runs          []struct {
 		ID   string `json:"id"`
 		Plan struct {
 			Sanity    bool    `json:"sanity"`
 			TargetRPS float64 `json:"target_rps"`
 		} `json:"plan"`
-		Status string `json:"status"`
+		Status stats.RunStatus `json:"status"`
 	} `json:"runs"`
 }
 
@@ -184,13 +185,13 @@ func listOne(dir string) (Listing, error) {
 		return Listing{}, fmt.Errorf("%s: %s: %w", dir, ManifestFile, err)
 	}
 	l := Listing{Dir: dir, ID: m.CampaignID, Name: cutText(m.Name, ListNameMax), Driver: cutText(m.Driver, ListWordMax),
-		Status: cutText(m.Status, ListWordMax), Reason: cutText(m.Reason, ListReasonMax), Started: m.Started}
+		Status: cutText(string(m.Status), ListWordMax), Reason: cutText(m.Reason, ListReasonMax), Started: m.Started}
 	for _, r := range m.Runs {
 		if r.Plan.Sanity {
 			continue
 		}
 		l.Runs++
-		if r.Status == "done" {
+		if r.Status == stats.StatusDone {
 			l.Done++
 		}
 		switch {
@@ -273,8 +274,8 @@ func checkListSummary(s *listSummary) error {
 			return err
 		}
 	}
-	if n > 2*MaxRuns {
-		return fmt.Errorf("refused: more than %d runs", MaxRuns)
+	if n > 2*stats.MaxRuns {
+		return fmt.Errorf("refused: more than %d runs", stats.MaxRuns)
 	}
 	return nil
 }
@@ -320,7 +321,7 @@ const MaxStageCell = 48
 func (l Listing) StageCells(p95 func(ms float64) string) (rates, p95s string) {
 	var rs, ps []string
 	for _, s := range l.Stages {
-		rs = append(rs, stats.StageLabel(s.TargetRPS))
+		rs = append(rs, units.StageLabel(s.TargetRPS))
 		p := "—"
 		if s.Reported {
 			p = p95(s.P95Ms)

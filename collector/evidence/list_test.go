@@ -91,7 +91,7 @@ func TestListBoundsEveryString(t *testing.T) {
 		}
 	}
 	for _, l := range ls {
-		if filepath.Base(l.Dir) == "runs" && (l.Runs != MaxRuns || !l.MoreStages || len(l.Stages) != MaxListedStages) {
+		if filepath.Base(l.Dir) == "runs" && (l.Runs != stats.MaxRuns || !l.MoreStages || len(l.Stages) != MaxListedStages) {
 			t.Errorf("runs: %d runs, %d stages, more %v", l.Runs, len(l.Stages), l.MoreStages)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"path"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/lines"
 	"github.com/tokex-dev/tokex/internal/safefs"
@@ -67,8 +69,8 @@ func (m *Manifest) check() error {
 	if err := CheckID(m.CampaignID); err != nil {
 		return fmt.Errorf("campaign_id: %w", err)
 	}
-	if len(m.Runs) > MaxRuns {
-		return fmt.Errorf("refused: %d runs, at most %d are read", len(m.Runs), MaxRuns)
+	if len(m.Runs) > stats.MaxRuns {
+		return fmt.Errorf("refused: %d runs, at most %d are read", len(m.Runs), stats.MaxRuns)
 	}
 	seen := map[string]bool{}
 	for _, r := range m.Runs {
@@ -322,8 +324,8 @@ func checkSummary(s *stats.Summary) error {
 			return err
 		}
 	}
-	if n > 2*MaxRuns {
-		return fmt.Errorf("refused: more than %d runs", MaxRuns)
+	if n > 2*stats.MaxRuns {
+		return fmt.Errorf("refused: more than %d runs", stats.MaxRuns)
 	}
 	return nil
 }
@@ -345,7 +347,7 @@ func (f *Folder) Requests(id string, fn func(*stats.Request)) (RowInfo, error) {
 
 // Resources reads a run's resources.csv; a missing file is no samples. A
 // last line cut by a crash is dropped, and said in note.
-func (f *Folder) Resources(id string) ([]stats.ResourceSample, string, error) {
+func (f *Folder) Resources(id string) ([]sample.Resource, string, error) {
 	if err := CheckID(id); err != nil {
 		return nil, "", err
 	}
@@ -356,7 +358,7 @@ func (f *Folder) Resources(id string) ([]stats.ResourceSample, string, error) {
 // (the sample is not kept: fn copies what it needs); a missing file is no
 // samples, a torn last line is said in note. Samples handed to fn before
 // an error stay handed.
-func (f *Folder) EachResource(id string, fn func(*stats.ResourceSample)) (note string, err error) {
+func (f *Folder) EachResource(id string, fn func(*sample.Resource)) (note string, err error) {
 	if err := CheckID(id); err != nil {
 		return "", err
 	}
@@ -413,7 +415,7 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 		Started: f.Manifest.Started, Finished: f.Manifest.Finished, Thresholds: th, Idle: f.Manifest.Idle,
 	}
 	if f.Manifest.Search != nil {
-		s.Capacity = stats.ReplaySearch(*f.Manifest.Search, runs)
+		s.Capacity = search.Replay(*f.Manifest.Search, runs)
 	}
 	stats.BuildSummary(s, runs, complete)
 	return s, nil

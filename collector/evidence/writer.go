@@ -19,6 +19,8 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/names"
 	"github.com/tokex-dev/tokex/internal/owner"
@@ -70,7 +72,7 @@ type Manifest struct {
 	// the campaign's resources.csv).
 	Idle *stats.Idle `json:"idle,omitempty"`
 	// Search is how a capacity campaign searches (nil: it runs its stages).
-	Search *stats.SearchSpec `json:"search,omitempty"`
+	Search *search.Spec `json:"search,omitempty"`
 	// Owner is the seal of config.yaml by the tokex that wrote the folder
 	// (internal/owner): a resume trusts the config of a folder it sealed.
 	Owner string `json:"owner,omitempty"`
@@ -478,7 +480,7 @@ func (w *Writer) SetIdle(idle stats.Idle) error {
 }
 
 // SetSearch records that the campaign is a capacity search, and how.
-func (w *Writer) SetSearch(spec stats.SearchSpec) error {
+func (w *Writer) SetSearch(spec search.Spec) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.man.Search = &spec
@@ -487,8 +489,8 @@ func (w *Writer) SetSearch(spec stats.SearchSpec) error {
 
 // SetPlan records the planned runs (keeping entries of a resumed folder).
 func (w *Writer) SetPlan(plan []event.PlannedRun) error {
-	if len(plan) > MaxRuns {
-		return fmt.Errorf("a plan of %d runs: at most %d", len(plan), MaxRuns)
+	if len(plan) > stats.MaxRuns {
+		return fmt.Errorf("a plan of %d runs: at most %d", len(plan), stats.MaxRuns)
 	}
 	for _, p := range plan {
 		if err := CheckID(p.ID); err != nil {
@@ -565,7 +567,7 @@ func (w *Writer) Consume(e event.Event) {
 		if w.cur != nil && !w.cur.closed {
 			rf = w.cur.res
 		}
-		w.linebuf = AppendResource(w.linebuf[:0], &stats.ResourceSample{
+		w.linebuf = AppendResource(w.linebuf[:0], &sample.Resource{
 			AtUS: r.At.UnixMicro(), Kind: r.Role, Name: r.Name, CPUMillicores: r.CPUMillicores,
 			MemoryBytes: r.MemoryBytes, CPUSecondsTotal: r.CPUSecondsTotal, Source: r.Source,
 		})
@@ -589,8 +591,8 @@ func (w *Writer) record(id string, r *stats.Request) bool {
 	if w.err != nil {
 		return true
 	}
-	if w.cur.rows >= MaxRunRows {
-		w.fail(fmt.Errorf("run %s: more than %d rows, more than a reader accepts", w.cur.id, MaxRunRows))
+	if w.cur.rows >= stats.MaxRunRows {
+		w.fail(fmt.Errorf("run %s: more than %d rows, more than a reader accepts", w.cur.id, stats.MaxRunRows))
 		return true
 	}
 	w.linebuf = AppendRequest(w.linebuf[:0], r)

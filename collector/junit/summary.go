@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // FromSummary is a campaign's verdicts: a suite per stage (a capacity
@@ -17,9 +19,9 @@ func FromSummary(s *stats.Summary, command string) *Suites {
 	pkg := "tokex." + command
 	d := &Suites{}
 	props := []Property{Prop("campaign", s.CampaignID), Prop("target", s.Target), Prop("driver", s.Driver),
-		Prop("thresholds", s.Thresholds.String()), Prop("status", s.Status)}
+		Prop("thresholds", doc.ThresholdsText(s.Thresholds)), Prop("status", s.Status)}
 	for _, st := range s.Stages {
-		suite := NewSuite(pkg, "stage "+stats.StageLabel(st.TargetRPS), len(d.Suites), stageStart(st, s.Started), props...)
+		suite := NewSuite(pkg, "stage "+units.StageLabel(st.TargetRPS), len(d.Suites), stageStart(st, s.Started), props...)
 		stageCases(&suite, st, brokenProbe(s.Capacity, st.TargetRPS))
 		d.Suites = append(d.Suites, suite)
 	}
@@ -106,7 +108,7 @@ func stageCases(suite *Suite, st *stats.Stage, broken bool) {
 			o = Fail
 		}
 		suite.Add(fmt.Sprintf("%s %g", name, limit), o, fmt.Sprintf("%s%s %g at %s: %d/%d runs passed (%s)",
-			prefix, name, limit, stats.StageLabel(st.TargetRPS), passed, judged, strings.Join(parts, ", ")), per)
+			prefix, name, limit, units.StageLabel(st.TargetRPS), passed, judged, strings.Join(parts, ", ")), per)
 	}
 	var unfinished []string
 	for _, r := range st.Runs {

@@ -12,8 +12,7 @@ import (
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // The series a scrape keeps; everything else on the page is skipped as it
@@ -67,8 +66,8 @@ func (e *exposition) reading() (Reading, error) {
 	if !e.hasCPU {
 		return Reading{}, errors.New("no process_cpu_seconds_total: the server does not export process metrics there")
 	}
-	if e.cpu > stats.MaxCPUCounterSeconds {
-		return Reading{}, fmt.Errorf("process_cpu_seconds_total %v is not a CPU counter (more than %g s: an overflow)", e.cpu, stats.MaxCPUCounterSeconds)
+	if e.cpu > sample.MaxCPUCounterSeconds {
+		return Reading{}, fmt.Errorf("process_cpu_seconds_total %v is not a CPU counter (more than %g s: an overflow)", e.cpu, sample.MaxCPUCounterSeconds)
 	}
 	r := Reading{CPUSeconds: e.cpu}
 	if e.hasMem && !e.memBad && e.mem <= maxMemoryBytes {

@@ -7,8 +7,7 @@ import (
 
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
-
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // FuzzParsePIDStat: /proc/<pid>/stat lines, including command names with
@@ -43,7 +42,7 @@ func FuzzParseProcessMetrics(f *testing.F) {
 			}
 		}
 		r, err := parseProcessMetrics(bytes.NewReader(b), format)
-		if err == nil && (r.CPUSeconds < 0 || r.CPUSeconds != r.CPUSeconds || r.CPUSeconds > stats.MaxCPUCounterSeconds || r.MemoryBytes < 0 || r.MemoryBytes > maxMemoryBytes) {
+		if err == nil && (r.CPUSeconds < 0 || r.CPUSeconds != r.CPUSeconds || r.CPUSeconds > sample.MaxCPUCounterSeconds || r.MemoryBytes < 0 || r.MemoryBytes > maxMemoryBytes) {
 			t.Fatalf("reading %+v from %q", r, b)
 		}
 	})

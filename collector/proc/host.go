@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // HostSampler reads the machine that runs tokex's load generator, and the
@@ -400,7 +400,7 @@ func quotaIn(dir string) float64 {
 
 // between turns two readings into the events of the interval between them.
 func (h *HostSampler) between(prev, cur hostReading) (event.Host, event.Resource) {
-	m := stats.HostMetrics{CPUs: cur.cpus, Runnable: max(0, cur.running-1), Load1: cur.load1,
+	m := sample.HostMetrics{CPUs: cur.cpus, Runnable: max(0, cur.running-1), Load1: cur.load1,
 		MemTotalBytes: cur.memTotal, MemAvailableBytes: cur.memAvail, GeneratorLimitCores: cur.limit}
 	if dt := float64(cur.total - prev.total); cur.total > prev.total {
 		busy := dt - float64(cur.idle-prev.idle)
@@ -424,7 +424,7 @@ func (h *HostSampler) between(prev, cur hostReading) (event.Host, event.Resource
 	wall := cur.at.Sub(prev.at).Seconds()
 	if len(prev.psi) == 3 && len(cur.psi) == 3 && wall > 0 {
 		share := func(i int) float64 { return round3(min(1, max(0, float64(cur.psi[i]-prev.psi[i])/1e6/wall))) }
-		m.PSI = &stats.Pressure{CPUSome: share(0), MemorySome: share(1), MemoryFull: share(2)}
+		m.PSI = &sample.Pressure{CPUSome: share(0), MemorySome: share(1), MemoryFull: share(2)}
 	}
 	if prev.waitOK && cur.waitOK && wall > 0 {
 		dw := max(0, cur.wait-prev.wait)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 // fakeHost writes a /proc and /sys/fs/cgroup tree under root for pid 42.
@@ -98,7 +99,7 @@ func TestHostSamplerReadsAFakeProcRoot(t *testing.T) {
 	if gen.Role != "generator" || gen.Name != "tokex-generator" || gen.CPUMillicores != 500 || gen.MemoryBytes != 2048*1024 || !gen.At.Equal(host.At) {
 		t.Errorf("generator resource: %+v", gen)
 	}
-	if why := m.Saturation(); !strings.Contains(why, "CPU 95% busy") || !strings.Contains(why, "steal 10%") ||
+	if why := stats.Saturation(&m); !strings.Contains(why, "CPU 95% busy") || !strings.Contains(why, "steal 10%") ||
 		!strings.Contains(why, "memory 3.8% available") || !strings.Contains(why, "memory stalls 10%") {
 		t.Errorf("saturation: %q", why)
 	}
@@ -169,10 +170,10 @@ func TestPinnedToABusyCPU(t *testing.T) {
 	b.at = a.at.Add(time.Second)
 	b.self.At = b.at
 	host, gen := h.between(a, b)
-	if host.Saturation() != "" {
-		t.Errorf("a half-idle host is saturated: %q", host.Saturation())
+	if stats.Saturation(&host.HostMetrics) != "" {
+		t.Errorf("a half-idle host is saturated: %q", stats.Saturation(&host.HostMetrics))
 	}
-	if why := host.Starvation(gen.CPUMillicores / 1000); why != "the 1 of 2 CPUs it may run on were 100% busy" {
+	if why := stats.Starvation(&host.HostMetrics, gen.CPUMillicores/1000); why != "the 1 of 2 CPUs it may run on were 100% busy" {
 		t.Errorf("starvation = %q (%+v)", why, host.HostMetrics)
 	}
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // Target is one source sampled under a role (engine, generator).
@@ -90,7 +90,7 @@ func sampleOne(ctx context.Context, interval time.Duration, t Target, emit func(
 			warn("CPU counter of " + t.Source.Name() + " went back (the process restarted?): sample dropped")
 		case jumped(prev, r):
 			warn(fmt.Sprintf("CPU counter of %s advanced %.4g s in %s, faster than %d cores: not a CPU counter (an overflow?), sample dropped",
-				t.Source.Name(), r.CPUSeconds-prev.CPUSeconds, r.At.Sub(prev.At).Round(time.Millisecond), stats.MaxPlausibleCores))
+				t.Source.Name(), r.CPUSeconds-prev.CPUSeconds, r.At.Sub(prev.At).Round(time.Millisecond), sample.MaxPlausibleCores))
 		default:
 			emit(event.Resource{
 				At: r.At, Role: t.Role, Name: t.Source.Name(), CPUMillicores: Rate(prev, r),
@@ -102,11 +102,11 @@ func sampleOne(ctx context.Context, interval time.Duration, t Target, emit func(
 }
 
 // jumped reports a counter that advanced faster than any server can
-// (stats.MaxPlausibleCores): an overflow or a hostile endpoint, never CPU.
+// (sample.MaxPlausibleCores): an overflow or a hostile endpoint, never CPU.
 // Such a reading gives no sample; the evidence then shows the jump between
 // the samples around it, which the run's statistics warn about
 // (stats.WarnCPUCounterInvalid) and take no CPU figure from.
 func jumped(prev, r Reading) bool {
 	dt := max(r.At.Sub(prev.At).Seconds(), 0.001)
-	return r.CPUSeconds-prev.CPUSeconds > dt*stats.MaxPlausibleCores
+	return r.CPUSeconds-prev.CPUSeconds > dt*sample.MaxPlausibleCores
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/common/model"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -35,10 +36,10 @@ func (t Target) name(m model.Metric) string {
 
 // members are the CPU query's answers, a member each, with its memory and
 // the fewest samples of its series.
-func members(t Target, cpu model.Vector, mem map[string]float64, ss []*series) []stats.PromMember {
-	var out []stats.PromMember
+func members(t Target, cpu model.Vector, mem map[string]float64, ss []*series) []sample.PromMember {
+	var out []sample.PromMember
 	for _, s := range cpu {
-		m := stats.PromMember{Name: t.name(s.Metric), Cores: round3(max(float64(s.Value), 0)), Samples: -1}
+		m := sample.PromMember{Name: t.name(s.Metric), Cores: round3(max(float64(s.Value), 0)), Samples: -1}
 		if v := mem[m.Name]; v > 0 && v < math.MaxInt64/2 {
 			m.MemoryBytes = int64(v)
 		}
@@ -50,7 +51,7 @@ func members(t Target, cpu model.Vector, mem map[string]float64, ss []*series) [
 		m.Samples = max(m.Samples, 0)
 		out = append(out, m)
 	}
-	slices.SortFunc(out, func(a, b stats.PromMember) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b sample.PromMember) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
@@ -66,7 +67,7 @@ func judge(ss []*series, t Target, w Window, runID string, wait waitResult) []st
 		n := max(x.samples, 1)
 		d := w.Len().Seconds() / float64(n)
 		name := t.name(x.metric)
-		if x.samples < stats.PromQLMinSamples {
+		if x.samples < sample.PromQLMinSamples {
 			coarse = append(coarse, name)
 			if x.samples < fewest {
 				fewest, coarsest = x.samples, d
@@ -85,7 +86,7 @@ func judge(ss []*series, t Target, w Window, runID string, wait waitResult) []st
 	if len(coarse) > 0 {
 		out = append(out, stats.Warn(stats.WarnPromQLCoarse, runID, fmt.Sprintf(
 			"%d samples of the CPU counter in the %s window (%s; scrape interval ≈ %.1f s): fewer than %d, rate() extrapolates over much of it; scrape more often or run longer",
-			fewest, w.Range(), list(coarse), coarsest, stats.PromQLMinSamples)))
+			fewest, w.Range(), list(coarse), coarsest, sample.PromQLMinSamples)))
 	}
 	if !wait.came && wait.limit > 0 {
 		stale = append(stale, fmt.Sprintf("no sample past the window's end after waiting %s", wait.waited.Round(100*time.Millisecond)))
@@ -98,7 +99,7 @@ func judge(ss []*series, t Target, w Window, runID string, wait waitResult) []st
 
 // coverage says which expected members have no CPU series and which
 // members have no memory series.
-func coverage(rec *stats.PromQL, t Target, cpu model.Vector, mem map[string]float64, runID string) []stats.Warning {
+func coverage(rec *sample.PromQL, t Target, cpu model.Vector, mem map[string]float64, runID string) []stats.Warning {
 	have := map[string]bool{}
 	for _, s := range cpu {
 		have[t.name(s.Metric)] = true

@@ -17,6 +17,7 @@ import (
 	v1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -25,7 +26,7 @@ import (
 const MaxResponseBytes = 8 << 20
 
 // MaxSeries bounds the series one query may return.
-const MaxSeries = stats.MaxPromMembers
+const MaxSeries = sample.MaxPromMembers
 
 // Client asks one Prometheus server.
 type Client struct {
@@ -157,10 +158,10 @@ type series struct {
 // until Prometheus holds samples past the window's end (bounded), then
 // queries at its end. The record always holds the queries sent; members
 // only when the CPU query answered. Warnings say what is wrong with the data.
-func (c *Client) Measure(ctx context.Context, t Target, w Window, runID string) (*stats.PromQL, []stats.Warning) {
-	rec := &stats.PromQL{Server: c.server, From: w.From, To: w.To}
+func (c *Client) Measure(ctx context.Context, t Target, w Window, runID string) (*sample.PromQL, []stats.Warning) {
+	rec := &sample.PromQL{Server: c.server, From: w.From, To: w.To}
 	ask := func(name, q string, at time.Time) (model.Vector, error) {
-		rec.Queries = append(rec.Queries, stats.PromQuery{Name: name, Query: q})
+		rec.Queries = append(rec.Queries, sample.PromQuery{Name: name, Query: q})
 		return c.vector(ctx, q, at)
 	}
 	noData := func(detail string) []stats.Warning {

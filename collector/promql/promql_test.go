@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -130,7 +131,7 @@ func (s *scene) standard() {
 	}
 }
 
-func (s *scene) measure(t *testing.T, pods ...string) (*stats.PromQL, []stats.Warning) {
+func (s *scene) measure(t *testing.T, pods ...string) (*sample.PromQL, []stats.Warning) {
 	t.Helper()
 	if pods == nil {
 		pods = []string{"engine-0", "engine-1"}

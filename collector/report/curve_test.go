@@ -7,6 +7,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/compare"
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -32,7 +33,7 @@ func searched(costMs float64) *stats.Summary {
 	stats.BuildSummary(s, runs, true)
 	s.Capacity = &curve.Result{Status: curve.StatusFound, Capacity: 300, Upper: 400, Objective: curve.Objective{P95Ms: 10, P99Ms: 20, SuccessRatio: 0.99},
 		Probes: []curve.Probe{{Rate: 100, Verdict: curve.Pass}, {Rate: 400, Verdict: curve.Broken, Broken: []string{"p95 2e+03 ms vs 10 ms"}}}}
-	s.Project(1000)
+	search.Project(s, 1000)
 	return s
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -53,7 +54,7 @@ func writeDenseRun(t *testing.T, samples int) string {
 	runDir := filepath.Join(dir, evidence.RunsDir, p.ID)
 	step := p.Duration.Microseconds() / int64(samples)
 	writeLines(t, filepath.Join(runDir, evidence.ResourcesFile), evidence.ResourcesHeader, samples, func(buf []byte, k int) []byte {
-		smp := stats.ResourceSample{AtUS: start.UnixMicro() + int64(k)*step, Kind: "engine", Name: "e1", CPUMillicores: float64(100 + k%101), MemoryBytes: 1 << 30, Source: "proc"}
+		smp := sample.Resource{AtUS: start.UnixMicro() + int64(k)*step, Kind: "engine", Name: "e1", CPUMillicores: float64(100 + k%101), MemoryBytes: 1 << 30, Source: "proc"}
 		switch k {
 		case samples / 3:
 			smp.CPUMillicores = 50_000
@@ -63,7 +64,7 @@ func writeDenseRun(t *testing.T, samples int) string {
 		return evidence.AppendResource(buf, &smp)
 	})
 	writeLines(t, filepath.Join(runDir, evidence.HostFile), evidence.HostHeader, samples, func(buf []byte, k int) []byte {
-		h := stats.HostSample{AtUS: start.UnixMicro() + int64(k)*step, HostMetrics: stats.HostMetrics{CPUs: 2, BusyCores: 1, Runnable: 1 + k%3,
+		h := sample.Host{AtUS: start.UnixMicro() + int64(k)*step, HostMetrics: sample.HostMetrics{CPUs: 2, BusyCores: 1, Runnable: 1 + k%3,
 			MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30, GeneratorLimitCores: 2}}
 		if k == samples/2 {
 			h.Runnable = 999

@@ -5,7 +5,7 @@ import (
 
 	"github.com/tokex-dev/tokex/charts"
 	"github.com/tokex-dev/tokex/collector/decimate"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // hostView is what host.csv adds to a run's section: the generator's limit
@@ -34,7 +34,7 @@ func newHostSeries(startUS int64, xmax float64) *hostSeries {
 	return h
 }
 
-func (h *hostSeries) add(s *stats.HostSample) {
+func (h *hostSeries) add(s *sample.Host) {
 	t := float64(s.AtUS-h.startUS) / 1e6
 	if t < 0 || t > h.xmax {
 		return

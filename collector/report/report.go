@@ -20,7 +20,9 @@ import (
 	"github.com/tokex-dev/tokex/collector/decimate"
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/safefs"
 )
 
@@ -29,7 +31,7 @@ var pageTemplate string
 
 var page = template.Must(template.New("report").Funcs(template.FuncMap{
 	"wave":   periodLine,
-	"stage":  stats.StageLabel,
+	"stage":  units.StageLabel,
 	"stats":  doc.RunTable,
 	"errors": doc.ErrorsTable,
 	"source": doc.SourceLabel,
@@ -232,7 +234,7 @@ func (rv *RunView) build(f *evidence.Folder) ([]string, error) {
 	}
 	var notes []string
 	if err != nil {
-		notes = append(notes, fmt.Sprintf("%s: charts and per-agent table stop at row %s: %v", r.ID, stats.Thousands(info.Rows), err))
+		notes = append(notes, fmt.Sprintf("%s: charts and per-agent table stop at row %s: %v", r.ID, units.Thousands(info.Rows), err))
 	}
 	if n := info.Note(); n != "" {
 		notes = append(notes, r.ID+": "+n+" (charts and per-agent table)")
@@ -330,7 +332,7 @@ func newResourceGroups(start int64, xmax float64) *resourceGroups {
 }
 
 // add files one sample (the sample is the reader's: names are copied).
-func (rg *resourceGroups) add(smp *stats.ResourceSample) {
+func (rg *resourceGroups) add(smp *sample.Resource) {
 	x := float64(smp.AtUS-rg.start) / 1e6
 	if x < 0 || x > rg.xmax {
 		return

@@ -16,7 +16,9 @@ import (
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // writeCampaign writes a small finished campaign: sanity plus two stages,
@@ -65,8 +67,8 @@ func writeCampaign(t *testing.T) string {
 			}
 			w.Consume(event.Resource{At: at, Role: "generator", Name: "gen", CPUMillicores: 50})
 			wait := 0.01
-			h := stats.HostMetrics{CPUs: 2, BusyCores: 0.9, Runnable: 1, MemTotalBytes: 8 << 30, MemAvailableBytes: 5 << 30,
-				PSI: &stats.Pressure{CPUSome: 0.1}, GeneratorLimitCores: 2, GeneratorWaitCores: &wait}
+			h := sample.HostMetrics{CPUs: 2, BusyCores: 0.9, Runnable: 1, MemTotalBytes: 8 << 30, MemAvailableBytes: 5 << 30,
+				PSI: &sample.Pressure{CPUSome: 0.1}, GeneratorLimitCores: 2, GeneratorWaitCores: &wait}
 			if p.TargetRPS == 200 {
 				h.BusyCores, h.Runnable = 2, 6 // saturated by something else
 			}
@@ -214,7 +216,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 		t.Errorf("ad-hoc checks are back: %s", w)
 	}
 	tiles := text(byID("tiles"))
-	if !strings.Contains(tiles, "FAILED") || !strings.Contains(tiles, stats.Thousands(sum.Totals.Exchanges)) {
+	if !strings.Contains(tiles, "FAILED") || !strings.Contains(tiles, units.Thousands(sum.Totals.Exchanges)) {
 		t.Errorf("tiles: %s", tiles)
 	}
 	// The failed stage says so in its tile (with success next to p95), the
@@ -298,7 +300,7 @@ func TestReportListsTopErrors(t *testing.T) {
 	}
 	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
 	st, err := run.End(start.Add(2*time.Second), stats.RunMeta{ID: p.ID, Index: 1, Round: 1, TargetRPS: 10, Agents: 1, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second),
-		Status: stats.StatusDone, ErrorDescriptions: []stats.ErrorDescription{{Error: "oauth_error:invalid_client", Text: "client <b>authentication</b> failed", Count: 20}}}, th)
+		Status: stats.StatusDone, ErrorDescriptions: []sample.ErrorDescription{{Error: "oauth_error:invalid_client", Text: "client <b>authentication</b> failed", Count: 20}}}, th)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -484,8 +486,8 @@ func TestReportSaysWhatPrometheusWasAsked(t *testing.T) {
 	q := `sum by (pod) (rate(container_cpu_usage_seconds_total{namespace="perf",pod=~"engine-0<script>"}[2s]))`
 	th := stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99}
 	st, err := run.End(start.Add(2*time.Second), stats.RunMeta{ID: p.ID, Index: 1, Round: 1, TargetRPS: 10, Agents: 1, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(2 * time.Second),
-		Status: stats.StatusDone, PromQL: &stats.PromQL{Server: "http://prom:9090", Queries: []stats.PromQuery{{Name: "cpu", Query: q}},
-			Members: []stats.PromMember{{Name: "engine-0", Cores: 0.5, Samples: 2}}}}, th)
+		Status: stats.StatusDone, PromQL: &sample.PromQL{Server: "http://prom:9090", Queries: []sample.PromQuery{{Name: "cpu", Query: q}},
+			Members: []sample.PromMember{{Name: "engine-0", Cores: 0.5, Samples: 2}}}}, th)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // Bounds of what one run's charts hold, whatever its rows claim.
@@ -140,7 +141,7 @@ func (rv RunView) AgentTable() table.Table {
 	t := table.New("agent", "requests", "errors", "dropped", "p95")
 	t.Class = "agents"
 	for _, a := range rv.Agents {
-		t.Add(strconv.Itoa(a.Agent), stats.Thousands(a.Requests), stats.Thousands(a.Errors), stats.Thousands(a.Drops), fmt.Sprintf("%.2f ms", a.P95))
+		t.Add(strconv.Itoa(a.Agent), units.Thousands(a.Requests), units.Thousands(a.Errors), units.Thousands(a.Drops), fmt.Sprintf("%.2f ms", a.P95))
 	}
 	return t
 }
@@ -158,10 +159,10 @@ func (s *series) agentRows() []agentRow {
 func (s *series) notes(id string) []string {
 	var out []string
 	if s.outside > 0 {
-		out = append(out, fmt.Sprintf("%s: %s rows fall outside the run's time span and are not charted", id, stats.Thousands(s.outside)))
+		out = append(out, fmt.Sprintf("%s: %s rows fall outside the run's time span and are not charted", id, units.Thousands(s.outside)))
 	}
 	if s.extraAgents > 0 {
-		out = append(out, fmt.Sprintf("%s: %s rows of agents beyond the first %d are not in the per-agent table", id, stats.Thousands(s.extraAgents), maxAgents))
+		out = append(out, fmt.Sprintf("%s: %s rows of agents beyond the first %d are not in the per-agent table", id, units.Thousands(s.extraAgents), maxAgents))
 	}
 	return out
 }

@@ -1,12 +1,11 @@
 package stats
 
 import (
-	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // Idle is the engine measured at rest, before the campaign's first run.
@@ -24,9 +23,9 @@ type Idle struct {
 // and last sample in the window (method cumulative), else the average of
 // the sampled rates; the engines summed. ok is false without two samples
 // of any engine.
-func IdleCores(samples []ResourceSample, from, to time.Time) (Idle, bool) {
+func IdleCores(samples []sample.Resource, from, to time.Time) (Idle, bool) {
 	idle := Idle{Start: from, End: to, Method: "cumulative"}
-	byName := map[string][]ResourceSample{}
+	byName := map[string][]sample.Resource{}
 	var names []string
 	for _, s := range samples {
 		if s.Kind != "engine" || s.AtUS < from.UnixMicro() || s.AtUS > to.UnixMicro() {
@@ -132,7 +131,7 @@ func (s *Summary) buildCost(runs []*Run) {
 		c.CurveDefinition, c.Curve = curve.CurveDefinition, cc
 	}
 	if cc.Bent() {
-		s.Warnings = append(s.Warnings, Warn(WarnMarginalCostVaries, "", costVaries(cc)))
+		s.Warnings = append(s.Warnings, Warn(WarnMarginalCostVaries, "", cc.VariesDetail()))
 	}
 	for _, st := range s.Stages {
 		if r := st.Reported(); r != nil && r.EngineCPU != nil && r.EngineCPU.CPUMsPerExchange > 0 {
@@ -140,95 +139,4 @@ func (s *Summary) buildCost(runs []*Run) {
 		}
 	}
 	s.Cost = c
-}
-
-// Project sets the projection for rate (0: none) from the fit and, when
-// a capacity was searched, the engine's capacity under its objective.
-func (s *Summary) Project(rate float64) {
-	s.Projection = nil
-	if rate <= 0 || s.Cost == nil {
-		return
-	}
-	capacity, objective := 0.0, ""
-	if s.Capacity != nil && s.Capacity.Capacity > 0 {
-		capacity, objective = s.Capacity.Capacity, s.Capacity.Objective.String()
-	}
-	if s.Cost.Curve.Bent() {
-		s.Projection = curve.ProjectCurve(s.Cost.Curve, rate, capacity, objective)
-		return
-	}
-	s.Projection = curve.Project(s.Cost.Fit, rate, capacity, objective)
-}
-
-// costVaries is the marginal_cost_varies warning's detail.
-func costVaries(c *curve.Curve) string {
-	var parts []string
-	for _, s := range c.Segments {
-		if s.Marginal != nil {
-			parts = append(parts, fmt.Sprintf("%.3f over %s", s.Marginal.CPUMs, curve.RangeLabel(s.From, s.To)))
-		}
-	}
-	return "the marginal cost " + c.Direction() + " with the rate (CPU-ms per exchange " + strings.Join(parts, ", ") +
-		"): no single figure describes this server; see marginal_cost.curve"
-}
-
-// SearchRound is a finished run as the capacity search judges it: a run
-// that could not finish is a hard failure, and a run whose figures are the
-// generator's or the host's (an invalidating warning the thresholds do not
-// allow; the engine CPU's own warning aside, latency does not depend on
-// it) is invalid rather than broken.
-func SearchRound(r *Run, th Thresholds) curve.Round {
-	rd := curve.Round{RunID: r.ID, P50Ms: r.LatencyMs.P50, P95Ms: r.LatencyMs.P95, P99Ms: r.LatencyMs.P99,
-		SuccessRatio: r.SuccessRatio, Dropped: r.Dropped, Requests: r.Requests, AchievedRPS: r.AchievedRPS}
-	if p, ok := CostPoint(r); ok {
-		rd.EngineCores = round4(p.Cores)
-	}
-	if r.Status != StatusDone {
-		rd.Hard = string(r.Status)
-		if r.Reason != "" {
-			rd.Hard += ": " + r.Reason
-		}
-		return rd
-	}
-	for _, w := range r.Warnings {
-		if w.Code.Invalidating() && w.Code != WarnEngineCPUImplausible && !th.Allows(w.Code) {
-			rd.Invalid = string(w.Code) + ": " + w.Detail
-			break
-		}
-	}
-	return rd
-}
-
-// SearchSpec is how a capacity campaign searches, recorded in its manifest
-// when it starts: a resume continues the search, and a summary recomputed
-// from the evidence replays it over the runs.
-type SearchSpec struct {
-	Policy    curve.Policy    `json:"policy"`
-	Objective curve.Objective `json:"objective"`
-	// Thresholds say which warnings invalidate a round (SearchRound).
-	Thresholds Thresholds `json:"thresholds"`
-}
-
-// ReplaySearch is spec's search over runs, the campaign's runs in the
-// order they ran: the search is a function of its finished rounds, so the
-// probes replay until a run the search did not ask for, an interrupted
-// one, or one still under way. nil when spec cannot describe a search (a
-// manifest may be hostile).
-func ReplaySearch(spec SearchSpec, runs []*Run) *curve.Result {
-	if !spec.Policy.Finite() {
-		return nil
-	}
-	s := curve.NewSearch(spec.Policy, spec.Objective)
-	for _, r := range runs {
-		if r == nil || r.Sanity {
-			continue
-		}
-		step := s.Next()
-		if step.Done || r.TargetRPS != step.Rate || (r.Status != StatusDone && r.Status != StatusFailed) {
-			break
-		}
-		s.Observe(SearchRound(r, spec.Thresholds))
-	}
-	res := s.Result()
-	return &res
 }

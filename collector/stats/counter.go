@@ -5,32 +5,22 @@ import (
 	"maps"
 	"slices"
 	"sort"
-)
 
-// Bounds of a cumulative CPU counter (process_cpu_seconds_total, /proc,
-// cgroup usage): what no real process or group of processes reaches, so
-// a counter past them is an overflow or invented.
-const (
-	// MaxCPUCounterSeconds is 10,000 cores busy for 31 years; below it a
-	// float64 still resolves a millisecond.
-	MaxCPUCounterSeconds = 1e13
-	// MaxPlausibleCores is the fastest a counter may advance, in CPU
-	// seconds per second.
-	MaxPlausibleCores = 10_000
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // counterFault says how a member's cumulative CPU counter is not one: it
-// went back, advanced faster than MaxPlausibleCores, or is past
-// MaxCPUCounterSeconds; "" when it is fine. ss is sorted by time; samples
+// went back, advanced faster than sample.MaxPlausibleCores, or is past
+// sample.MaxCPUCounterSeconds; "" when it is fine. ss is sorted by time; samples
 // without a counter (0) are skipped.
-func counterFault(ss []ResourceSample) string {
-	var prev *ResourceSample
+func counterFault(ss []sample.Resource) string {
+	var prev *sample.Resource
 	for i := range ss {
 		s := &ss[i]
 		if s.CPUSecondsTotal <= 0 {
 			continue
 		}
-		if s.CPUSecondsTotal > MaxCPUCounterSeconds {
+		if s.CPUSecondsTotal > sample.MaxCPUCounterSeconds {
 			return fmt.Sprintf("reads %.4g s, more than any CPU counter (an overflow)", s.CPUSecondsTotal)
 		}
 		if prev != nil {
@@ -39,7 +29,7 @@ func counterFault(ss []ResourceSample) string {
 			switch {
 			case d < 0:
 				return fmt.Sprintf("went back from %.6g s to %.6g s", prev.CPUSecondsTotal, s.CPUSecondsTotal)
-			case d > dt*MaxPlausibleCores:
+			case d > dt*sample.MaxPlausibleCores:
 				return fmt.Sprintf("advanced %.4g s in %.3g s (%.3g cores)", d, dt, d/dt)
 			}
 		}
@@ -51,8 +41,8 @@ func counterFault(ss []ResourceSample) string {
 // cpuCounterWarning is the coded warning of a group whose cumulative
 // counter is not a CPU counter; its CPU is then taken from the sampled
 // rates (groupCPU), never from the counter.
-func cpuCounterWarning(res []ResourceSample, kind, run string) (Warning, bool) {
-	byName := map[string][]ResourceSample{}
+func cpuCounterWarning(res []sample.Resource, kind, run string) (Warning, bool) {
+	byName := map[string][]sample.Resource{}
 	for _, s := range res {
 		if s.Kind == kind && s.CPUSecondsTotal != 0 {
 			byName[s.Name] = append(byName[s.Name], s)

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // TestCPUCounterThatIsNoCounter: an engine counter that overflows (jumps
@@ -43,10 +45,10 @@ func TestCPUCounterThatIsNoCounter(t *testing.T) {
 		},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var res []ResourceSample
+			var res []sample.Resource
 			for s := 0; s <= 13; s++ {
 				at := start.Add(time.Duration(s)*time.Second + 300*time.Millisecond)
-				res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 500,
+				res = append(res, sample.Resource{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 500,
 					CPUSecondsTotal: counter(s, 100+0.5*at.Sub(start).Seconds()), MemoryBytes: 1 << 20})
 			}
 			r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 500, SuccessRatio: 0.99})
@@ -87,10 +89,10 @@ func TestRound3OfHugeFigures(t *testing.T) {
 func TestVerifiedTokensAreCounted(t *testing.T) {
 	t.Parallel()
 	runs := []*Run{
-		{ID: "s", Sanity: true, Status: StatusDone, Verification: &Verification{Sample: 0.1, Checked: 99, Failed: 99}},
-		{ID: "a", TargetRPS: 10, Status: StatusDone, Requests: 100, OK: 98, Verification: &Verification{Sample: 0.1, Checked: 11, Failed: 2}},
-		{ID: "b", TargetRPS: 20, Status: StatusDone, Requests: 200, OK: 200, Verification: &Verification{Sample: 0.1, Checked: 19}},
-		{ID: "c", TargetRPS: 30, Status: StatusAborted, Verification: &Verification{Sample: 0.1, Checked: 5, Failed: 5}},
+		{ID: "s", Sanity: true, Status: StatusDone, Verification: &sample.Verification{Sample: 0.1, Checked: 99, Failed: 99}},
+		{ID: "a", TargetRPS: 10, Status: StatusDone, Requests: 100, OK: 98, Verification: &sample.Verification{Sample: 0.1, Checked: 11, Failed: 2}},
+		{ID: "b", TargetRPS: 20, Status: StatusDone, Requests: 200, OK: 200, Verification: &sample.Verification{Sample: 0.1, Checked: 19}},
+		{ID: "c", TargetRPS: 30, Status: StatusAborted, Verification: &sample.Verification{Sample: 0.1, Checked: 5, Failed: 5}},
 	}
 	s := &Summary{}
 	BuildSummary(s, runs, false)

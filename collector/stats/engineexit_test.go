@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // TestNoCPUFigureFromAnEngineThatExited (issue 23): a server killed 30 %
@@ -25,9 +27,9 @@ func TestNoCPUFigureFromAnEngineThatExited(t *testing.T) {
 		}
 		reqs = append(reqs, r)
 	}
-	var res []ResourceSample // 3.2 ms per exchange at 100/s: 320 millicores, until it died
+	var res []sample.Resource // 3.2 ms per exchange at 100/s: 320 millicores, until it died
 	for at := start.Add(-time.Second); at.Before(died); at = at.Add(time.Second) {
-		res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 320,
+		res = append(res, sample.Resource{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 320,
 			CPUSecondsTotal: 1 + 0.32*at.Sub(start).Seconds(), Source: "proc-tree"})
 	}
 	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // The rules that say whether a run's figures are the server's. Each works
@@ -37,48 +39,6 @@ const (
 	BadShare = 0.1
 )
 
-// HostMetrics is one interval of the machine that runs tokex's load
-// generator, and of the generator's own CPU limit and wait.
-type HostMetrics struct {
-	CPUs       int     `json:"cpus"`        // online CPUs of the host
-	BusyCores  float64 `json:"busy_cores"`  // non-idle time of all CPUs (steal included), in cores
-	StealCores float64 `json:"steal_cores"` // time the hypervisor ran someone else
-	// Runnable threads (running or waiting for a CPU), the sampler excluded.
-	Runnable          int     `json:"runnable"`
-	Load1             float64 `json:"load1"`
-	MemTotalBytes     int64   `json:"mem_total_bytes"`
-	MemAvailableBytes int64   `json:"mem_available_bytes"`
-	// PSI is the share of the interval tasks stalled (nil without /proc/pressure).
-	PSI *Pressure `json:"psi,omitempty"`
-	// GeneratorLimitCores: the cores the generator may use, the least of
-	// GOMAXPROCS, its CPU affinity and its cgroup quota (0: unknown).
-	GeneratorLimitCores float64 `json:"generator_cpu_limit_cores,omitempty"`
-	// GeneratorCPUs are the CPUs its affinity lets it run on, and
-	// GeneratorCPUsBusyCores how busy they were, by anyone (0: unknown).
-	GeneratorCPUs          int     `json:"generator_cpus,omitempty"`
-	GeneratorCPUsBusyCores float64 `json:"generator_cpus_busy_cores,omitempty"`
-	// GeneratorWaitCores: the generator's threads runnable but not running
-	// (schedstat run delay), in cores; nil when the kernel does not say.
-	GeneratorWaitCores *float64 `json:"generator_cpu_wait_cores,omitempty"`
-	// GeneratorWaitPerSliceMs: that wait divided by the time slices its
-	// threads ran: how long a thread waited for a CPU each time, on average.
-	GeneratorWaitPerSliceMs *float64 `json:"generator_wait_per_slice_ms,omitempty"`
-}
-
-// Pressure is Linux PSI over one interval: the share of time some (or all
-// non-idle) tasks stalled on a resource.
-type Pressure struct {
-	CPUSome    float64 `json:"cpu_some"`
-	MemorySome float64 `json:"memory_some"`
-	MemoryFull float64 `json:"memory_full"`
-}
-
-// HostSample is one row of host.csv.
-type HostSample struct {
-	AtUS int64
-	HostMetrics
-}
-
 // finding is one broken per-sample rule: the rule (key), what this sample
 // showed (text) and the figure behind it (value, in the key's unit).
 type finding struct {
@@ -94,10 +54,10 @@ func joinText(fs []finding) string {
 	return strings.Join(t, ", ")
 }
 
-// Saturation names why the host was saturated in this sample ("" if not).
-func (h *HostMetrics) Saturation() string { return joinText(h.saturation()) }
+// Saturation names why the host was saturated in sample h ("" if not).
+func Saturation(h *sample.HostMetrics) string { return joinText(saturation(h)) }
 
-func (h *HostMetrics) saturation() []finding {
+func saturation(h *sample.HostMetrics) []finding {
 	var fs []finding
 	if h.CPUs > 0 {
 		n := float64(h.CPUs)
@@ -121,11 +81,11 @@ func (h *HostMetrics) saturation() []finding {
 	return fs
 }
 
-// Starvation names why the generator lacked CPU in this sample ("" if
+// Starvation names why the generator lacked CPU in sample h ("" if
 // not); cores is its CPU use over the same interval.
-func (h *HostMetrics) Starvation(cores float64) string { return joinText(h.starvation(cores)) }
+func Starvation(h *sample.HostMetrics, cores float64) string { return joinText(starvation(h, cores)) }
 
-func (h *HostMetrics) starvation(cores float64) []finding {
+func starvation(h *sample.HostMetrics, cores float64) []finding {
 	var fs []finding
 	if l := h.GeneratorLimitCores; l > 0 && cores >= StarvedCPUShare*l {
 		fs = append(fs, finding{fmt.Sprintf("≥ %.0f%% of the %.4g cores it may use", 100*StarvedCPUShare, l), " cores",
@@ -177,7 +137,7 @@ func (r *Run) generatorLate() *Warning {
 // hostWarnings applies the per-sample rules to the measured window: the
 // host's saturation and the starvation of tokex's generator (whose CPU
 // comes from the generator resource row taken at the same instant).
-func (r *Run) hostWarnings(m RunMeta, host []HostSample, res []ResourceSample) []Warning {
+func (r *Run) hostWarnings(m RunMeta, host []sample.Host, res []sample.Resource) []Warning {
 	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
 	gen, eng := map[int64]float64{}, map[int64]float64{}
 	for _, s := range res {
@@ -198,11 +158,11 @@ func (r *Run) hostWarnings(m RunMeta, host []HostSample, res []ResourceSample) [
 		}
 		n++
 		c, hasGen := gen[h.AtUS]
-		if sat.add(h.saturation(), h) && hasGen {
+		if sat.add(saturation(&h.HostMetrics), h) && hasGen {
 			others = append(others, max(0, h.BusyCores-c-eng[h.AtUS/1e6]))
 		}
 		if hasGen {
-			starve.add(h.starvation(c), h)
+			starve.add(starvation(&h.HostMetrics, c), h)
 		}
 	}
 	var out []Warning
@@ -232,7 +192,7 @@ type tally struct {
 	unit                 map[string]string
 }
 
-func (t *tally) add(fs []finding, h *HostSample) bool {
+func (t *tally) add(fs []finding, h *sample.Host) bool {
 	if len(fs) == 0 {
 		return false
 	}

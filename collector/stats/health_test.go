@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 func TestLateBound(t *testing.T) {
@@ -30,57 +32,57 @@ func f64(v float64) *float64 { return &v }
 
 func TestPerSampleRules(t *testing.T) {
 	t.Parallel()
-	ok := HostMetrics{CPUs: 2, BusyCores: 1.2, StealCores: 0.01, MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30,
-		PSI: &Pressure{CPUSome: 0.3}, GeneratorLimitCores: 2, GeneratorWaitCores: f64(0.3), GeneratorWaitPerSliceMs: f64(0.08)}
-	if s := ok.Saturation(); s != "" {
+	ok := sample.HostMetrics{CPUs: 2, BusyCores: 1.2, StealCores: 0.01, MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30,
+		PSI: &sample.Pressure{CPUSome: 0.3}, GeneratorLimitCores: 2, GeneratorWaitCores: f64(0.3), GeneratorWaitPerSliceMs: f64(0.08)}
+	if s := Saturation(&ok); s != "" {
 		t.Errorf("healthy host: %q", s)
 	}
-	if s := ok.Starvation(0.5); s != "" {
+	if s := Starvation(&ok, 0.5); s != "" {
 		t.Errorf("healthy generator: %q", s)
 	}
 	sat := []struct {
-		edit func(*HostMetrics)
+		edit func(*sample.HostMetrics)
 		want string
 	}{
-		{func(h *HostMetrics) { h.BusyCores = 1.9 }, "CPU 95% busy"},
-		{func(h *HostMetrics) { h.StealCores = 0.4 }, "steal 20%"},
-		{func(h *HostMetrics) { h.MemAvailableBytes = 200 << 20 }, "memory 2.4% available"},
-		{func(h *HostMetrics) { h.PSI = &Pressure{MemoryFull: 0.2} }, "memory stalls 20% of the time"},
+		{func(h *sample.HostMetrics) { h.BusyCores = 1.9 }, "CPU 95% busy"},
+		{func(h *sample.HostMetrics) { h.StealCores = 0.4 }, "steal 20%"},
+		{func(h *sample.HostMetrics) { h.MemAvailableBytes = 200 << 20 }, "memory 2.4% available"},
+		{func(h *sample.HostMetrics) { h.PSI = &sample.Pressure{MemoryFull: 0.2} }, "memory stalls 20% of the time"},
 	}
 	for _, c := range sat {
 		h := ok
 		c.edit(&h)
-		if got := h.Saturation(); got != c.want {
+		if got := Saturation(&h); got != c.want {
 			t.Errorf("saturation = %q, want %q", got, c.want)
 		}
 	}
 	h := ok
 	h.GeneratorLimitCores = 1 // GOMAXPROCS=1, or pinned to one core
-	if got := h.Starvation(0.95); got != "used 0.95 of the 1 cores it may use" {
+	if got := Starvation(&h, 0.95); got != "used 0.95 of the 1 cores it may use" {
 		t.Errorf("starvation at the limit = %q", got)
 	}
 	h.GeneratorWaitPerSliceMs = f64(2.5)
-	if got := h.Starvation(0.4); got != "its threads waited 2.5 ms for a CPU each time" {
+	if got := Starvation(&h, 0.4); got != "its threads waited 2.5 ms for a CPU each time" {
 		t.Errorf("starvation by waiting = %q", got)
 	}
 	h.GeneratorWaitPerSliceMs = nil
 	h.GeneratorCPUs, h.GeneratorCPUsBusyCores = 1, 0.97 // pinned to one of two CPUs, and it is full
-	if got := h.Starvation(0.4); got != "the 1 of 2 CPUs it may run on were 97% busy" {
+	if got := Starvation(&h, 0.4); got != "the 1 of 2 CPUs it may run on were 97% busy" {
 		t.Errorf("starvation on its pinned CPU = %q", got)
 	}
 	h.GeneratorCPUs, h.GeneratorCPUsBusyCores = 2, 1.97 // all CPUs: that is the host rule's to say
-	if got := h.Starvation(0.4); got != "" {
+	if got := Starvation(&h, 0.4); got != "" {
 		t.Errorf("unpinned = %q", got)
 	}
 	h.GeneratorWaitCores, h.GeneratorWaitPerSliceMs = nil, nil // kernel without schedstat: the limit rule still works
-	if got := h.Starvation(0.4); got != "" {
+	if got := Starvation(&h, 0.4); got != "" {
 		t.Errorf("unknown wait = %q", got)
 	}
 }
 
 // run10 is a 10-second measured run at 100/s with the given send lag and
 // latency, plus per-second generator samples and host samples from host(i).
-func run10(lagUS, durUS int64, genCores float64, host func(i int) HostMetrics, th Thresholds) *Run {
+func run10(lagUS, durUS int64, genCores float64, host func(i int) sample.HostMetrics, th Thresholds) *Run {
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", TargetRPS: 100, Status: StatusDone, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(10 * time.Second)}
 	var reqs []Request
@@ -88,14 +90,14 @@ func run10(lagUS, durUS int64, genCores float64, host func(i int) HostMetrics, t
 		reqs = append(reqs, Request{Seq: int64(i), Phase: Measured, ScheduledUS: start.UnixMicro() + int64(i)*10_000,
 			SendLagUS: lagUS, DurationUS: durUS, Status: 200, Outcome: "ok"})
 	}
-	var res []ResourceSample
-	var hs []HostSample
+	var res []sample.Resource
+	var hs []sample.Host
 	for i := 1; i <= 10; i++ {
 		at := start.Add(time.Duration(i)*time.Second - 200*time.Millisecond).UnixMicro()
-		res = append(res, ResourceSample{AtUS: at, Kind: "engine", Name: "e", CPUMillicores: 300},
-			ResourceSample{AtUS: at, Kind: "generator", Name: "g", CPUMillicores: genCores * 1000})
+		res = append(res, sample.Resource{AtUS: at, Kind: "engine", Name: "e", CPUMillicores: 300},
+			sample.Resource{AtUS: at, Kind: "generator", Name: "g", CPUMillicores: genCores * 1000})
 		if host != nil {
-			hs = append(hs, HostSample{AtUS: at, HostMetrics: host(i)})
+			hs = append(hs, sample.Host{AtUS: at, HostMetrics: host(i)})
 		}
 	}
 	return ComputeRun(m, reqs, res, th, hs...)
@@ -112,15 +114,15 @@ func codes(ws []Warning) string {
 func TestRunHealthWarnings(t *testing.T) {
 	t.Parallel()
 	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}
-	healthy := func(int) HostMetrics {
-		return HostMetrics{CPUs: 2, BusyCores: 0.8, Runnable: 1, MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30,
+	healthy := func(int) sample.HostMetrics {
+		return sample.HostMetrics{CPUs: 2, BusyCores: 0.8, Runnable: 1, MemTotalBytes: 8 << 30, MemAvailableBytes: 4 << 30,
 			GeneratorLimitCores: 2, GeneratorWaitCores: f64(0.3), GeneratorWaitPerSliceMs: f64(0.05)}
 	}
 	cases := []struct {
 		name     string
 		lag, dur int64
 		gen      float64
-		host     func(int) HostMetrics
+		host     func(int) sample.HostMetrics
 		want     string
 		detail   string
 	}{
@@ -129,26 +131,26 @@ func TestRunHealthWarnings(t *testing.T) {
 		{"late", 20_000, 2000, 0.3, healthy, "generator_late", "send lag p99 20.0 ms exceeds 5.0 ms"},
 		{"lag below the interval and a slow server's latency", 8_000, 50_000, 0.3, healthy, "", ""},
 		{"same lag, fast server", 8_000, 2000, 0.3, healthy, "generator_late", "send lag p99 8.0 ms exceeds 5.0 ms"},
-		{"one busy second is not saturation", 300, 2000, 0.3, func(i int) HostMetrics {
+		{"one busy second is not saturation", 300, 2000, 0.3, func(i int) sample.HostMetrics {
 			h := healthy(i)
 			if i == 3 {
 				h.BusyCores = 2
 			}
 			return h
 		}, "host_saturated", "host saturated in 1 of 10"}, // 1 of 10 is the 10 % bound
-		{"saturated by others", 300, 2000, 0.3, func(i int) HostMetrics {
+		{"saturated by others", 300, 2000, 0.3, func(i int) sample.HostMetrics {
 			h := healthy(i)
 			if i > 5 {
 				h.BusyCores, h.Runnable = 2, 7
 			}
 			return h
 		}, "host_saturated", "host saturated in 5 of 10 measured seconds (CPU ≥ 90% busy in 5 s, mean 100%; up to 7 runnable threads on 2 CPUs; processes other than the generator and the engine used 1.40 cores"},
-		{"generator at GOMAXPROCS=1", 300, 2000, 0.97, func(i int) HostMetrics {
+		{"generator at GOMAXPROCS=1", 300, 2000, 0.97, func(i int) sample.HostMetrics {
 			h := healthy(i)
 			h.GeneratorLimitCores = 1
 			return h
 		}, "generator_starved", "starved of CPU in 10 of 10 measured seconds (≥ 90% of the 1 cores it may use in 10 s, mean 0.97 cores)"},
-		{"generator waiting for a CPU", 300, 2000, 0.3, func(i int) HostMetrics {
+		{"generator waiting for a CPU", 300, 2000, 0.3, func(i int) sample.HostMetrics {
 			h := healthy(i)
 			h.GeneratorWaitPerSliceMs = f64(3)
 			return h

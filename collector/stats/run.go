@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -93,15 +94,15 @@ type Run struct {
 	LatencyPeriod *curve.Period `json:"latency_period,omitempty"`
 	// Verification counts the issued tokens verified in the measured
 	// phase (check.verify), nil when none were.
-	Verification *Verification `json:"verification,omitempty"`
+	Verification *sample.Verification `json:"verification,omitempty"`
 	// CoolDown is the capacity search's cool-down before the run.
-	CoolDown *CoolDown `json:"cool_down,omitempty"`
+	CoolDown *curve.CoolDown `json:"cool_down,omitempty"`
 	// PromQL is what an existing Prometheus was asked and answered about
 	// the engine over the window (target.prometheus): then the source of
 	// EngineCPU, and EngineCPUSampled is what tokex's own samplers (pid,
 	// cgroup, metrics-server…) measured of the same window.
-	PromQL           *PromQL `json:"promql,omitempty"`
-	EngineCPUSampled *CPU    `json:"engine_cpu_sampled,omitempty"`
+	PromQL           *sample.PromQL `json:"promql,omitempty"`
+	EngineCPUSampled *CPU           `json:"engine_cpu_sampled,omitempty"`
 }
 
 // ComputeRun derives a run's statistics from its request rows, resource
@@ -109,7 +110,7 @@ type Run struct {
 // measured phase counts; latency is from the send time (comparable to k6's
 // http_req_duration), and from the scheduled time (free of coordinated
 // omission) under its own name.
-func ComputeRun(m RunMeta, reqs []Request, res []ResourceSample, th Thresholds, host ...HostSample) *Run {
+func ComputeRun(m RunMeta, reqs []Request, res []sample.Resource, th Thresholds, host ...sample.Host) *Run {
 	t := NewTally(m)
 	for i := range reqs {
 		t.Add(&reqs[i])
@@ -217,7 +218,7 @@ func (s *Samples) Summarize() Latency {
 }
 
 // Run computes the statistics of the rows added so far.
-func (t *Tally) Run(m RunMeta, res []ResourceSample, th Thresholds, host ...HostSample) *Run {
+func (t *Tally) Run(m RunMeta, res []sample.Resource, th Thresholds, host ...sample.Host) *Run {
 	r := &Run{
 		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
 		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
@@ -349,9 +350,9 @@ func (r *Run) checkThresholds(th Thresholds) {
 // ErrorKind is one of a run's most common failures: its key in Errors, how
 // often, and the most common things the server said about it.
 type ErrorKind struct {
-	Error        string             `json:"error"`
-	Count        int64              `json:"count"`
-	Descriptions []ErrorDescription `json:"descriptions,omitempty"` // Error left empty
+	Error        string                    `json:"error"`
+	Count        int64                     `json:"count"`
+	Descriptions []sample.ErrorDescription `json:"descriptions,omitempty"` // Error left empty
 }
 
 // Bounds of Run.TopErrors.
@@ -362,7 +363,7 @@ const (
 
 // topErrors ranks errors by count (then key) and attaches their most common
 // descriptions.
-func topErrors(errs map[string]int64, descs []ErrorDescription) []ErrorKind {
+func topErrors(errs map[string]int64, descs []sample.ErrorDescription) []ErrorKind {
 	var out []ErrorKind
 	for k, n := range errs {
 		out = append(out, ErrorKind{Error: k, Count: n})
@@ -380,27 +381,14 @@ func topErrors(errs map[string]int64, descs []ErrorDescription) []ErrorKind {
 		for _, d := range descs {
 			if d.Error == out[i].Error {
 				text := exchange.SanitizeDescription(d.Text) // again: the manifest may be hostile
-				out[i].Descriptions = append(out[i].Descriptions, ErrorDescription{Text: text, Count: d.Count})
+				out[i].Descriptions = append(out[i].Descriptions, sample.ErrorDescription{Text: text, Count: d.Count})
 			}
 		}
 		ds := out[i].Descriptions
-		slices.SortFunc(ds, func(a, b ErrorDescription) int { return rank(a.Text, a.Count, b.Text, b.Count) })
+		slices.SortFunc(ds, func(a, b sample.ErrorDescription) int { return rank(a.Text, a.Count, b.Text, b.Count) })
 		out[i].Descriptions = ds[:min(len(ds), MaxTopDescriptions)]
 	}
 	return out
-}
-
-// String renders "oauth_error:invalid_client ×12 (client authentication failed)".
-func (k ErrorKind) String() string {
-	s := fmt.Sprintf("%s ×%d", k.Error, k.Count)
-	if len(k.Descriptions) > 0 {
-		var ds []string
-		for _, d := range k.Descriptions {
-			ds = append(ds, fmt.Sprintf("%q", d.Text))
-		}
-		s += " (" + strings.Join(ds, ", ") + ")"
-	}
-	return s
 }
 
 // FailedChecks lists the thresholds the run failed, with the actual values:
@@ -422,9 +410,9 @@ func (r *Run) FailedChecks() string {
 // at time t describes the interval ending at t, so the window takes samples
 // in (start, end]. Memory is the sum of the members' averages. exchanges
 // are the responses completed in the window (CPUDefinition).
-func groupCPU(res []ResourceSample, kind string, m RunMeta, exchanges int64) (*CPU, int64) {
+func groupCPU(res []sample.Resource, kind string, m RunMeta, exchanges int64) (*CPU, int64) {
 	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
-	names := map[string][]ResourceSample{}
+	names := map[string][]sample.Resource{}
 	sources := map[string]bool{}
 	for _, s := range res {
 		if s.Kind != kind {
@@ -469,7 +457,7 @@ type ticks struct {
 	members map[string]map[int64]*memberTick // name -> second -> average
 }
 
-func tickMembers(names map[string][]ResourceSample, start, end int64) ticks {
+func tickMembers(names map[string][]sample.Resource, start, end int64) ticks {
 	t := ticks{members: map[string]map[int64]*memberTick{}}
 	seen := map[int64]bool{}
 	for name, samples := range names {
@@ -534,7 +522,7 @@ func (t ticks) sum() (avg, peak float64, mem int64) {
 // cumulativeCPU is the CPU seconds the members' cumulative counters
 // advanced between start and end; exact is false unless every member has
 // a counter that never went back, read around both ends.
-func cumulativeCPU(members map[string][]ResourceSample, start, end int64) (cpuSeconds float64, exact bool) {
+func cumulativeCPU(members map[string][]sample.Resource, start, end int64) (cpuSeconds float64, exact bool) {
 	for _, ss := range members {
 		sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
 		a, okA := interpolate(ss, start)
@@ -549,7 +537,7 @@ func cumulativeCPU(members map[string][]ResourceSample, start, end int64) (cpuSe
 
 // interpolate reads a cumulative CPU counter at t (µs) between the samples
 // around it; ss is sorted by time.
-func interpolate(ss []ResourceSample, t int64) (float64, bool) {
+func interpolate(ss []sample.Resource, t int64) (float64, bool) {
 	i := sort.Search(len(ss), func(i int) bool { return ss[i].AtUS >= t })
 	switch {
 	case i < len(ss) && ss[i].AtUS == t:

@@ -2,6 +2,7 @@ package stats
 
 import (
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -162,10 +164,10 @@ func TestComputeRunPhasesDroppedAndCPU(t *testing.T) {
 		reqs = append(reqs, r)
 	}
 	// Engine: 500 millicores steady, cumulative counter from 100 s.
-	var res []ResourceSample
+	var res []sample.Resource
 	for s := 0; s <= 13; s++ {
 		at := start.Add(time.Duration(s)*time.Second + 300*time.Millisecond)
-		res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 500,
+		res = append(res, sample.Resource{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 500,
 			CPUSecondsTotal: 100 + 0.5*at.Sub(start).Seconds(), MemoryBytes: 1 << 20})
 	}
 	r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 500, SuccessRatio: 0.99, MaxDropped: 0})
@@ -260,7 +262,7 @@ func TestTopErrorsCarryDescriptions(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(10 * time.Second),
-		ErrorDescriptions: []ErrorDescription{
+		ErrorDescriptions: []sample.ErrorDescription{
 			{Error: "oauth_error:invalid_client", Text: "client authentication failed", Count: 60},
 			{Error: "oauth_error:invalid_client", Text: "unknown client", Count: 10},
 			{Error: "conn_error", Text: "dial tcp 127.0.0.1:1: connect: connection refused", Count: 5},
@@ -282,13 +284,20 @@ func TestTopErrorsCarryDescriptions(t *testing.T) {
 	if len(r.TopErrors) != 3 {
 		t.Fatalf("top errors %+v", r.TopErrors)
 	}
-	if got := r.TopErrors[0].String(); got != `oauth_error:invalid_client ×70 ("client authentication failed", "unknown client")` {
+	kind := func(k ErrorKind) string { // collector/doc renders it; here what it holds
+		var ds []string
+		for _, d := range k.Descriptions {
+			ds = append(ds, d.Text)
+		}
+		return fmt.Sprintf("%s ×%d %q", k.Error, k.Count, ds)
+	}
+	if got := kind(r.TopErrors[0]); got != `oauth_error:invalid_client ×70 ["client authentication failed" "unknown client"]` {
 		t.Errorf("first: %s", got)
 	}
-	if got := r.TopErrors[1].String(); got != `conn_error ×5 ("dial tcp 127.0.0.1:1: connect: connection refused")` {
+	if got := kind(r.TopErrors[1]); got != `conn_error ×5 ["dial tcp 127.0.0.1:1: connect: connection refused"]` {
 		t.Errorf("second: %s", got)
 	}
-	if got := r.TopErrors[2].String(); got != "http_error:503 ×1" {
+	if got := kind(r.TopErrors[2]); got != "http_error:503 ×1 []" {
 		t.Errorf("third: %s", got)
 	}
 	b, _ := json.Marshal(r)
@@ -301,7 +310,7 @@ func TestTopErrorsCarryDescriptions(t *testing.T) {
 // completes one request every cost (its capacity) while arrivals come at
 // twice that rate: the backlog grows through the run, and requests
 // scheduled in the measured window complete after it.
-func overloadedRun(cost time.Duration, counter func(t time.Time) float64) (RunMeta, []Request, []ResourceSample) {
+func overloadedRun(cost time.Duration, counter func(t time.Time) float64) (RunMeta, []Request, []sample.Resource) {
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", TargetRPS: 2 * float64(time.Second/cost), Status: StatusDone, Started: start,
 		MeasuredStart: start.Add(2 * time.Second), MeasuredEnd: start.Add(12 * time.Second)}
@@ -321,9 +330,9 @@ func overloadedRun(cost time.Duration, counter func(t time.Time) float64) (RunMe
 		}
 		reqs = append(reqs, r)
 	}
-	var res []ResourceSample
+	var res []sample.Resource
 	for at := start.Add(300 * time.Millisecond); at.Before(free.Add(2 * time.Second)); at = at.Add(time.Second) {
-		res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 1000,
+		res = append(res, sample.Resource{AtUS: at.UnixMicro(), Kind: "engine", Name: "e", CPUMillicores: 1000,
 			CPUSecondsTotal: counter(at), MemoryBytes: 1 << 20, Source: "proc-tree"})
 	}
 	return m, reqs, res
@@ -396,11 +405,11 @@ func TestSubSecondSampling(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", Status: StatusDone, MeasuredStart: start, MeasuredEnd: start.Add(4 * time.Second)}
-	var res []ResourceSample
+	var res []sample.Resource
 	for i := 1; i <= 50; i++ {
 		at := start.Add(time.Duration(i) * 100 * time.Millisecond)
 		for _, name := range []string{"a", "b"} {
-			res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: name, CPUMillicores: 500, MemoryBytes: 1000})
+			res = append(res, sample.Resource{AtUS: at.UnixMicro(), Kind: "engine", Name: name, CPUMillicores: 500, MemoryBytes: 1000})
 		}
 	}
 	reqs := []Request{{ScheduledUS: start.Add(time.Second).UnixMicro(), DurationUS: 10, Status: 200, Outcome: "ok", Phase: Measured}}
@@ -418,45 +427,19 @@ func TestMembersSampledAtDifferentSeconds(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
 	m := RunMeta{ID: "r", Status: StatusDone, MeasuredStart: start, MeasuredEnd: start.Add(60 * time.Second)}
-	var res []ResourceSample
+	var res []sample.Resource
 	for i := 1; i <= 60; i++ {
 		name, cpu := "a", 1000.0
 		if i%2 == 0 {
 			name, cpu = "b", 1500
 		}
 		at := start.Add(time.Duration(i) * time.Second)
-		res = append(res, ResourceSample{AtUS: at.UnixMicro(), Kind: "engine", Name: name, CPUMillicores: cpu, MemoryBytes: 1000})
+		res = append(res, sample.Resource{AtUS: at.UnixMicro(), Kind: "engine", Name: name, CPUMillicores: cpu, MemoryBytes: 1000})
 	}
 	reqs := []Request{{ScheduledUS: start.Add(time.Second).UnixMicro(), DurationUS: 10, Status: 200, Outcome: "ok", Phase: Measured}}
 	r := ComputeRun(m, reqs, res, Thresholds{P95Ms: 1})
 	if c := r.EngineCPU; c.AvgCores != 2.5 || c.PeakCores != 2.5 || r.EngineMemoryBytes != 2000 || c.CPUMsPerExchange != 150000 {
 		t.Errorf("cpu %+v memory %d, want 2.5 cores average and peak, 2000 bytes", c, r.EngineMemoryBytes)
-	}
-}
-
-// TestThousandsEveryInt64 is issue 9 item 13: math.MinInt64 cannot be
-// negated, and Thousands used to recurse on it until the stack overflowed.
-func TestThousandsEveryInt64(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0"},
-		{7, "7"},
-		{999, "999"},
-		{1000, "1,000"},
-		{150008, "150,008"},
-		{-1, "-1"},
-		{-1000, "-1,000"},
-		{-150008, "-150,008"},
-		{math.MaxInt64, "9,223,372,036,854,775,807"},
-		{math.MinInt64, "-9,223,372,036,854,775,808"},
-	}
-	for _, c := range cases {
-		if got := Thousands(c.n); got != c.want {
-			t.Errorf("Thousands(%d) = %q, want %q", c.n, got, c.want)
-		}
 	}
 }
 

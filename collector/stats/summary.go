@@ -4,11 +4,22 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/units"
+)
+
+// The most a campaign's statistics are computed over, which a campaign's
+// config, the evidence writer and its readers all hold to.
+const (
+	// MaxRuns bounds the runs of a plan, a manifest and a summary.
+	MaxRuns = 1000
+	// MaxRunRows bounds one run's rows (20 million: a run of 50,000
+	// exchanges/s for 400 s, whose exact statistics take 12 bytes a row).
+	MaxRunRows = 20_000_000
 )
 
 // SchemaVersion of summary.json and stats.json; bump on incompatible change.
@@ -56,7 +67,7 @@ type Totals struct {
 	Dropped      int64   `json:"dropped"`
 	// Verified sums the runs' verified tokens (check.verify), nil when
 	// none were verified.
-	Verified *Verification `json:"verified,omitempty"`
+	Verified *sample.Verification `json:"verified,omitempty"`
 	// Retried: requests sent again after a keep-alive race (Run.Retried).
 	Retried int64 `json:"retried,omitempty"`
 }
@@ -145,12 +156,12 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.buildCost(runs)
 }
 
-func (t *Totals) addVerified(v *Verification) {
+func (t *Totals) addVerified(v *sample.Verification) {
 	if v == nil {
 		return
 	}
 	if t.Verified == nil {
-		t.Verified = &Verification{Sample: v.Sample}
+		t.Verified = &sample.Verification{Sample: v.Sample}
 	}
 	t.Verified.Checked += v.Checked
 	t.Verified.Failed += v.Failed
@@ -220,45 +231,6 @@ func (s *Stage) failedWarning() Warning {
 		}
 		parts = append(parts, r.ID+" ("+why+")")
 	}
-	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %d runs failed: %s", StageLabel(s.TargetRPS),
+	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %d runs failed: %s", units.StageLabel(s.TargetRPS),
 		len(s.FailedRuns), len(s.Runs), strings.Join(parts, "; ")))
-}
-
-// StageLabel renders a rate like the article: "500/s".
-func StageLabel(rps float64) string {
-	if rps == float64(int64(rps)) {
-		return fmt.Sprintf("%d/s", int64(rps))
-	}
-	return fmt.Sprintf("%.1f/s", rps)
-}
-
-// Thousands formats 150008 as 150,008. It works on the decimal digits, so
-// every int64 has a form (negating math.MinInt64 would overflow).
-func Thousands(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	sign := ""
-	if n < 0 {
-		sign, s = "-", s[1:]
-	}
-	var b strings.Builder
-	b.WriteString(sign)
-	for i := 0; i < len(s); i++ {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// BytesIEC formats a byte count as KiB, MiB or GiB.
-func BytesIEC(b int64) string {
-	switch {
-	case b >= 1<<30:
-		return fmt.Sprintf("%.2f GiB", float64(b)/(1<<30))
-	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
-	default:
-		return fmt.Sprintf("%d KiB", b>>10)
-	}
 }

@@ -3,11 +3,11 @@
 package stats
 
 import (
-	"fmt"
 	"slices"
-	"strings"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -104,17 +104,6 @@ func (r *Request) Responded() bool {
 	return true
 }
 
-// ResourceSample is one row of resources.csv.
-type ResourceSample struct {
-	AtUS            int64
-	Kind            string // engine, generator, node, agent
-	Name            string
-	CPUMillicores   float64
-	MemoryBytes     int64
-	CPUSecondsTotal float64 // cumulative; 0 when the source has none
-	Source          string
-}
-
 // Thresholds are the pass/fail limits of each counted run.
 type Thresholds struct {
 	P95Ms        float64 `json:"p95_ms" yaml:"p95_ms"`               // p95 (send time) must be below
@@ -123,20 +112,6 @@ type Thresholds struct {
 	// AllowWarnings lists invalidating warning codes that do not fail the
 	// verdict (the warning is still reported).
 	AllowWarnings []WarningCode `json:"allow_warnings,omitempty" yaml:"allow_warnings,omitempty"`
-}
-
-// String renders the limits: "p95 < 500 ms, success ≥ 99%, dropped ≤ 0,
-// no generator/host warning".
-func (t Thresholds) String() string {
-	s := fmt.Sprintf("p95 < %g ms, success ≥ %g%%, dropped ≤ %d, no generator/host warning", t.P95Ms, t.SuccessRatio*100, t.MaxDropped)
-	if len(t.AllowWarnings) > 0 {
-		var codes []string
-		for _, c := range t.AllowWarnings {
-			codes = append(codes, string(c))
-		}
-		s += " but " + strings.Join(codes, ", ")
-	}
-	return s
 }
 
 // Allows reports whether the thresholds let warning code c pass.
@@ -162,35 +137,14 @@ type RunMeta struct {
 	Warnings      []Warning `json:",omitempty"` // Run is filled in by ComputeRun
 	// ErrorDescriptions are what the server said about the run's failures,
 	// collected while it ran (sanitised, bounded).
-	ErrorDescriptions []ErrorDescription `json:",omitempty"`
+	ErrorDescriptions []sample.ErrorDescription `json:",omitempty"`
 	// SendLagParts splits a k6 agent's send lag (kube driver only).
 	SendLagParts *SendLagParts `json:",omitempty"`
 	// Verification counts the issued tokens verified (check.verify).
-	Verification *Verification `json:",omitempty"`
+	Verification *sample.Verification `json:",omitempty"`
 	// CoolDown is the capacity search's cool-down before the run.
-	CoolDown *CoolDown `json:",omitempty"`
+	CoolDown *curve.CoolDown `json:",omitempty"`
 	// PromQL is the engine's CPU and memory over the window from an
 	// existing Prometheus: when set, the run's engine figure.
-	PromQL *PromQL `json:",omitempty"`
-}
-
-// ErrorDescription counts one description of one kind of failure.
-type ErrorDescription struct {
-	Error string `json:"error,omitempty"` // a key of Run.Errors (empty inside ErrorKind)
-	Text  string `json:"text"`
-	Count int64  `json:"count"`
-}
-
-// Verification is how many issued tokens a run verified against the
-// target's keys (check.verify) in its measured phase, and how many of
-// them failed (recorded as bad_response:200). Each success was picked at
-// random with probability Sample; Key, the run's secret sampling key,
-// is written once the run ended: with it the verified arrivals can be
-// told (runner/local: AES under Key of agent and seq, big-endian, below
-// Sample·2⁶⁴), without it no target could tell them in advance.
-type Verification struct {
-	Sample  float64 `json:"sample"`
-	Checked int64   `json:"checked"`
-	Failed  int64   `json:"failed"`
-	Key     string  `json:"key,omitempty"`
+	PromQL *sample.PromQL `json:",omitempty"`
 }

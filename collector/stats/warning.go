@@ -34,16 +34,18 @@ const (
 	WarnGeneratorStarved WarningCode = "generator_starved"
 	// The host running the load was out of CPU (busy, steal) or memory.
 	WarnHostSaturated WarningCode = "host_saturated"
-	// Pre-flight estimate: the stage needs more CPU than this machine has
-	// for generator and server together. A forecast, not a measurement.
-	WarnCapacityExceeded WarningCode = "capacity_exceeded"
+	// The pre-flight estimate (collector/forecast): the stage needs more
+	// CPU than this machine has for generator and server together. A
+	// forecast, not a measurement. Evidence written before the rename says
+	// capacity_exceeded, which is read as this code.
+	WarnForecastExceeded WarningCode = "forecast_exceeded"
 	// How many arrivals were dropped is unknown (a k6 agent's summary could
 	// not be read): the dropped count shown is a lower bound.
 	WarnDroppedUnknown WarningCode = "dropped_unknown"
 	// The engine CPU cannot be the server's: below any exchange's cost, or
 	// zero while exchanges succeed (a wrapper or launcher sampled).
 	WarnEngineCPUImplausible WarningCode = "engine_cpu_implausible"
-	// The embedded engine ran as tokex itself (no tokex-engine found): its
+	// The embedded server ran as tokex itself (no tokex-engine found): its
 	// memory includes the pages of tokex's whole binary.
 	WarnEngineMemoryInflated WarningCode = "engine_memory_inflated"
 	// A regular latency wave within a run (a periodic stall: connection
@@ -80,7 +82,7 @@ const (
 	// last one long before its end, or a gap of missed scrapes inside it;
 	// rate() then covers less than the window.
 	WarnPromQLStale WarningCode = "promql_stale"
-	// Fewer than PromQLMinSamples samples of the CPU counter in the window:
+	// Fewer than sample.PromQLMinSamples samples of the CPU counter in the window:
 	// the scrape interval is too coarse for the run's length.
 	WarnPromQLCoarse WarningCode = "promql_coarse"
 )
@@ -113,7 +115,11 @@ func (w Warning) String() string {
 	return b.String()
 }
 
-// UnmarshalJSON also reads the plain strings of schema 1 as notes.
+// renamed maps the codes of older evidence to the codes that replaced them.
+var renamed = map[WarningCode]WarningCode{"capacity_exceeded": WarnForecastExceeded}
+
+// UnmarshalJSON also reads the plain strings of schema 1 as notes, and a
+// renamed code as its new name.
 func (w *Warning) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err == nil {
@@ -121,7 +127,13 @@ func (w *Warning) UnmarshalJSON(b []byte) error {
 		return nil
 	}
 	type plain Warning
-	return json.Unmarshal(b, (*plain)(w))
+	if err := json.Unmarshal(b, (*plain)(w)); err != nil {
+		return err
+	}
+	if c, ok := renamed[w.Code]; ok {
+		w.Code = c
+	}
+	return nil
 }
 
 // Warn builds a warning.

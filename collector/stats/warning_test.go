@@ -18,6 +18,9 @@ func TestWarningJSON(t *testing.T) {
 			Warning{Code: WarnDropped, Run: "01-r1-100rps", Detail: "3 arrivals dropped"}, "01-r1-100rps: 3 arrivals dropped [dropped_arrivals]"},
 		{`{"code":"campaign_unfinished","detail":"campaign aborted: interrupted"}`,
 			Warning{Code: WarnCampaignEnded, Detail: "campaign aborted: interrupted"}, "campaign aborted: interrupted [campaign_unfinished]"},
+		// Evidence written before the pre-flight estimate was renamed.
+		{`{"code":"capacity_exceeded","run":"03-r1-500rps","detail":"500/s exceeds the pre-flight estimate"}`,
+			Warning{Code: WarnForecastExceeded, Run: "03-r1-500rps", Detail: "500/s exceeds the pre-flight estimate"}, "03-r1-500rps: 500/s exceeds the pre-flight estimate [forecast_exceeded]"},
 	}
 	for _, c := range cases {
 		var w Warning
@@ -52,7 +55,7 @@ func TestInvalidatingWarningFailsUnlessAllowed(t *testing.T) {
 		passed bool
 	}{
 		{"no warning", "", nil, true},
-		{"informative warning", WarnCapacityExceeded, nil, true},
+		{"informative warning", WarnForecastExceeded, nil, true},
 		{"generator late", WarnGeneratorLate, nil, false},
 		{"generator starved", WarnGeneratorStarved, []WarningCode{WarnGeneratorLate}, false},
 		{"host saturated, allowed", WarnHostSaturated, []WarningCode{WarnHostSaturated}, true},
@@ -74,17 +77,5 @@ func TestInvalidatingWarningFailsUnlessAllowed(t *testing.T) {
 				t.Errorf("warnings check = %+v", last)
 			}
 		})
-	}
-}
-
-func TestThresholdsString(t *testing.T) {
-	t.Parallel()
-	th := Thresholds{P95Ms: 500, SuccessRatio: 0.99}
-	if got := th.String(); got != "p95 < 500 ms, success ≥ 99%, dropped ≤ 0, no generator/host warning" {
-		t.Errorf("%q", got)
-	}
-	th.AllowWarnings = []WarningCode{WarnHostSaturated, WarnGeneratorLate}
-	if got := th.String(); got != "p95 < 500 ms, success ≥ 99%, dropped ≤ 0, no generator/host warning but host_saturated, generator_late" {
-		t.Errorf("%q", got)
 	}
 }

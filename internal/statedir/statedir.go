@@ -1,7 +1,6 @@
 // Package statedir holds what tokex keeps between runs: the default client
 // secret and the default subject-token signing key, which must stay stable
-// while an authorization server trusts them and are never printed, and the
-// reference engine built from the module source.
+// while an authorization server trusts them and are never printed.
 package statedir
 
 import (
@@ -23,16 +22,6 @@ func Dir() (string, error) {
 		return "", err
 	}
 	return filepath.Join(base, "tokex"), nil
-}
-
-// EngineDir is where tokex keeps the reference engine it built from the
-// module source (one binary per tokex build).
-func EngineDir() (string, error) {
-	d, err := Dir()
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(d, "engine"), nil
 }
 
 // SubjectKeyPath is where the first stored subject-token signing key lives

@@ -15,7 +15,6 @@ import (
 
 	"gopkg.in/yaml.v3"
 
-	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
@@ -218,7 +217,7 @@ type Embedded struct {
 	TLS        *bool  `yaml:"tls"`
 	Config     string `yaml:"config"` // a tokex serve YAML to start from
 	// Engine is the server's program, tokex-engine; default: beside tokex,
-	// built from the module source, or tokex itself (see local.FindEngine).
+	// or tokex itself (see local.FindServerProgram).
 	Engine string `yaml:"engine,omitempty"`
 }
 
@@ -465,11 +464,11 @@ const (
 	MaxNameLen        = 64
 	MaxStages         = 100
 	MaxRounds         = 100
-	MaxRuns           = evidence.MaxRuns // stages × rounds, plus the sanity run: the readers' limit
-	MinRate           = 0.01             // exchanges/s, one every 100 s
+	MaxRuns           = stats.MaxRuns // stages × rounds, plus the sanity run: the readers' limit
+	MinRate           = 0.01          // exchanges/s, one every 100 s
 	MaxRate           = 100000
 	MaxRatePerAgent   = 20000
-	MaxArrivalsPerRun = evidence.MaxRunRows // rows of one run's requests.csv.gz: the readers' limit
+	MaxArrivalsPerRun = stats.MaxRunRows // rows of one run's requests.csv.gz: the readers' limit
 	MaxAgents         = 1000
 	MaxInFlight       = 10000
 	MaxWorkers        = 100000 // agents × max_in_flight: goroutines and connections

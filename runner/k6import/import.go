@@ -25,7 +25,9 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/lines"
 	"github.com/tokex-dev/tokex/internal/names"
@@ -111,7 +113,7 @@ func Import(opt Options) (*Result, error) {
 
 // publish writes the evidence folder in a staging folder and moves it into
 // place whole, or leaves nothing.
-func publish(opt Options, all []*parsed, samples []stats.ResourceSample, warmupTag string) (string, *stats.Summary, error) {
+func publish(opt Options, all []*parsed, samples []sample.Resource, warmupTag string) (string, *stats.Summary, error) {
 	name := opt.Name
 	if name == "" {
 		name = "k6-import"
@@ -147,7 +149,7 @@ func warmupTag(tag string) (k, v string, err error) {
 
 // readResources reads the optional monitor CSV; its malformed lines are
 // skipped with a warning.
-func (res *Result) readResources(file string) ([]stats.ResourceSample, error) {
+func (res *Result) readResources(file string) ([]sample.Resource, error) {
 	if file == "" {
 		return nil, nil
 	}
@@ -187,11 +189,11 @@ func (res *Result) parseRuns(src *safefs.Dir, runs []runInput, opt Options, tagK
 			p.warnings[k].Run = p.plan.ID
 		}
 		if opt.Rate == 0 {
-			p.warn(stats.WarnNote, fmt.Sprintf("target rate %s inferred from arrivals (pass --rate to set it)", stats.StageLabel(p.plan.TargetRPS)))
+			p.warn(stats.WarnNote, fmt.Sprintf("target rate %s inferred from arrivals (pass --rate to set it)", units.StageLabel(p.plan.TargetRPS)))
 		}
 		all = append(all, p)
-		if len(all) > evidence.MaxRuns {
-			return nil, fmt.Errorf("%s: more than %d runs", opt.Dir, evidence.MaxRuns)
+		if len(all) > stats.MaxRuns {
+			return nil, fmt.Errorf("%s: more than %d runs", opt.Dir, stats.MaxRuns)
 		}
 	}
 	if len(all) == 0 {
@@ -202,7 +204,7 @@ func (res *Result) parseRuns(src *safefs.Dir, runs []runInput, opt Options, tagK
 
 // write fills the staged folder: per run, the rows (second pass over the
 // points), windows and resource samples in time order, the statistics.
-func write(w *evidence.Writer, all []*parsed, samples []stats.ResourceSample, opt Options, name string) (*stats.Summary, error) {
+func write(w *evidence.Writer, all []*parsed, samples []sample.Resource, opt Options, name string) (*stats.Summary, error) {
 	id := w.Manifest().CampaignID
 	var planned []event.PlannedRun
 	for _, p := range all {
@@ -231,7 +233,7 @@ func write(w *evidence.Writer, all []*parsed, samples []stats.ResourceSample, op
 
 // write records one run: its rows, then its windows, resource samples and
 // the import's remarks as events, then its statistics.
-func (p *parsed) write(rec *evidence.Recorder, w *evidence.Writer, samples []stats.ResourceSample, th stats.Thresholds) (*stats.Run, error) {
+func (p *parsed) write(rec *evidence.Recorder, w *evidence.Writer, samples []sample.Resource, th stats.Thresholds) (*stats.Run, error) {
 	run, err := rec.Begin(p.plan, p.meta.Started)
 	if err != nil {
 		return nil, err
@@ -315,8 +317,8 @@ func (p *parsed) scan() error {
 			return err
 		}
 		p.judge.endFile(a)
-		if p.points > evidence.MaxRunRows {
-			return fmt.Errorf("%s: more than %d points in one run", p.in.name, evidence.MaxRunRows)
+		if p.points > stats.MaxRunRows {
+			return fmt.Errorf("%s: more than %d points in one run", p.in.name, stats.MaxRunRows)
 		}
 		if n := st.Malformed + bad; n > 0 {
 			msg := fmt.Sprintf("%s: %d malformed line(s) skipped", path.Base(name), n)

@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/k6"
@@ -62,7 +62,7 @@ func (j *judge) readLines(p *parsed) error {
 		}
 		sc := bufio.NewScanner(rc)
 		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-		for sc.Scan() && j.nLines < evidence.MaxRunRows {
+		for sc.Scan() && j.nLines < stats.MaxRunRows {
 			l, ok, err := k6.ParseLine(sc.Text())
 			if !ok || err != nil {
 				continue
@@ -91,7 +91,7 @@ func (j *judge) notePoint(pt k6.Point) {
 		j.ends[sc] = append(j.ends[sc], reqEnd{pt.Time.UnixMicro(), len(j.ends[sc])})
 	case "checks":
 		j.checks = true
-		if pt.Value == 0 && len(j.fails) < evidence.MaxRunRows {
+		if pt.Value == 0 && len(j.fails) < stats.MaxRunRows {
 			j.fails, j.failsSc = append(j.fails, pt.Time.UnixMicro()), append(j.failsSc, sc)
 		}
 	}
@@ -226,17 +226,17 @@ const maxDescriptions = 32
 // descriptions counts what k6 said about a run's failures, in first-seen
 // order.
 type descriptions struct {
-	counts map[stats.ErrorDescription]int64
-	order  []stats.ErrorDescription
+	counts map[sample.ErrorDescription]int64
+	order  []sample.ErrorDescription
 }
 
 func (d *descriptions) add(q *stats.Request) {
 	if q.Description == "" {
 		return
 	}
-	k := stats.ErrorDescription{Error: q.ErrorKey(), Text: q.Description}
+	k := sample.ErrorDescription{Error: q.ErrorKey(), Text: q.Description}
 	if d.counts == nil {
-		d.counts = map[stats.ErrorDescription]int64{}
+		d.counts = map[sample.ErrorDescription]int64{}
 	}
 	if _, ok := d.counts[k]; !ok {
 		if len(d.order) >= maxDescriptions {
@@ -247,8 +247,8 @@ func (d *descriptions) add(q *stats.Request) {
 	d.counts[k]++
 }
 
-func (d *descriptions) list() []stats.ErrorDescription {
-	var out []stats.ErrorDescription
+func (d *descriptions) list() []sample.ErrorDescription {
+	var out []sample.ErrorDescription
 	for _, k := range d.order {
 		k.Count = d.counts[k]
 		out = append(out, k)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -73,7 +74,7 @@ func TestImportWithoutChecksSaysSuccessUnknown(t *testing.T) {
 func TestImportCarriesK6ErrorText(t *testing.T) {
 	r, ws := importRun(t, map[string]string{"tokex2-k6v2.2.0-wrong-ca-agent-0.ndjson.gz": "agent-0.ndjson.gz",
 		"tokex2-k6v2.2.0-wrong-ca-agent-0.log": "agent-0.log"})
-	if len(r.TopErrors) != 1 || r.TopErrors[0].String() != `conn_error:1310 ×201 ("k6: x509: unknown authority (k6 error 1310)")` {
+	if len(r.TopErrors) != 1 || doc.ErrorKindText(r.TopErrors[0]) != `conn_error:1310 ×201 ("k6: x509: unknown authority (k6 error 1310)")` {
 		t.Errorf("top errors %v\n%s", r.TopErrors, ws)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/evidence"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/internal/lines"
 )
 
@@ -22,9 +22,9 @@ import (
 // Malformed lines (too long, unreadable, a value that is not a finite
 // non-negative number, a time outside years 1–9999) are counted and
 // skipped; at most evidence.MaxResourceRows samples are read.
-func ReadMonitorCSV(r io.Reader) ([]stats.ResourceSample, int, error) {
+func ReadMonitorCSV(r io.Reader) ([]sample.Resource, int, error) {
 	lr := lines.NewReader(r, 64<<10)
-	var out []stats.ResourceSample
+	var out []sample.Resource
 	bad, line, long := 0, 0, 0
 	for {
 		b, err := lr.Next()
@@ -61,7 +61,7 @@ func ReadMonitorCSV(r io.Reader) ([]stats.ResourceSample, int, error) {
 		case "pod", "engine":
 			kind = "engine"
 		}
-		out = append(out, stats.ResourceSample{AtUS: at.UnixMicro(), Kind: kind, Name: strings.TrimSpace(f[2]),
+		out = append(out, sample.Resource{AtUS: at.UnixMicro(), Kind: kind, Name: strings.TrimSpace(f[2]),
 			CPUMillicores: cpu, MemoryBytes: mem, Source: "monitor-csv"})
 	}
 	if len(out) == 0 && bad > 0 {

@@ -89,40 +89,29 @@ type phaseSlots struct {
 
 func newPhaseSlots(planned int) *phaseSlots { return &phaseSlots{sent: make([]uint8, planned+1)} }
 
-func (s *phaseSlots) mark(slot, startUS int64) {
-	if s.startUS == 0 {
-		s.startUS = startUS
+func (sl *phaseSlots) mark(slot, startUS int64) {
+	if sl.startUS == 0 {
+		sl.startUS = startUS
 	}
 	switch {
-	case slot < 0 || slot >= int64(len(s.sent)):
-		s.beyond++
-	case s.sent[slot] > 0:
-		s.dup++
+	case slot < 0 || slot >= int64(len(sl.sent)):
+		sl.beyond++
+	case sl.sent[slot] > 0:
+		sl.dup++
 		fallthrough
 	default:
-		if s.sent[slot] < 255 {
-			s.sent[slot]++
+		if sl.sent[slot] < 255 {
+			sl.sent[slot]++
 		}
 	}
 }
 
 // lines is how many lines claimed slot (those past the plan together).
-func (s *phaseSlots) lines(slot int64) int {
-	if slot < 0 || slot >= int64(len(s.sent)) {
-		return s.beyond
+func (sl *phaseSlots) lines(slot int64) int {
+	if slot < 0 || slot >= int64(len(sl.sent)) {
+		return sl.beyond
 	}
-	return int(s.sent[slot])
-}
-
-// missing lists the slots below fired that no line claimed.
-func (s *phaseSlots) missing(fired int) []int64 {
-	var out []int64
-	for k := 0; k < fired; k++ {
-		if k >= len(s.sent) || s.sent[k] == 0 {
-			out = append(out, int64(k))
-		}
-	}
-	return out
+	return int(sl.sent[slot])
 }
 
 func (ps *podState) ended() bool {

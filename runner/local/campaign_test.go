@@ -27,7 +27,7 @@ import (
 // server) and for a server of known CPU cost (knowncost).
 func TestMain(m *testing.M) {
 	knowncost.RunIfServer()
-	localtest.RunIfEngine()
+	localtest.RunIfServer()
 	if len(os.Args) > 1 && os.Args[1] == "embedded-until-killed" {
 		embeddedUntilKilled()
 	}

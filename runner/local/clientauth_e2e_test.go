@@ -43,7 +43,7 @@ func TestCampaignWithEachClientAuthMethod(t *testing.T) {
 				if l, ok := e.(event.Log); ok && strings.Contains(l.Message, tc.log) {
 					said = true
 				}
-				if c, ok := e.(event.Capacity); ok && strings.HasPrefix(c.Estimate.Method, "calibration failed") {
+				if c, ok := e.(event.Forecast); ok && strings.HasPrefix(c.Estimate.Method, "calibration failed") {
 					t.Errorf("the calibration exchanges did not authenticate: %s", c.Estimate.Method)
 				}
 			}

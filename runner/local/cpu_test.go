@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/knowncost"
@@ -113,7 +114,7 @@ func edgeError(t *testing.T, run *stats.Run, cpuMs float64) (float64, bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var eng []stats.ResourceSample
+	var eng []sample.Resource
 	for _, r := range res {
 		if r.Kind == "engine" {
 			eng = append(eng, r)

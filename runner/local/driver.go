@@ -16,6 +16,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/forecast"
 	"github.com/tokex-dev/tokex/collector/proc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
@@ -36,10 +37,10 @@ type Driver struct {
 	ClientKeys []*jose.Key
 	// ClientCerts are the agents' tls_client_auth certificates.
 	ClientCerts *config.ClientCerts
-	// Engine is the embedded server's program; empty: FindEngine's choice
-	// with EngineSearch (its Explicit defaults to target.embedded.engine).
-	Engine       Engine
-	EngineSearch EngineSearch
+	// Program is the embedded server's program; empty: FindServerProgram's choice
+	// with ProgramSearch (its Explicit defaults to target.embedded.engine).
+	Program       ServerProgram
+	ProgramSearch ProgramSearch
 	// PID overrides target.pid and target.pid_file (tokex run --pid): a
 	// process id, or PIDListen for the process listening on the target's
 	// port. A resumed campaign whose server restarted gives its new PID.
@@ -51,7 +52,7 @@ type Driver struct {
 	gen      *Generator
 	pre      *preminter // subject.premint
 	emb      *Embedded
-	capacity stats.Capacity
+	forecast forecast.Forecast
 	target   string
 	cancel   context.CancelFunc
 	samplers sync.WaitGroup
@@ -99,12 +100,12 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	if d.emb != nil {
 		enginePID = d.emb.PID
 	}
-	capa, err := d.preflight(ctx, enginePID)
+	fc, err := d.preflight(ctx, enginePID)
 	if err != nil {
-		capa = stats.Capacity{Method: "calibration failed: " + err.Error()}
+		fc = forecast.Forecast{Method: "calibration failed: " + err.Error()}
 	}
-	d.capacity = capa
-	out.Emit(event.Capacity{At: time.Now(), Stages: c.Stages, Estimate: capa})
+	d.forecast = fc
+	out.Emit(event.Forecast{At: time.Now(), Stages: c.Stages, Estimate: fc})
 	d.startSamplers(targets, out)
 	return nil
 }
@@ -140,7 +141,8 @@ func (d *Driver) startTarget(ctx context.Context, out runner.Output) (*tls.Confi
 	return tlsCfg, []proc.Target{{Role: "engine", Source: src, Exited: d.engineExited}}, nil
 }
 
-// startEmbedded finds the engine (FindEngine) and starts it.
+// startEmbedded finds the embedded server's program (FindServerProgram)
+// and starts it.
 func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Config, []proc.Target, error) {
 	c := d.Cfg
 	logf := func(source string) func(level, msg string) {
@@ -148,14 +150,13 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 			out.Emit(event.Log{At: time.Now(), Source: source, Level: level, Message: msg})
 		}
 	}
-	if d.Engine.Path == "" {
-		s := d.EngineSearch
+	if d.Program.Path == "" {
+		s := d.ProgramSearch
 		if s.Explicit == "" {
 			s.Explicit = c.Target.Embedded.Engine
 		}
-		s.Log = func(m string) { logf("tokex")("info", m) }
 		var err error
-		if d.Engine, err = FindEngine(ctx, s); err != nil {
+		if d.Program, err = FindServerProgram(s); err != nil {
 			return nil, nil, fmt.Errorf("embedded server: %w", err)
 		}
 	}
@@ -166,7 +167,7 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 		ca, dn = d.ClientCerts.CAPEM, d.ClientCerts.SubjectDN
 	}
 	emb, err := StartEmbedded(ctx, EmbeddedOptions{
-		Engine: d.Engine, Clients: c.Agents.Count, ClientPrefix: c.Agents.ClientIDPrefix, Secret: d.Secret,
+		Program: d.Program, Clients: c.Agents.Count, ClientPrefix: c.Agents.ClientIDPrefix, Secret: d.Secret,
 		SubjectKey: d.SubjectKey, SubjectIssuer: c.Subject.Issuer, SubjectLifetime: d.subjectLifetime(), SigningAlg: c.Target.Embedded.SigningAlg,
 		TLS: useTLS, Resources: append(append([]string{}, c.Request.Resources...), c.Request.Audiences...),
 		Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
@@ -176,8 +177,8 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 		return nil, nil, fmt.Errorf("embedded server: %w", err)
 	}
 	d.emb, d.target = emb, emb.URL
-	msg, level := fmt.Sprintf("embedded engine %s (%s; %s)", d.Engine.Path, d.Engine.How, emb.Version), "info"
-	if d.Engine.Inflated {
+	msg, level := fmt.Sprintf("embedded server %s (%s; %s)", d.Program.Path, d.Program.How, emb.Version), "info"
+	if d.Program.Inflated {
 		msg, level = msg+": "+InflatedDetail, "warn"
 	}
 	logf("tokex")(level, msg)
@@ -272,10 +273,10 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	if s, ok := out.(runner.Scheduler); ok {
 		s.Schedule(start)
 	}
-	if w := d.capacity.Warning(p.ID, p.TargetRPS); w != nil {
+	if w := d.forecast.Warning(p.ID, p.TargetRPS); w != nil {
 		res.Warnings = append(res.Warnings, *w)
 	}
-	if d.emb != nil && d.Engine.Inflated {
+	if d.emb != nil && d.Program.Inflated {
 		res.Warnings = append(res.Warnings, stats.Warn(stats.WarnEngineMemoryInflated, p.ID, InflatedDetail))
 	}
 	rctx, cancel := context.WithCancel(ctx)
@@ -304,7 +305,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 					out.Emit(event.PhaseChanged{At: res.MeasuredStart, RunID: p.ID, Phase: stats.Measured})
 				}
 			case t := <-tick.C:
-				for _, s := range d.gen.Status(p.ID, t, "running") {
+				for _, s := range d.gen.Status(p.ID, t, event.AgentRunning) {
 					out.Emit(s)
 				}
 			}
@@ -318,7 +319,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	res.Verification = d.gen.Verification()
 	close(stop)
 	wg.Wait()
-	for _, s := range d.gen.Status(p.ID, time.Now(), "finished") {
+	for _, s := range d.gen.Status(p.ID, time.Now(), event.AgentFinished) {
 		out.Emit(s)
 	}
 	if err := died.Load(); err != nil {

@@ -24,10 +24,10 @@ import (
 
 // EmbeddedOptions describe the reference server tokex starts for itself.
 type EmbeddedOptions struct {
-	Engine        Engine // the program (FindEngine)
-	Clients       int    // perf-agent-0..N-1
-	ClientPrefix  string // perf-agent-
-	Secret        string // passed through the environment, never argv
+	Program       ServerProgram // the embedded server's program (FindServerProgram)
+	Clients       int           // perf-agent-0..N-1
+	ClientPrefix  string        // perf-agent-
+	Secret        string        // passed through the environment, never argv
 	SubjectKey    *jose.Key
 	SubjectIssuer string
 	// SubjectLifetime is the minted tokens' lifetime; the server accepts it
@@ -47,7 +47,7 @@ type EmbeddedOptions struct {
 	ClientSubjectDN string
 	// ActorKey signs the agents' actor tokens (subject.ActorMinter): the
 	// JWKS endpoint publishes it as the actor issuer ActorIssuer (default
-	// subject.ActorIssuer(SubjectIssuer)), which the engine trusts for
+	// subject.ActorIssuer(SubjectIssuer)), which the embedded server trusts for
 	// actor tokens (subject.actor). nil: actor tokens are trusted as
 	// subject tokens are.
 	ActorKey    *jose.Key
@@ -67,26 +67,26 @@ type EmbeddedOptions struct {
 // embeddedPrefix names the temporary folder of an embedded server.
 const embeddedPrefix = "tokex-embedded-"
 
-// OnEmbeddedStart, when set (tests), learns each child's pid.
+// OnEmbeddedStart learns each child's pid when set (tests).
 var OnEmbeddedStart func(pid int)
 
-// Embedded is a running engine child process plus the HTTPS JWKS endpoint
-// of the generator's key (the article's perf-jwks-server).
+// Embedded is a running embedded server (a child process) plus the HTTPS
+// JWKS endpoint of the generator's key (the article's perf-jwks-server).
 type Embedded struct {
 	URL     string // token endpoint
 	PID     int
-	Version string      // the engine's build, from its ready report
+	Version string      // the server's build, from its ready report
 	TLS     *tls.Config // trusts the child's certificate
 	dir     string
-	proc    *authserver.EngineProcess
+	proc    *serverProcess
 	jwks    *subject.IssuerServer
 }
 
-// StartEmbedded starts the JWKS endpoint and the engine, waits for its
+// StartEmbedded starts the JWKS endpoint and the server, waits for its
 // ready report, then until it answers /healthz.
 func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err error) {
-	if o.Engine.Path == "" {
-		return nil, errors.New("embedded server: no engine")
+	if o.Program.Path == "" {
+		return nil, errors.New("embedded server: no program")
 	}
 	if o.Log == nil {
 		o.Log = func(string, string) {}
@@ -112,8 +112,8 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 	if err = writeYAML(cfgFile, cfg); err != nil {
 		return e, err
 	}
-	e.proc, err = authserver.StartEngine(ctx, authserver.EngineCommand{
-		Path: o.Engine.Path, Args: o.Engine.Args, Config: cfgFile,
+	e.proc, err = startServer(ctx, serverCommand{
+		Path: o.Program.Path, Args: o.Program.Args, Config: cfgFile,
 		Env:         append(os.Environ(), "TOKEX_CLIENT_SECRET="+o.Secret),
 		SysProcAttr: sysProcAttr(),
 		Stdout:      func(line string) { o.Log("info", line) },
@@ -150,7 +150,7 @@ func tempFolder(logf func(level, msg string)) (string, error) {
 
 // serveJWKS serves the subject key set (and the actor key's, when there is
 // one) over HTTPS with its own self-signed certificate, and writes that
-// certificate for the engine to trust.
+// certificate for the server to trust.
 func (e *Embedded) serveJWKS(key, actor *jose.Key) (caFile string, err error) {
 	pair, err := tlscert.Loopback()
 	if err != nil {
@@ -167,7 +167,7 @@ func (e *Embedded) serveJWKS(key, actor *jose.Key) (caFile string, err error) {
 	return caFile, os.WriteFile(caFile, pair.CertPEM, 0o600)
 }
 
-// serverConfig is the engine's configuration: the base config or the
+// serverConfig is the server's configuration: the base config or the
 // defaults, on a free loopback port, trusting the JWKS endpoint.
 func (e *Embedded) serverConfig(o EmbeddedOptions, caFile string) (authserver.Config, error) {
 	cfg := authserver.Default()
@@ -206,7 +206,7 @@ func (e *Embedded) serverConfig(o EmbeddedOptions, caFile string) (authserver.Co
 	return cfg, nil
 }
 
-// clientAuth registers the agents' keys and certificates with the engine.
+// clientAuth registers the agents' keys and certificates with the server.
 func (e *Embedded) clientAuth(cfg *authserver.Config, o EmbeddedOptions) error {
 	if len(o.ClientJWKS) > 0 {
 		cfg.DefaultClients.JWKSFile = filepath.Join(e.dir, "client-jwks.json")
@@ -224,7 +224,7 @@ func (e *Embedded) clientAuth(cfg *authserver.Config, o EmbeddedOptions) error {
 	return nil
 }
 
-// agentic sets the engine up for issue 30's workloads: the actor issuer,
+// agentic sets the embedded server up for issue 30's workloads: the actor issuer,
 // the agents' grants, chains to other agents and their depth.
 func (e *Embedded) agentic(cfg *authserver.Config, o EmbeddedOptions, caFile string) {
 	if o.ActorKey != nil {
@@ -246,7 +246,7 @@ func (e *Embedded) agentic(cfg *authserver.Config, o EmbeddedOptions, caFile str
 	}
 }
 
-// serverTLS gives the engine a loopback certificate that e.TLS trusts.
+// serverTLS gives the server a loopback certificate that e.TLS trusts.
 func (e *Embedded) serverTLS(cfg *authserver.Config) error {
 	pair, err := tlscert.Loopback()
 	if err != nil {

@@ -31,7 +31,7 @@ const embeddedPrefix = "tokex-embedded-"
 func embeddedUntilKilled() {
 	key, err := jose.GenerateKey(jose.ES256)
 	if err == nil {
-		_, err = local.StartEmbedded(context.Background(), local.EmbeddedOptions{Engine: localtest.Engine(), Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
+		_, err = local.StartEmbedded(context.Background(), local.EmbeddedOptions{Program: localtest.Program(), Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
 			SubjectKey: key, SigningAlg: jose.ES256, TLS: true})
 	}
 	if err != nil {
@@ -89,7 +89,7 @@ func TestStaleEmbeddedFoldersAreRemoved(t *testing.T) {
 
 	key, _ := jose.GenerateKey(jose.ES256)
 	var logs []string
-	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Engine: localtest.Engine(), Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
+	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Program: localtest.Program(), Clients: 1, ClientPrefix: "perf-agent-", Secret: "s-Zq9", SubjectIssuer: "https://issuer.test",
 		SubjectKey: key, SigningAlg: jose.ES256, TLS: true, Log: func(_, m string) { logs = append(logs, m) }})
 	if err != nil {
 		t.Fatal(err)
@@ -114,19 +114,19 @@ func TestStaleEmbeddedFoldersAreRemoved(t *testing.T) {
 	}
 }
 
-// TestInflatedEngineIsFlagged: an engine that is tokex itself (FindEngine's
+// TestInflatedServerIsFlagged: an embedded server that is tokex itself (FindServerProgram's
 // last resort) serves, and every run carries engine_memory_inflated in its
 // warnings (kept in the evidence) without failing the verdict; the log says
 // which engine ran and how it was found.
-func TestInflatedEngineIsFlagged(t *testing.T) {
+func TestInflatedServerIsFlagged(t *testing.T) {
 	t.Parallel()
 	c := localtest.Tiny()
 	c.Stages, c.Rounds, c.Sanity.Enabled = []float64{20}, 1, false
 	c.Warmup, c.Duration = 0, time.Second
-	eng := localtest.Engine()
+	eng := localtest.Program()
 	eng.Inflated, eng.How = true, "tokex itself: test"
 	dir := filepath.Join(t.TempDir(), "inflated")
-	r := localtest.Run(t, context.Background(), c, dir, localtest.Options{Engine: eng})
+	r := localtest.Run(t, context.Background(), c, dir, localtest.Options{Program: eng})
 	if r.Err != nil {
 		t.Fatal(r.Err)
 	}
@@ -140,7 +140,7 @@ func TestInflatedEngineIsFlagged(t *testing.T) {
 	}
 	var logged bool
 	for _, e := range r.Events {
-		if l, ok := e.(event.Log); ok && l.Level == "warn" && strings.Contains(l.Message, "embedded engine "+eng.Path+" (tokex itself: test;") {
+		if l, ok := e.(event.Log); ok && l.Level == "warn" && strings.Contains(l.Message, "embedded server "+eng.Path+" (tokex itself: test;") {
 			logged = true
 		}
 	}
@@ -169,7 +169,7 @@ func TestEmbeddedEngineServesAgents(t *testing.T) {
 	subjectKey, _ := jose.GenerateKey(jose.ES256)
 	actorKey, _ := jose.GenerateKey(jose.EdDSA)
 	const iss = "https://issuer.test"
-	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Engine: localtest.Engine(), Clients: 2, ClientPrefix: "perf-agent-",
+	e, err := local.StartEmbedded(context.Background(), local.EmbeddedOptions{Program: localtest.Program(), Clients: 2, ClientPrefix: "perf-agent-",
 		Secret: "s-Zq9", SubjectIssuer: iss, SubjectKey: subjectKey, SubjectLifetime: time.Minute, SigningAlg: jose.ES256,
 		Resources: []string{"https://mcp.example.internal/mcp"}, ActorKey: actorKey, GrantTypes: exchange.GrantTypes, PeerAudiences: true})
 	if err != nil {

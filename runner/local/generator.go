@@ -1,6 +1,6 @@
 // Package local is the local driver: an in-process open-model load
 // generator against a URL or, by default, tokex's reference server started
-// as a child process (tokex-engine, found by FindEngine), so a campaign
+// as a child process (tokex-engine, found by FindServerProgram), so a campaign
 // runs on a bare laptop.
 package local
 
@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -265,7 +266,7 @@ func (g *Generator) Close() {
 
 // Verification is the last run's count of verified tokens, nil without
 // check.verify.
-func (g *Generator) Verification() *stats.Verification {
+func (g *Generator) Verification() *sample.Verification {
 	if g.sampler == nil {
 		return nil
 	}
@@ -282,7 +283,7 @@ func (g *Generator) InFlight() int64 {
 }
 
 // Status snapshots the agents' counters.
-func (g *Generator) Status(runID string, now time.Time, state string) []event.AgentStatus {
+func (g *Generator) Status(runID string, now time.Time, state event.AgentState) []event.AgentStatus {
 	out := make([]event.AgentStatus, len(g.Agents))
 	for i, a := range g.Agents {
 		out[i] = event.AgentStatus{At: now, RunID: runID, Agent: a.Index, Name: a.ClientID, State: state,

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/forecast"
 	"github.com/tokex-dev/tokex/collector/proc"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
@@ -27,9 +28,9 @@ const (
 // cache); for a server elsewhere it times minting subject tokens only, so
 // nothing unrecorded is sent to someone else's server. Neither is part of
 // the evidence's requests.
-func (d *Driver) preflight(ctx context.Context, enginePID int) (stats.Capacity, error) {
+func (d *Driver) preflight(ctx context.Context, enginePID int) (forecast.Forecast, error) {
 	self := os.Getpid()
-	c := stats.Capacity{
+	c := forecast.Forecast{
 		Cores:          (&proc.HostSampler{PID: self}).Limit(),
 		GeneratorCores: (&proc.HostSampler{PID: self, MaxProcs: func() int { return runtime.GOMAXPROCS(0) }}).Limit(),
 	}
@@ -92,7 +93,7 @@ func (d *Driver) preflight(ctx context.Context, enginePID int) (stats.Capacity, 
 	}
 	c.GeneratorCPUMs = round2(c.GeneratorCPUMs)
 	c.ServerCPUMs = round2(c.ServerCPUMs)
-	return stats.EstimateCapacity(c), nil
+	return forecast.Estimate(c), nil
 }
 
 func round2(v float64) float64 { return math.Round(max(0, v)*100) / 100 }

@@ -12,7 +12,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/proc"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/subject"
@@ -139,7 +139,7 @@ func (pm *preminter) plan(p event.PlannedRun, agents int) (*premintPlan, error) 
 	pl.margin = 3*pl.perToken*time.Duration(total/workers+1) + 30*time.Second
 	if avail, how, err := pm.memory(); err == nil && pl.need > avail/2 {
 		return nil, fmt.Errorf("pre-minting run %s: %s %s tokens of about %d bytes need about %s of memory, more than half of the %s available (%s); lower the rate or the duration, or sign as the run goes (subject.premint: false) with a faster algorithm (ES256 or EdDSA)",
-			p.ID, stats.Thousands(int64(total)), pm.key.Alg, pl.tokenBytes, bytesText(pl.need), bytesText(avail), how)
+			p.ID, units.Thousands(int64(total)), pm.key.Alg, pl.tokenBytes, bytesText(pl.need), bytesText(avail), how)
 	}
 	return pl, nil
 }
@@ -206,7 +206,7 @@ func (pm *preminter) mint(ctx context.Context, p event.PlannedRun, pl *premintPl
 	}
 	cpu := cpuNow() - c0
 	pm.progress(fmt.Sprintf("pre-minted %s %s subject tokens for run %s in %s (CPU %.1f s, %.0f µs a token), about %s in memory; they expire %s after the run's end",
-		stats.Thousands(int64(pl.total)), pm.key.Alg, p.ID, time.Since(t0).Round(100*time.Millisecond), cpu.Seconds(),
+		units.Thousands(int64(pl.total)), pm.key.Alg, p.ID, time.Since(t0).Round(100*time.Millisecond), cpu.Seconds(),
 		float64(cpu.Microseconds())/float64(max(pl.total, 1)), bytesText(pl.need), (pm.lifetime + pl.margin).Round(time.Second)))
 	return toks, nil
 }
@@ -242,7 +242,7 @@ func progressLine(runID, alg string, done, total int, took, cpu time.Duration) s
 	fill := int(frac * width)
 	return fmt.Sprintf("pre-minting run %s: [%s%s] %3.0f%% %s/%s %s tokens, %s, CPU %.1f s",
 		runID, strings.Repeat("#", fill), strings.Repeat(".", width-fill), frac*100,
-		stats.Thousands(int64(done)), stats.Thousands(int64(total)), alg, took.Round(time.Second), cpu.Seconds())
+		units.Thousands(int64(done)), units.Thousands(int64(total)), alg, took.Round(time.Second), cpu.Seconds())
 }
 
 func bytesText(n int64) string {

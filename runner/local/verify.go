@@ -9,6 +9,7 @@ import (
 	"math"
 	"sync/atomic"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -64,6 +65,6 @@ func (s *verifySampler) count(phase stats.Phase, failed bool) {
 }
 
 // result is the run's verification for its evidence, with the key.
-func (s *verifySampler) result() *stats.Verification {
-	return &stats.Verification{Sample: s.p, Checked: s.checked.Load(), Failed: s.failed.Load(), Key: hex.EncodeToString(s.key[:])}
+func (s *verifySampler) result() *sample.Verification {
+	return &sample.Verification{Sample: s.p, Checked: s.checked.Load(), Failed: s.failed.Load(), Key: hex.EncodeToString(s.key[:])}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 // Source is an evidence folder's recorded stream. It is read from disk as
@@ -42,10 +43,10 @@ func Load(dir string) (*Source, error) {
 	}
 	notes := info.Notes
 	m := f.Manifest
-	if m.Status != "done" {
+	if m.Status != stats.CampaignDone {
 		done := 0
 		for _, r := range m.Runs {
-			if r.Status == "done" {
+			if r.Status == stats.StatusDone {
 				done++
 			}
 		}

@@ -2,6 +2,7 @@ package replay
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -52,4 +53,29 @@ func fromEvents(evs []evidence.Sequenced) *Source {
 		}
 		return nil
 	}}
+}
+
+// TestOldFolderReadsForecast: a golden campaign written before the
+// pre-flight estimate was renamed (its events.jsonl says "capacity") still
+// replays it, as the forecast, and says nothing is odd.
+func TestOldFolderReadsForecast(t *testing.T) {
+	src, err := Load("../../testdata/campaigns/passed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	var fc []event.Forecast
+	if err := src.Play(context.Background(), 0, func(e event.Event) {
+		if f, ok := e.(event.Forecast); ok {
+			fc = append(fc, f)
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(fc) != 1 || fc[0].Estimate.SustainableRPS <= 0 || !strings.HasPrefix(fc[0].Line(), "pre-flight: generator ") {
+		t.Fatalf("forecasts %+v", fc)
+	}
+	if len(src.Notes) != 0 {
+		t.Errorf("notes %v", src.Notes)
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/tui/health"
 )
@@ -38,9 +39,11 @@ type Printer struct {
 }
 
 // New returns a printer to w. What it prints carries no control
-// character but newlines, whatever the events hold.
+// character but its own newlines, whatever the events hold: Consume
+// sanitises each event once (termsafe.Copy: controls dropped, a newline
+// inside a text a space), and everything printed is composed from it.
 func New(w io.Writer) *Printer {
-	return &Printer{W: termsafe.Writer(w), Every: 5, index: map[string]int{}, engine: map[string]float64{}}
+	return &Printer{W: w, Every: 5, index: map[string]int{}, engine: map[string]float64{}}
 }
 
 func (p *Printer) printf(format string, args ...any) { fmt.Fprintf(p.W, format, args...) }
@@ -53,7 +56,7 @@ func (p *Printer) Consume(e event.Event) {
 	switch v := e.(type) {
 	case event.CampaignStarted:
 		p.campaignStarted(v)
-	case event.Capacity:
+	case event.Forecast:
 		p.printf("%s\n", v.Line())
 	case event.RunStarted:
 		p.runStarted(v)
@@ -139,7 +142,7 @@ func (p *Printer) runStarted(v event.RunStarted) {
 		kind = "sanity (discarded)"
 	}
 	p.printf("%s %s %s: %s, %d agents, warmup %s, measure %s\n", p.tag(v.Run.ID), v.Run.ID, kind,
-		stats.StageLabel(v.Run.TargetRPS), v.Run.Agents, v.Run.Warmup, v.Run.Duration)
+		units.StageLabel(v.Run.TargetRPS), v.Run.Agents, v.Run.Warmup, v.Run.Duration)
 }
 
 // window feeds the live health rules and prints every Nth measured second.
@@ -222,7 +225,7 @@ func (p *Printer) runFinished(v event.RunFinished) {
 		if i == 3 {
 			break
 		}
-		p.printf("%s   error: %s\n", p.tag(v.RunID), k)
+		p.printf("%s   error: %s\n", p.tag(v.RunID), doc.ErrorKindText(k))
 	}
 	if l := doc.RetriedLine(s); l != "" {
 		p.printf("%s   %s\n", p.tag(v.RunID), l)

@@ -8,6 +8,8 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -65,7 +67,7 @@ func TestPrinterAbortedRunAndEmptyWindow(t *testing.T) {
 	p.Consume(event.Window{At: t0.Add(time.Second), RunID: run.ID, Phase: stats.Measured, Seconds: 0.5, Completed: 22, OK: 20, Errors: 2, NoResponse: 2})
 	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 40, Status: stats.StatusAborted, Reason: "interrupted", Requests: 251, OK: 251, SuccessRatio: 1,
 		AchievedRatio: 1.004, MeasuredSeconds: 6.26, LatencyMs: stats.Latency{P95: 4}}
-	st.TopErrors = []stats.ErrorKind{{Error: "conn_error", Count: 1, Descriptions: []stats.ErrorDescription{{Text: "connection reset by peer", Count: 1}}}}
+	st.TopErrors = []stats.ErrorKind{{Error: "conn_error", Count: 1, Descriptions: []sample.ErrorDescription{{Text: "connection reset by peer", Count: 1}}}}
 	p.Consume(event.RunFinished{At: t0, RunID: run.ID, Status: stats.StatusAborted, Reason: "interrupted", Stats: st})
 	out := b.String()
 	for _, want := range []string{`error: conn_error ×1 ("connection reset by peer")`, "    0/s  ok      —  p95", "   40/s  ok  90.91%", "01-r1-40rps aborted after 6.3 of 30 s measured: 251 exchanges, success 100.00%, dropped 0, p95 4.00 ms; not reported"} {
@@ -77,6 +79,24 @@ func TestPrinterAbortedRunAndEmptyWindow(t *testing.T) {
 		if strings.Contains(out, bad) {
 			t.Errorf("output has %q:\n%s", bad, out)
 		}
+	}
+}
+
+// TestPrinterSanitisesOnce: a hostile text in an event reaches the output
+// on its own line, without its controls: a newline in it cannot start a
+// line of its own (a forged verdict), an escape cannot colour or move.
+func TestPrinterSanitisesOnce(t *testing.T) {
+	var out bytes.Buffer
+	p := New(&out)
+	t0 := time.Unix(1_800_000_000, 0)
+	p.Consume(event.CampaignStarted{At: t0, ID: "c", Name: "n\x1b[2J", Driver: "local", Target: "https://t\r"})
+	p.Consume(event.Log{At: t0, Source: "server", Level: "warn", Message: "boom\nPASSED\x1b[31m\x07"})
+	got := out.String()
+	if strings.ContainsAny(got, "\x1b\x07\r") {
+		t.Fatalf("control characters printed: %q", got)
+	}
+	if !strings.Contains(got, "warn: [server] boom PASSED[31m\n") || strings.Contains(got, "\nPASSED") {
+		t.Errorf("the log's newline split its line: %q", got)
 	}
 }
 
@@ -107,7 +127,7 @@ func TestPrinterSearch(t *testing.T) {
 	obj := curve.Objective{P95Ms: 50, P99Ms: 50, SuccessRatio: 0.99}
 	run := event.PlannedRun{ID: "01-p1-r1-75rps", Index: 1, Round: 1, TargetRPS: 75, Warmup: time.Second, Duration: 2 * time.Second}
 	p.Consume(event.CampaignStarted{At: t0, ID: "c", Name: "n", Driver: "local", Runs: []event.PlannedRun{{ID: "00-sanity", Sanity: true}},
-		Search: &stats.SearchSpec{Policy: curve.Policy{Start: 75}, Objective: obj}})
+		Search: &search.Spec{Policy: curve.Policy{Start: 75}, Objective: obj}})
 	p.Consume(event.RunStarted{At: t0, Run: run})
 	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 75, Status: stats.StatusDone, Requests: 150, OK: 150, SuccessRatio: 1, AchievedRatio: 1,
 		LatencyMs: stats.Latency{P95: 9, P99: 72.8}, ThresholdsPassed: true}

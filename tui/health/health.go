@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -40,12 +41,12 @@ func (l *Live) Measuring() { l.measuring = true }
 func (l *Live) Generator(at time.Time, cores float64) { l.genAt, l.genCores = at, cores }
 
 // Host applies the host and starvation rules to one sample.
-func (l *Live) Host(at time.Time, h *stats.HostMetrics) {
+func (l *Live) Host(at time.Time, h *sample.HostMetrics) {
 	l.init()
-	l.set(stats.WarnHostSaturated, h.Saturation())
+	l.set(stats.WarnHostSaturated, stats.Saturation(h))
 	starved := ""
 	if at.Equal(l.genAt) {
-		starved = h.Starvation(l.genCores)
+		starved = stats.Starvation(h, l.genCores)
 	}
 	l.set(stats.WarnGeneratorStarved, starved)
 	if l.measuring {

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -14,8 +15,8 @@ func TestLiveFollowsTheRules(t *testing.T) {
 	t.Parallel()
 	var l Live
 	t0 := time.Unix(1_800_000_000, 0)
-	busy := stats.HostMetrics{CPUs: 2, BusyCores: 2, GeneratorLimitCores: 1}
-	idle := stats.HostMetrics{CPUs: 2, BusyCores: 0.5, GeneratorLimitCores: 1}
+	busy := sample.HostMetrics{CPUs: 2, BusyCores: 2, GeneratorLimitCores: 1}
+	idle := sample.HostMetrics{CPUs: 2, BusyCores: 0.5, GeneratorLimitCores: 1}
 	l.Generator(t0, 0.95) // before any Reset: kept
 	l.Host(t0, &busy)
 	if l.Now[stats.WarnHostSaturated] != "CPU 100% busy" || l.Now[stats.WarnGeneratorStarved] == "" || len(l.Codes()) != 0 {

@@ -118,7 +118,7 @@ func printCost(w io.Writer, s *stats.Summary) {
 // searchPassed: a search succeeds when it found a capacity to its
 // resolution or the objective held up to its maximum.
 func searchPassed(s *stats.Summary) bool {
-	if s == nil || s.Capacity == nil || s.Status != "done" {
+	if s == nil || s.Capacity == nil || s.Status != stats.CampaignDone {
 		return false
 	}
 	return s.Capacity.Status == curve.StatusFound || s.Capacity.Status == curve.StatusAboveMax

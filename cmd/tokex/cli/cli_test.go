@@ -24,13 +24,13 @@ import (
 
 // TestMain lets the test binary stand in for tokex-engine ($TOKEX_ENGINE:
 // started as "<exe> --config FILE --ready-fd 3"), so that no test builds
-// one; FindEngine's own tests cover the search.
+// one; FindServerProgram's own tests cover the search.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "--config" {
-		os.Exit(authserver.EngineMain(os.Args[1:], os.Stdout, os.Stderr))
+		os.Exit(authserver.EmbeddedMain(os.Args[1:], os.Stdout, os.Stderr))
 	}
 	if exe, err := os.Executable(); err == nil {
-		_ = os.Setenv(local.EngineEnv, exe)
+		_ = os.Setenv(local.ServerEnv, exe)
 	}
 	os.Exit(m.Run())
 }
@@ -252,12 +252,12 @@ func TestManifestsRedactSecrets(t *testing.T) {
 // TestEngineCommand: `tokex engine` is the engine's own command line
 // (hidden), for when no tokex-engine binary is found.
 func TestEngineCommand(t *testing.T) {
-	code, _, errs := run(t, local.EngineArg)
+	code, _, errs := run(t, local.ServerArg)
 	if code != ExitCannotRun || !strings.Contains(errs, "--config is required") {
 		t.Errorf("code %d, stderr %q", code, errs)
 	}
 	_, out, _ := run(t, "--help")
-	if strings.Contains(out, local.EngineArg+" ") {
+	if strings.Contains(out, local.ServerArg+" ") {
 		t.Errorf("the engine command is listed in help:\n%s", out)
 	}
 }

@@ -40,19 +40,19 @@ is listed). --junit FILE writes a test case per compared figure per stage.`,
 			for i, dir := range args {
 				f, err := evidence.Open(dir)
 				if err != nil {
-					return &exitError{code: ExitCannotRun, err: err}
+					return err
 				}
 				s, err := f.Summary()
 				f.Close()
 				if err != nil {
-					return &exitError{code: ExitCannotRun, err: fmt.Errorf("%s: no summary.json (unfinished campaign?): %w", dir, err)}
+					return fmt.Errorf("%s: no summary.json (unfinished campaign?): %w", dir, err)
 				}
 				sums[i] = s
 			}
 			r := compare.Compare(sums[0], sums[1])
 			if htmlOut != "" {
 				if err := writeCompareHTML(htmlOut, sums[0], sums[1], r); err != nil {
-					return &exitError{code: ExitCannotRun, err: err}
+					return err
 				}
 			}
 			out := termsafe.Writer(cmd.OutOrStdout()) // campaign ids and names come from the folders
@@ -70,7 +70,7 @@ is listed). --junit FILE writes a test case per compared figure per stage.`,
 			}
 			if junitOut != "" {
 				if err := writeJUnitFile(junitOut, junit.FromCompare(r, sums[1].Started)); err != nil {
-					return &exitError{code: ExitCannotRun, err: fmt.Errorf("--junit: %w", err)}
+					return fmt.Errorf("--junit: %w", err)
 				}
 			}
 			if regressed := sayGate(termsafe.Writer(cmd.ErrOrStderr()), r); regressed && gate {

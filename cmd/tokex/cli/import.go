@@ -35,16 +35,16 @@ start at the response time minus the duration, with no send lag.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			// NaN-proof: every comparison with NaN is false.
 			if !(o.Rate == 0 || o.Rate >= config.MinRate && o.Rate <= config.MaxRate) {
-				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--rate must be 0 (inferred) or between %g and %d", config.MinRate, config.MaxRate)}
+				return fmt.Errorf("--rate must be 0 (inferred) or between %g and %d", config.MinRate, config.MaxRate)
 			}
 			if !(p95 > 0 && p95 <= config.MaxP95Ms) {
-				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--p95-ms must be positive and at most %d", config.MaxP95Ms)}
+				return fmt.Errorf("--p95-ms must be positive and at most %d", config.MaxP95Ms)
 			}
 			o.Dir, o.Tool = args[0], Version
 			o.Thresholds = stats.Thresholds{P95Ms: p95, SuccessRatio: 0.99}
 			res, err := k6import.Import(o)
 			if err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprint(out, headless.Report(res.Summary))

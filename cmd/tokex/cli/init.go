@@ -27,17 +27,17 @@ func newInitCmd() *cobra.Command {
 			}
 			f, err := os.OpenFile(path, flags, 0o644)
 			if errors.Is(err, os.ErrExist) {
-				return &exitError{code: ExitCannotRun, err: fmt.Errorf("%s exists (use --force to overwrite)", path)}
+				return fmt.Errorf("%s exists (use --force to overwrite)", path)
 			}
 			if err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			if _, err := f.WriteString(config.Template); err != nil {
 				f.Close()
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			if err := f.Close(); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s; run it with: tokex run --config %s\n", path, path)
 			return nil

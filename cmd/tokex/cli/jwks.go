@@ -100,13 +100,13 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 	if o.config != "" {
 		c, _, err := config.Load(o.config, "")
 		if err != nil {
-			return &exitError{code: ExitCannotRun, err: err}
+			return err
 		}
 		o.keyFile, o.alg, o.kid = first(o.keyFile, c.Subject.KeyFile), first(o.alg, c.Subject.Alg), first(o.kid, c.Subject.Kid)
 	}
 	keys, err := subject.Keys(o.keyFile, o.alg, o.kid)
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: fmt.Errorf("subject key: %w", err)}
+		return fmt.Errorf("subject key: %w", err)
 	}
 	var clients map[string][]byte
 	if o.clients {
@@ -116,7 +116,7 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 	}
 	actors, err := subject.ActorKeys(o.alg)
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: fmt.Errorf("actor key: %w", err)}
+		return fmt.Errorf("actor key: %w", err)
 	}
 	if o.serve == "" {
 		if o.actors {
@@ -136,7 +136,7 @@ func (o *jwksOptions) run(cmd *cobra.Command) error {
 	}
 	s, err := subject.ServeIssuer(opt)
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	defer s.Close()
 	out := cmd.OutOrStdout()
@@ -174,17 +174,17 @@ func (o *jwksOptions) issuerCert(opt *subject.IssuerOptions) (certNote string, e
 	case o.certFile != "" || o.keyPEM != "":
 		pair, err := tlscert.LoadPair(o.certFile, o.keyPEM)
 		if err != nil {
-			return "", &exitError{code: ExitCannotRun, err: fmt.Errorf("--tls-cert: %w", err)}
+			return "", fmt.Errorf("--tls-cert: %w", err)
 		}
 		opt.Cert, certNote = &pair, o.certFile
 	case o.tls || o.certOut != "":
 		certPath, keyPath, err := statedir.IssuerCertPaths()
 		if err != nil {
-			return "", &exitError{code: ExitCannotRun, err: err}
+			return "", err
 		}
 		p, created, err := tlscert.Stored(certPath, keyPath, certHosts(o.serve, o.issuerURL, o.hostnames))
 		if err != nil {
-			return "", &exitError{code: ExitCannotRun, err: fmt.Errorf("issuer certificate: %w", err)}
+			return "", fmt.Errorf("issuer certificate: %w", err)
 		}
 		how := "stored"
 		if created {
@@ -193,7 +193,7 @@ func (o *jwksOptions) issuerCert(opt *subject.IssuerOptions) (certNote string, e
 		opt.Cert, certNote = &p.Cert, fmt.Sprintf("%s (%s, self-signed, reused at every start; --cert-out FILE copies it)", certPath, how)
 		if o.certOut != "" {
 			if err := os.WriteFile(o.certOut, p.CertPEM, 0o644); err != nil {
-				return "", &exitError{code: ExitCannotRun, err: fmt.Errorf("--cert-out: %w", err)}
+				return "", fmt.Errorf("--cert-out: %w", err)
 			}
 			certNote = o.certOut + " (written; the server must trust it; the same certificate at every start)"
 		}
@@ -206,10 +206,10 @@ func (o *jwksOptions) issuerCert(opt *subject.IssuerOptions) (certNote string, e
 func (o *jwksOptions) writeClientCA(cmd *cobra.Command) error {
 	ca, path, err := config.StoredClientCA()
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	if err := os.WriteFile(o.clientCAOut, ca.CertPEM, 0o644); err != nil {
-		return &exitError{code: ExitCannotRun, err: fmt.Errorf("--client-ca-out: %w", err)}
+		return fmt.Errorf("--client-ca-out: %w", err)
 	}
 	fmt.Fprintf(cmd.OutOrStdout(), "tokex client CA written to %s (stored in %s)\n", o.clientCAOut, path)
 	fmt.Fprintln(cmd.OutOrStdout(), "the server trusts it for client certificates; each agent's certificate has the subject DN CN=<client id>"+
@@ -224,26 +224,26 @@ func (o *jwksOptions) clientJWKS(cmd *cobra.Command) (map[string][]byte, error) 
 	if o.config != "" {
 		var err error
 		if c, _, err = config.Load(o.config, ""); err != nil {
-			return nil, &exitError{code: ExitCannotRun, err: err}
+			return nil, err
 		}
 	}
 	if o.agents != 0 {
 		c.Agents.Count = o.agents
 	}
 	if c.Agents.Count < 1 || c.Agents.Count > config.MaxAgents {
-		return nil, &exitError{code: ExitCannotRun, err: fmt.Errorf("--agents: must be between 1 and %d", config.MaxAgents)}
+		return nil, fmt.Errorf("--agents: must be between 1 and %d", config.MaxAgents)
 	}
 	keys, source, err := c.RegisteredClientKeys()
 	if err != nil {
-		return nil, &exitError{code: ExitCannotRun, err: err}
+		return nil, err
 	}
 	var dir *safefs.Dir
 	if o.out != "" {
 		if err := os.MkdirAll(o.out, 0o755); err != nil {
-			return nil, &exitError{code: ExitCannotRun, err: fmt.Errorf("--out: %w", err)}
+			return nil, fmt.Errorf("--out: %w", err)
 		}
 		if dir, err = safefs.Open(o.out); err != nil {
-			return nil, &exitError{code: ExitCannotRun, err: fmt.Errorf("--out: %w", err)}
+			return nil, fmt.Errorf("--out: %w", err)
 		}
 		defer dir.Close()
 	}
@@ -258,7 +258,7 @@ func (o *jwksOptions) clientJWKS(cmd *cobra.Command) (map[string][]byte, error) 
 		all[id], byID[id] = b, b
 		if dir != nil {
 			if err := dir.WriteFile(id+".jwks.json", b, nil); err != nil {
-				return nil, &exitError{code: ExitCannotRun, err: fmt.Errorf("--out: %w", err)}
+				return nil, fmt.Errorf("--out: %w", err)
 			}
 		}
 	}

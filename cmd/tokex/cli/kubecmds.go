@@ -25,7 +25,7 @@ config and override flags as 'tokex run --driver kube' and contacts no cluster.`
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.completeKube(cmd); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			ns, _, _ := o.kube.flags.ToRawKubeConfigLoader().Namespace()
 			if o.cfg.Kube.Namespace != "" && *o.kube.flags.Namespace == "" {
@@ -37,7 +37,7 @@ config and override flags as 'tokex run --driver kube' and contacts no cluster.`
 			objs := &kube.Objects{Cfg: o.cfg, CampaignID: o.id, Namespace: ns, Secret: "[redacted]", Key: o.key}
 			docs, err := objs.Manifests(runner.Plan(&o.cfg))
 			if err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			return printYAML(cmd.OutOrStdout(), docs)
 		},
@@ -101,7 +101,7 @@ func newCleanupCmd() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := k.connect(""); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			sel := kube.LabelName + "=" + kube.NameValue
 			if campaign != "" {
@@ -110,7 +110,7 @@ func newCleanupCmd() *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 			defer cancel()
 			if err := kube.Cleanup(ctx, k.Client, k.Namespace, sel); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "removed tokex objects (%s) from namespace %s\n", sel, k.Namespace)
 			return nil
@@ -133,10 +133,10 @@ and read Pod metrics. Exit 0 when every check passes, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := o.completeKube(cmd); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			if err := o.kube.connect(o.cfg.Kube.Namespace); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()

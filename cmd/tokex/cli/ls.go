@@ -47,7 +47,7 @@ there is none). Without a terminal, or with --no-tui, a table.`,
 func listTable(out io.Writer, parent string) error {
 	ls, skipped, err := evidence.List(parent)
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	if len(ls) == 0 {
 		fmt.Fprintf(out, "no campaigns in %s\n", termsafe.Text(parent))
@@ -65,12 +65,12 @@ func listTable(out io.Writer, parent string) error {
 func pickAndReplay(cmd *cobra.Command, parent string, speed float64) error {
 	ls, skipped, err := evidence.List(parent)
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	out := cmd.OutOrStdout()
 	p := tui.NewPicker(parent, ls, skipped)
 	if _, err := tea.NewProgram(p, tea.WithAltScreen(), tea.WithOutput(out)).Run(); err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	return actOnChoice(cmd, p.Choice(), speed)
 }
@@ -85,7 +85,7 @@ func actOnChoice(cmd *cobra.Command, c tui.PickerChoice, speed float64) error {
 	case c.Report:
 		file, err := report.Write(c.Dir, "")
 		if err != nil {
-			return &exitError{code: ExitCannotRun, err: err}
+			return err
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), "report:", termsafe.Text(file))
 		return nil

@@ -28,7 +28,7 @@ func newMintCmd() *cobra.Command {
 			}
 			keys, err := subject.Keys(keyFile, alg, "")
 			if err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			m := &subject.Minter{Key: keys[0], Issuer: issuer, Lifetime: lifetime, Users: subject.Users(users),
 				Prefix: fmt.Sprintf("mint-%d-", time.Now().UnixNano())}

@@ -30,11 +30,11 @@ terminal, pick a campaign of ./tokex-evidence from a list (tokex ls).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !(speed == 0 || speed >= 0.01 && speed <= 10000) { // NaN too
-				return &exitError{code: ExitCannotRun, err: fmt.Errorf("--speed must be 0 or between 0.01 and 10000")}
+				return fmt.Errorf("--speed must be 0 or between 0.01 and 10000")
 			}
 			if len(args) == 0 {
 				if noTUI || !isTerminal(cmd.OutOrStdout()) {
-					return &exitError{code: ExitCannotRun, err: fmt.Errorf("replay needs an evidence folder without a terminal (tokex ls lists them)")}
+					return fmt.Errorf("replay needs an evidence folder without a terminal (tokex ls lists them)")
 				}
 				return pickAndReplay(cmd, defaultEvidence, speed)
 			}
@@ -51,7 +51,7 @@ terminal, pick a campaign of ./tokex-evidence from a list (tokex ls).`,
 func replayDir(cmd *cobra.Command, dir string, speed float64, noTUI bool) error {
 	src, err := replay.Load(dir)
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	defer src.Close()
 	out := cmd.OutOrStdout()
@@ -78,7 +78,7 @@ func replayDir(cmd *cobra.Command, dir string, speed float64, noTUI bool) error 
 	err = prog.Run()
 	cancel()
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	return nil
 }

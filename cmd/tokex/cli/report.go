@@ -23,7 +23,7 @@ at the end of every campaign.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file, err := report.Write(args[0], out)
 			if err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "wrote", termsafe.Text(file)) // a folder's name may be anyone's
 			return nil

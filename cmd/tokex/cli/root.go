@@ -29,7 +29,9 @@ const (
 	ExitInterrupted = 130 // Ctrl-C / SIGTERM
 )
 
-// exitError carries a process exit code through cobra.
+// exitError carries a process exit code through cobra: ExitThresholds,
+// ExitInterrupted, or the embedded server's own. Any other error exits
+// ExitCannotRun, so a command returns it as it is.
 type exitError struct {
 	code int
 	err  error
@@ -116,6 +118,3 @@ func mainWith(d deps, args []string, stdout, stderr io.Writer) int {
 	}
 	return code
 }
-
-// Run is main's body.
-func Run() { os.Exit(Main(os.Args[1:], os.Stdout, os.Stderr)) }

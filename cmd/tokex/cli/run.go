@@ -122,7 +122,7 @@ func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f.Var(&o.pid, "pid", "the engine's process on this host, instead of target.pid or target.pid_file: a PID, or listen (the process listening on the target's port); a resumed server that restarted has a new one")
 	f.StringVar(&o.caFile, "ca-file", "", "CA certificate (PEM) trusted for an https --target")
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
-	f.StringVar(&o.engine, "engine", "", "the embedded server's program, tokex-engine (default: $TOKEX_ENGINE, target.embedded.engine, beside tokex, built from the module source, or tokex itself)")
+	f.StringVar(&o.engine, "engine", "", "the embedded server's program, tokex-engine (default: $TOKEX_ENGINE, target.embedded.engine, beside tokex, or tokex itself)")
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
 	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when requests fail and the target neither answered nor accepted a connection this long (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
@@ -212,7 +212,7 @@ func (o *runOptions) load() error {
 func (o *runOptions) run(cmd *cobra.Command) error {
 	w, err := o.openEvidence()
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	o.id = w.Manifest().CampaignID
 	for _, n := range w.Notes() {
@@ -222,13 +222,13 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	bus.Subscribe(w.Consume)
 	drv, err := o.newDriver()
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	camp := &runner.Campaign{Cfg: o.cfg, ID: o.id, Driver: drv, Bus: bus, Evidence: w, Tool: "tokex " + Version, Done: o.done, SecretSource: o.secretSource, Search: o.cost.search}
 	stopExport, err := o.live.exporter(bus, cmd.ErrOrStderr())
 	if err != nil {
 		_ = drv.Close()
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 
 	// The generator's heap is small and churns per request; at the default
@@ -308,7 +308,7 @@ func (o *runOptions) trustResume(w io.Writer) error {
 
 // resumeEngine is the embedded server's program when one is named.
 func (o *runOptions) resumeEngine() string {
-	return cmp.Or(o.engine, os.Getenv(local.EngineEnv), o.cfg.Target.Embedded.Engine)
+	return cmp.Or(o.engine, os.Getenv(local.ServerEnv), o.cfg.Target.Embedded.Engine)
 }
 
 // newDriver is the configured driver, connected.
@@ -321,7 +321,7 @@ func (o *runOptions) newDriver() (runner.Driver, error) {
 		return o.deps.driver(c)
 	}
 	if c.Driver != "kube" {
-		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, EngineSearch: o.engineSearch(),
+		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, ProgramSearch: o.programSearch(),
 			PID: string(o.pid), Recorded: o.sampled}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
@@ -443,12 +443,12 @@ func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error
 		return &exitError{code: ExitInterrupted}
 	case errors.Is(res.runErr, runner.ErrEngineExited):
 		fmt.Fprintf(stdout, "the engine process is gone: finished runs are kept; once the server runs again, continue with: tokex run --resume %s --pid NEW_PID (or --pid listen: the process listening on the target's port)\n", dir)
-		return &exitError{code: ExitCannotRun, err: res.runErr}
+		return res.runErr
 	case errors.Is(res.runErr, runner.ErrUnreachable):
 		fmt.Fprintf(stdout, "the target stopped answering: finished runs are kept; once it is back, continue with: tokex run --resume %s\n", dir)
-		return &exitError{code: ExitCannotRun, err: res.runErr}
+		return res.runErr
 	case res.runErr != nil:
-		return &exitError{code: ExitCannotRun, err: res.runErr}
+		return res.runErr
 	case res.closeErr != nil:
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: warning:", res.closeErr)
 	}
@@ -463,21 +463,21 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// engineSearch is where the local driver looks for the embedded engine:
-// --engine, $TOKEX_ENGINE, then its own defaults; tokex itself can be the
-// engine (its hidden engine command).
-func (o *runOptions) engineSearch() local.EngineSearch {
-	return local.EngineSearch{Explicit: cmp.Or(o.engine, os.Getenv(local.EngineEnv)), SelfArgs: []string{local.EngineArg}}
+// programSearch is where the local driver looks for the embedded server's
+// program: --engine, $TOKEX_ENGINE, then its own defaults; tokex itself
+// can be the embedded server (its hidden engine command).
+func (o *runOptions) programSearch() local.ProgramSearch {
+	return local.ProgramSearch{Explicit: cmp.Or(o.engine, os.Getenv(local.ServerEnv)), SelfArgs: []string{local.ServerArg}}
 }
 
 // runE completes the options from flags and config, then runs the campaign
 // (tokex run and tokex capacity alike).
 func (o *runOptions) runE(cmd *cobra.Command, _ []string) error {
 	if err := o.complete(cmd); err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	if err := o.applyCost(cmd); err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	return o.run(cmd)
 }

@@ -129,7 +129,7 @@ func (o *serveOptions) complete() (authserver.Config, *confload.Doc, error) {
 func (o *serveOptions) run(cmd *cobra.Command) error {
 	cfg, _, err := o.complete()
 	if err != nil {
-		return &exitError{code: 2, err: err}
+		return err
 	}
 	opt := authserver.Options{Logger: authserver.NewLogger(cmd.ErrOrStderr(), o.verbose)}
 	if len(cfg.Clients) == 0 {
@@ -139,7 +139,7 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 		}
 		if opt.ClientSecret == "" {
 			if opt.ClientSecret, err = statedir.ClientSecret(); err != nil {
-				return &exitError{code: 2, err: fmt.Errorf("default client secret: %w", err)}
+				return fmt.Errorf("default client secret: %w", err)
 			}
 		}
 	}
@@ -150,19 +150,19 @@ func (o *serveOptions) run(cmd *cobra.Command) error {
 			opt.SubjectJWKS, err = jose.JWKS(keys...)
 		}
 		if err != nil {
-			return &exitError{code: 2, err: fmt.Errorf("stored subject keys: %w", err)}
+			return fmt.Errorf("stored subject keys: %w", err)
 		}
 		dir, _ := statedir.Dir()
 		subjectSource = "tokex's stored subject keys, RS256, ES256 and EdDSA (" + dir + ")"
 		if err := storedActors(&cfg, &opt); err != nil {
-			return &exitError{code: 2, err: err}
+			return err
 		}
 	}
 	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	banner := authserver.Banner{Out: cmd.OutOrStdout(), SubjectSource: subjectSource, ClientsFrom: o.config}
 	if err := authserver.Run(ctx, cfg, opt, banner, nil); err != nil {
-		return &exitError{code: 2, err: err}
+		return err
 	}
 	return nil
 }
@@ -185,17 +185,17 @@ func storedActors(cfg *authserver.Config, opt *authserver.Options) error {
 	return nil
 }
 
-// newEngineCmd is tokex run as the embedded engine when no tokex-engine
-// binary is found (runner/local.FindEngine): hidden, its flags are the
-// engine's own.
+// newEngineCmd is tokex run as the embedded server when no tokex-engine
+// binary is found (runner/local.FindServerProgram): hidden, its flags are the
+// embedded server's own.
 func newEngineCmd() *cobra.Command {
 	return &cobra.Command{
-		Use:                local.EngineArg,
+		Use:                local.ServerArg,
 		Short:              "The reference server as the local driver's child (use tokex-engine)",
 		Hidden:             true,
 		DisableFlagParsing: true,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if code := authserver.EngineMain(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
+			if code := authserver.EmbeddedMain(args, cmd.OutOrStdout(), cmd.ErrOrStderr()); code != 0 {
 				return &exitError{code: code}
 			}
 			return nil

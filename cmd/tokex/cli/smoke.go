@@ -36,14 +36,14 @@ article's smoke test. Tokens and secrets are printed truncated.`,
 				_ = cmd.Flags().Set("target", direct)
 			}
 			if err := o.complete(cmd); err != nil {
-				return &exitError{code: ExitCannotRun, err: err}
+				return err
 			}
 			target := o.cfg.Target.URL
 			if direct != "" {
 				target = direct
 			}
 			if target == "" {
-				return &exitError{code: ExitCannotRun, err: fmt.Errorf("give --url, or target.url with kube.engines.service")}
+				return fmt.Errorf("give --url, or target.url with kube.engines.service")
 			}
 			return o.smoke(cmd, target, direct == "", lifetime)
 		},
@@ -69,7 +69,7 @@ func (o *runOptions) smoke(cmd *cobra.Command, target string, forward bool, life
 	c := &o.cfg
 	tlsCfg, err := smoke.TLSConfig(c, target, o.insecure)
 	if err != nil {
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	}
 	ctx, cancel := context.WithTimeout(cmd.Context(), time.Minute)
 	defer cancel()
@@ -77,7 +77,7 @@ func (o *runOptions) smoke(cmd *cobra.Command, target string, forward bool, life
 	if forward && c.Kube.Engines.Service != "" {
 		tu, _ := url.Parse(target) // TLSConfig parsed it
 		if err := o.kube.connect(c.Kube.Namespace); err != nil {
-			return &exitError{code: ExitCannotRun, err: err}
+			return err
 		}
 		ns := c.Kube.Engines.Namespace
 		if ns == "" {
@@ -85,7 +85,7 @@ func (o *runOptions) smoke(cmd *cobra.Command, target string, forward bool, life
 		}
 		local, stop, err := kube.Forward(ctx, o.kube.Config, o.kube.Client, ns, c.Kube.Engines.Service, c.Kube.Engines.Port)
 		if err != nil {
-			return &exitError{code: ExitCannotRun, err: err}
+			return err
 		}
 		defer stop()
 		fmt.Fprintf(out, "port-forward 127.0.0.1:%d → service %s/%s:%d\n", local, ns, c.Kube.Engines.Service, c.Kube.Engines.Port)
@@ -99,7 +99,7 @@ func (o *runOptions) smoke(cmd *cobra.Command, target string, forward bool, life
 	passed, err := smoke.Run(ctx, out, so)
 	switch {
 	case err != nil:
-		return &exitError{code: ExitCannotRun, err: err}
+		return err
 	case !passed:
 		return &exitError{code: ExitThresholds}
 	}

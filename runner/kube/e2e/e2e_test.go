@@ -258,9 +258,9 @@ func TestKubeEndToEnd(t *testing.T) {
 		if !strings.Contains(stdout.String(), "Latency by stage") {
 			t.Errorf("no table:\n%s", stdout.String())
 		}
-		if n, names := leftovers(ctx, c); n != 0 {
+		if n, _ := leftovers(ctx, c); n != 0 {
 			_ = poll(ctx, 30*time.Second, func() (bool, error) { n, _ := leftovers(ctx, c); return n == 0, nil })
-			if n, names = leftovers(ctx, c); n != 0 {
+			if n, names := leftovers(ctx, c); n != 0 {
 				t.Errorf("left behind: %s", names)
 			}
 		}

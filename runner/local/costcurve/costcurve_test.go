@@ -74,7 +74,7 @@ func runKnownCostSearch(t *testing.T, c config.Campaign, search bool) *stats.Sum
 			t.Logf("search: %s, next %v", s.Result.Bracket(), s.Next)
 		}
 	})
-	drv := &local.Driver{Cfg: c, CampaignID: "kc", Secret: secret, SubjectKey: key} // the target is knowncost's: no embedded engine
+	drv := &local.Driver{Cfg: c, CampaignID: "kc", Secret: secret, SubjectKey: key} // the target is knowncost's: no embedded server
 	camp := &runner.Campaign{Cfg: c, ID: "kc", Driver: drv, Bus: bus, Evidence: w, Tool: "tokex test", Search: search}
 	sum, err := camp.Run(context.Background())
 	if cerr := drv.Close(); cerr != nil {

@@ -1,5 +1,5 @@
 // Package e2e holds the local driver's end-to-end tests that span runner,
-// collector and tui: a campaign on the embedded engine whose live dashboard
+// collector and tui: a campaign on the embedded server whose live dashboard
 // must equal its replay from disk, and a starved generator flagged on every
 // surface.
 package e2e_test
@@ -28,7 +28,7 @@ import (
 
 // TestMain lets this test binary stand in for tokex-engine.
 func TestMain(m *testing.M) {
-	localtest.RunIfEngine()
+	localtest.RunIfServer()
 	os.Exit(m.Run())
 }
 
@@ -219,13 +219,13 @@ func TestStarvedGeneratorFailsTheRun(t *testing.T) {
 		t.Errorf("allowed warnings still fail: %+v", s.Stages[0].Runs[0].Thresholds)
 	}
 	// The pre-flight estimate was measured and recorded.
-	var capa *event.Capacity
+	var fc *event.Forecast
 	for _, e := range r.Events {
-		if v, ok := e.(event.Capacity); ok {
-			capa = &v
+		if v, ok := e.(event.Forecast); ok {
+			fc = &v
 		}
 	}
-	if capa == nil || capa.Estimate.SustainableRPS <= 0 || capa.Estimate.ServerCPUMs <= 0 || !strings.Contains(capa.Estimate.Method, "calibration exchanges") {
-		t.Errorf("pre-flight: %+v", capa)
+	if fc == nil || fc.Estimate.SustainableRPS <= 0 || fc.Estimate.ServerCPUMs <= 0 || !strings.Contains(fc.Estimate.Method, "calibration exchanges") {
+		t.Errorf("pre-flight: %+v", fc)
 	}
 }

@@ -18,7 +18,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/promexport"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/internal/truth"
 	"github.com/tokex-dev/tokex/runner/local/localtest"
 )
@@ -170,7 +170,7 @@ func TestTruthPrometheus(t *testing.T) {
 	ended := time.Now()
 	run := r.Summary.Stages[0].Runs[0]
 	promql, pid := run.EngineCPU, run.EngineCPUSampled
-	if promql == nil || promql.Source != stats.SourcePromQL || pid == nil || run.PromQL == nil {
+	if promql == nil || promql.Source != sample.SourcePromQL || pid == nil || run.PromQL == nil {
 		t.Fatalf("engine %+v, sampled %+v, promql %+v, warnings %v", promql, pid, run.PromQL, run.Warnings)
 	}
 	for _, w := range run.Warnings {

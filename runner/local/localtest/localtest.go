@@ -1,5 +1,5 @@
 // Package localtest runs campaigns on the local driver for tests, with the
-// test binary itself standing in for tokex-engine (RunIfEngine in TestMain).
+// test binary itself standing in for tokex-engine (RunIfServer in TestMain).
 package localtest
 
 import (
@@ -28,19 +28,19 @@ import (
 // Secret is the client secret of every campaign run here.
 const Secret = "campaign-secret-Zq9"
 
-// RunIfEngine serves as the engine and exits when the test binary was
-// started as one (by Engine); a TestMain calls it first.
-func RunIfEngine() {
-	if len(os.Args) > 1 && os.Args[1] == local.EngineArg {
-		os.Exit(authserver.EngineMain(os.Args[2:], os.Stdout, os.Stderr))
+// RunIfServer serves as the embedded server and exits when the test
+// binary was started as one (by Program); a TestMain calls it first.
+func RunIfServer() {
+	if len(os.Args) > 1 && os.Args[1] == local.ServerArg {
+		os.Exit(authserver.EmbeddedMain(os.Args[2:], os.Stdout, os.Stderr))
 	}
 }
 
-// Engine is the running test binary as the embedded engine (no Path when
+// Program is the running test binary as the embedded server (no Path when
 // it cannot be found).
-func Engine() local.Engine {
+func Program() local.ServerProgram {
 	exe, _ := os.Executable()
-	return local.Engine{Path: exe, Args: []string{local.EngineArg}, How: "the test binary"}
+	return local.ServerProgram{Path: exe, Args: []string{local.ServerArg}, How: "the test binary"}
 }
 
 // Tiny is a campaign of 2 stages × 2 rounds of 2 s on 3 agents, sampled
@@ -77,8 +77,9 @@ type Options struct {
 	Resume map[string]*stats.Run
 	// Observe sees every event as it is emitted.
 	Observe func(event.Event)
-	// Engine replaces the test binary as the engine (when its Path is set).
-	Engine local.Engine
+	// Program replaces the test binary as the embedded server (when its
+	// Path is set).
+	Program local.ServerProgram
 	// Driver, when set, adjusts the driver before the campaign starts
 	// (tokex run's --pid: Driver.PID).
 	Driver func(*local.Driver)
@@ -96,7 +97,7 @@ type Result struct {
 }
 
 // Run runs campaign c into the evidence folder dir, with the test binary
-// as the engine.
+// as the embedded server.
 func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Options) Result {
 	t.Helper()
 	key, err := jose.GenerateKey(c.Subject.Alg)
@@ -123,7 +124,7 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 			o.Observe(e)
 		}
 	})
-	drv := &local.Driver{Cfg: c, CampaignID: id, Secret: Secret, SubjectKey: key, Engine: Engine()}
+	drv := &local.Driver{Cfg: c, CampaignID: id, Secret: Secret, SubjectKey: key, Program: Program()}
 	source := ""                                       // the secret methods: no log line, as before
 	switch exchange.AuthMethod(c.Request.AuthMethod) { // as tokex run does
 	case exchange.AuthPrivateKeyJWT:
@@ -136,8 +137,8 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 	if err != nil {
 		t.Fatal(err)
 	}
-	if o.Engine.Path != "" {
-		drv.Engine = o.Engine
+	if o.Program.Path != "" {
+		drv.Program = o.Program
 	}
 	if o.Resume != nil { // as tokex run --resume: the process sampled last
 		m := w.Manifest()

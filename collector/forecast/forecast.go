@@ -1,18 +1,25 @@
-package stats
+// Package forecast is the pre-flight estimate: before the first run, the
+// exchange rate this machine can drive (and, with the server on it, serve)
+// at once, from the CPU one exchange costs on each side. A forecast, not a
+// measurement: a run at a rate beyond it carries forecast_exceeded.
+package forecast
 
 import (
 	"fmt"
 	"math"
+
+	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
-// CapacityHeadroom is the share of the CPUs a sustainable rate may use:
+// Headroom is the share of the CPUs a sustainable rate may use:
 // beyond it, threads queue for a CPU and latency grows with the queue.
-const CapacityHeadroom = 0.8
+const Headroom = 0.8
 
-// Capacity is the pre-flight estimate of the exchange rate this machine can
+// Forecast is the pre-flight estimate of the exchange rate this machine can
 // drive (and, with the server on it, serve) at once, from the CPU one
 // exchange costs on each side.
-type Capacity struct {
+type Forecast struct {
 	Cores          float64 `json:"cores"`           // CPUs generator and a local server share
 	GeneratorCores float64 `json:"generator_cores"` // the cores the generator may use
 	GeneratorCPUMs float64 `json:"generator_cpu_ms"`
@@ -24,14 +31,14 @@ type Capacity struct {
 	// OthersCores is what other processes used while the costs were
 	// measured: the estimate assumes the machine is tokex's alone.
 	OthersCores float64 `json:"others_cores,omitempty"`
-	// SustainableRPS is CapacityHeadroom of the CPU-bound rate.
+	// SustainableRPS is Headroom of the CPU-bound rate.
 	SustainableRPS float64 `json:"sustainable_rps"`
 }
 
-// EstimateCapacity fills SustainableRPS: generator and server share cores
+// Estimate fills SustainableRPS: generator and server share cores
 // (when the server is local), and the generator alone is bounded by the
 // cores it may use.
-func EstimateCapacity(c Capacity) Capacity {
+func Estimate(c Forecast) Forecast {
 	if c.GeneratorCPUMs <= 0 || c.Cores <= 0 {
 		c.SustainableRPS = 0
 		return c
@@ -44,15 +51,15 @@ func EstimateCapacity(c Capacity) Capacity {
 	if c.Server != "" && c.ServerCPUMs > 0 {
 		rate = min(rate, c.Cores*1000/(c.GeneratorCPUMs+c.ServerCPUMs))
 	}
-	c.SustainableRPS = roundSig(CapacityHeadroom*rate, 2)
+	c.SustainableRPS = roundSig(Headroom*rate, 2)
 	return c
 }
 
 // Exceeds reports whether a stage rate is beyond the estimate.
-func (c Capacity) Exceeds(rate float64) bool { return c.SustainableRPS > 0 && rate > c.SustainableRPS }
+func (c Forecast) Exceeds(rate float64) bool { return c.SustainableRPS > 0 && rate > c.SustainableRPS }
 
 // Line is the pre-flight sentence, naming the first stage that exceeds it.
-func (c Capacity) Line(stages []float64) string {
+func (c Forecast) Line(stages []float64) string {
 	if c.SustainableRPS <= 0 {
 		return "pre-flight: capacity unknown (" + c.Method + ")"
 	}
@@ -62,14 +69,14 @@ func (c Capacity) Line(stages []float64) string {
 		what = "sustain"
 		costs = fmt.Sprintf("generator %.2f + %s %.2f CPU-ms per exchange", c.GeneratorCPUMs, c.Server, c.ServerCPUMs)
 	}
-	s := fmt.Sprintf("pre-flight: %s on %.4g cores (%s): this machine can %s about %s exchanges/s", costs, c.Cores, c.Method, what, Thousands(int64(c.SustainableRPS)))
+	s := fmt.Sprintf("pre-flight: %s on %.4g cores (%s): this machine can %s about %s exchanges/s", costs, c.Cores, c.Method, what, units.Thousands(int64(c.SustainableRPS)))
 	if c.Server != "" && c.ServerCPUMs > 0 {
 		s += " of generator+" + c.Server
 	}
-	s += fmt.Sprintf(" at %.0f%% CPU", 100*CapacityHeadroom)
+	s += fmt.Sprintf(" at %.0f%% CPU", 100*Headroom)
 	for _, r := range stages {
 		if c.Exceeds(r) {
-			s += "; stage " + StageLabel(r) + " exceeds it"
+			s += "; stage " + units.StageLabel(r) + " exceeds it"
 			break
 		}
 	}
@@ -79,13 +86,13 @@ func (c Capacity) Line(stages []float64) string {
 	return s
 }
 
-// Warning is the capacity_exceeded warning of a run at rate, or nil.
-func (c Capacity) Warning(run string, rate float64) *Warning {
+// Warning is the forecast_exceeded warning of a run at rate, or nil.
+func (c Forecast) Warning(run string, rate float64) *stats.Warning {
 	if !c.Exceeds(rate) {
 		return nil
 	}
-	w := Warn(WarnCapacityExceeded, run, fmt.Sprintf("%s exceeds the pre-flight estimate of about %s exchanges/s for this machine (%s): expect the generator and the host, not the server, to set the figures",
-		StageLabel(rate), Thousands(int64(c.SustainableRPS)), c.Method))
+	w := stats.Warn(stats.WarnForecastExceeded, run, fmt.Sprintf("%s exceeds the pre-flight estimate of about %s exchanges/s for this machine (%s): expect the generator and the host, not the server, to set the figures",
+		units.StageLabel(rate), units.Thousands(int64(c.SustainableRPS)), c.Method))
 	return &w
 }
 

@@ -1,4 +1,4 @@
-package stats
+package curve
 
 // CoolDown is how a capacity search cooled down before a probe, after a
 // broken one: until the engine's CPU was back near its at-rest level and a
