@@ -246,7 +246,9 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if useTUI {
 		res = runTUI(ctx, cmd, camp, bus, intr)
 	} else {
-		bus.Subscribe(headless.New(cmd.OutOrStdout()).Consume)
+		pr := headless.New(cmd.OutOrStdout())
+		pr.Deferred = true // finish prints the last screen, with the report
+		bus.Subscribe(pr.Consume)
 		res.sum, res.runErr = camp.Run(ctx)
 		res.closeErr = drv.Close()
 	}
@@ -419,20 +421,21 @@ func runTUI(ctx context.Context, cmd *cobra.Command, camp *runner.Campaign, bus 
 		intr.stop()
 		<-finished
 	}
-	if res.sum != nil {
-		fmt.Fprint(stdout, headless.Report(res.sum))
-	}
 	return res
 }
 
-// finish writes the report, says where the evidence is and how to go on,
-// and picks the exit code.
+// finish writes the report, prints the last screen (the answer and where
+// the report is first, then the tables), says where the evidence is and
+// how to go on, and picks the exit code.
 func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error {
 	stdout := cmd.OutOrStdout()
-	printCost(stdout, res.sum)
-	if file, err := report.Write(dir, ""); err != nil {
+	file, err := report.Write(dir, "")
+	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: report:", err)
-	} else {
+	}
+	if res.sum != nil {
+		fmt.Fprint(stdout, "\n"+headless.Report(res.sum, file))
+	} else if file != "" {
 		fmt.Fprintf(stdout, "\nreport:   %s", file)
 	}
 	fmt.Fprintf(stdout, "\nevidence: %s\n", dir)
