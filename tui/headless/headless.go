@@ -61,6 +61,8 @@ func (p *Printer) Consume(e event.Event) {
 		p.campaignStarted(v)
 	case event.Forecast:
 		p.printf("%s\n", v.Line())
+	case event.HostCheck:
+		p.hostCheck(v)
 	case event.RunStarted:
 		p.runStarted(v)
 	case event.Resource:
@@ -265,6 +267,18 @@ func (p *Printer) tag(runID string) string {
 // the thresholds and totals, the capacity search and the cost.
 func Report(s *stats.Summary, report string) string {
 	return doc.Campaign(termsafe.Copy(s), &doc.Page{Report: report}).Text()
+}
+
+// hostCheck says a busy machine at once, and a wait for a quiet one every
+// ten seconds and when it ends; a quiet machine is only recorded.
+func (p *Printer) hostCheck(v event.HostCheck) {
+	switch {
+	case v.State == event.HostQuiet && v.Waited == 0:
+		return
+	case v.State == event.HostWaiting && v.Waited > 0 && v.Waited%(10*time.Second) >= time.Second:
+		return
+	}
+	p.printf("%s\n", v.Line())
 }
 
 // log prints warnings, errors and tokex's own notes (how it measures and

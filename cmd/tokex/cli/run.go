@@ -62,7 +62,10 @@ type runOptions struct {
 	driver       string
 	allowWarn    []string
 	unreachable  time.Duration
-	kube         *kubeConn
+	// hostCheck and waitQuiet: the machine sampled before the first run,
+	// and how long to wait for it to be quiet (local driver).
+	hostCheck, waitQuiet time.Duration
+	kube                 *kubeConn
 	// request and subject-token shape
 	subjectIssuer, subjectTokenType, subjectAudience, authMethod, httpProto string
 	perRequest                                                              bool
@@ -127,6 +130,8 @@ func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when requests fail and the target neither answered nor accepted a connection this long (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
 	o.live.flags(cmd)
+	f.DurationVar(&o.hostCheck, "host-check", local.DefaultHostCheck, "sample this machine this long before the first run and say at once when other processes use most of its cores (local driver; 0s: skip)")
+	f.DurationVar(&o.waitQuiet, "wait-quiet", 0, "when other processes use most of the cores, wait at most this long for a quiet machine before the first run, showing the wait (local driver)")
 	for _, name := range planFlags() { // a resumed campaign keeps its plan
 		cmd.MarkFlagsMutuallyExclusive("resume", name)
 	}
@@ -146,6 +151,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	c := &o.cfg
 	if err := c.Validate(o.doc); err != nil {
+		return err
+	}
+	if err := quietApplies(o.hostCheck, o.waitQuiet, *c); err != nil {
 		return err
 	}
 	if o.resumed != nil { // before any credential is read
@@ -324,7 +332,7 @@ func (o *runOptions) newDriver() (runner.Driver, error) {
 	}
 	if c.Driver != "kube" {
 		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, ProgramSearch: o.programSearch(),
-			PID: string(o.pid), Recorded: o.sampled}, nil
+			PID: string(o.pid), Recorded: o.sampled, HostCheck: o.hostCheck, WaitQuiet: o.waitQuiet}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
 		return nil, err
@@ -347,6 +355,22 @@ func pidApplies(pid pidValue, c config.Campaign) error {
 		return errors.New("--pid: tokex measures its embedded server itself; --pid is for a target.url on this host")
 	case c.Target.Cgroup != "" || c.Target.MetricsURL != "":
 		return errors.New("--pid: this campaign measures the engine through target.cgroup or target.metrics_url")
+	}
+	return nil
+}
+
+// quietApplies bounds --host-check and --wait-quiet, which sample this
+// machine: the one a local campaign's load runs on.
+func quietApplies(check, wait time.Duration, c config.Campaign) error {
+	switch {
+	case check < 0 || check > time.Minute:
+		return errors.New("--host-check must be between 0s and 1m")
+	case wait < 0 || wait > 24*time.Hour:
+		return errors.New("--wait-quiet must be between 0s and 24h")
+	case wait > 0 && check == 0:
+		return errors.New("--wait-quiet waits on the host check: give --host-check a duration")
+	case wait > 0 && c.Driver == "kube":
+		return errors.New("--wait-quiet: the kube driver's load runs in the cluster, not on this machine")
 	}
 	return nil
 }
