@@ -96,7 +96,11 @@ func newRunCmd(d deps) *cobra.Command {
 		Use:   "run",
 		Short: "Run a token-exchange campaign (the embedded default needs no cluster)",
 		Long: `Run a campaign: a sanity run, then every stage × round at a constant arrival
-rate, recording evidence and printing the article's tables.
+rate, recording evidence. It ends with the answer — the verdict and why, each
+stage's p95 and CPU per exchange, where the report is — then one line per
+warning code and the article's tables. Before the first run it samples this
+machine (--host-check) and says at once when other processes already use most
+of its cores; --wait-quiet waits for a quiet one.
 
 With no arguments tokex starts its reference server as a child process and runs
 the "quick" profile against it (about two minutes). --config campaign.yaml (see
