@@ -7,7 +7,7 @@
 #   scripts/screenshots.sh report [OUT_DIR]
 #                                      # the first 1400×900 pixels of the reports of `run-busy`
 #                                      # (every run on a busy machine) and `passed`, as
-#                                      # OUT_DIR/report-NAME.png (default /tmp/tokex-screenshots),
+#                                      # OUT_DIR/report-NAME.png (default docs/),
 #                                      # then where the verdict and the latency table are, in
 #                                      # pixels (collector/report TestReportFirstScreen)
 # Needs chromium, tmux and node (apt-get install chromium tmux; node for scripts/ansi2html.mjs).
@@ -43,7 +43,7 @@ dashboard() {
 }
 
 report() {
-  out=${1:-/tmp/tokex-screenshots}
+  out=${1:-docs}
   mkdir -p "$out"
   for name in run-busy passed; do
     "$work/tokex" report "testdata/campaigns/$name" -o "$work/$name.html" >/dev/null
