@@ -31,6 +31,7 @@ type campaign struct {
 	host     *event.Host
 	health   health.Live // the current run's per-sample rules
 	forecast *event.Forecast
+	hostChk  *event.HostCheck // the machine before the first run
 	logs     []event.Log
 	coolDown string // the capacity search's latest cool-down line, until the next run
 	lastWarn *event.Log
@@ -80,6 +81,9 @@ func (c *campaign) apply(e event.Event, pinned *runState) bool {
 	case event.Forecast:
 		fc := v
 		c.forecast = &fc
+	case event.HostCheck:
+		h := v
+		c.hostChk = &h
 	case event.AgentStatus:
 		if r := c.current; r != nil && r.data != nil && v.RunID == r.plan.ID && len(r.data.agents) < maxAgents {
 			r.data.agents[v.Agent] = v

@@ -138,10 +138,19 @@ func (p *livePanel) progress() string {
 		p.bar.ViewAs(frac), frac*100, dur(min(elapsed, total)), dur(total))
 }
 
-// preflight is the screen before the first run: the pre-flight estimate.
+// preflight is the screen before the first run: what the host check
+// found (a busy machine, the wait for a quiet one) and the pre-flight
+// forecast.
 func (p *livePanel) preflight() string {
 	s := p.com.styles
 	out := s.Dim.Render("no run yet")
+	if h := p.com.camp.hostChk; h != nil {
+		st := s.Dim
+		if h.Busy() {
+			st = s.Warn
+		}
+		out += "\n" + st.Render(wrap(h.Line(), p.w))
+	}
 	if c := p.com.camp.forecast; c != nil {
 		st := s.Dim
 		if slices.ContainsFunc(c.Stages, c.Estimate.Exceeds) {

@@ -3,15 +3,18 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/tokex-dev/tokex/collector/event"
 )
 
-// Before the first run the panel is the pre-flight estimate; mid-run, over
+// Before the first run the panel is the pre-flight forecast; mid-run, over
 // the charts, three lines: progress, what is wrong with the figures (or
 // which run is on screen), the figures on one line.
 func TestLivePanelStatus(t *testing.T) {
 	all := script(0)
 	if lines := sized(t, newLivePanel(fed(all[:2])), 90, 6); strings.TrimSpace(lines[0]) != "no run yet" ||
-		!strings.Contains(strings.Join(lines, " "), "stage 500/s exceeds it") {
+		!strings.Contains(strings.Join(lines, " "), "it cannot drive stage 500/s") {
 		t.Errorf("pre-flight:\n%s", strings.Join(lines, "\n"))
 	}
 	com := fed(midRun(all))
@@ -28,6 +31,21 @@ func TestLivePanelStatus(t *testing.T) {
 	com.selected = com.camp.byID["01-r1-100rps"]
 	if lines = sized(t, p, 90, statusRows); !strings.HasPrefix(lines[1], "» showing 01-r1-100rps ✓ done") || !strings.Contains(lines[2], "target 100/s") {
 		t.Errorf("history:\n%s", strings.Join(lines, "\n"))
+	}
+}
+
+// A busy machine is said before the first run, over the estimate, and the
+// wait for a quiet one as it goes (issue 27 item 2).
+func TestLivePanelHostCheck(t *testing.T) {
+	all := script(0)
+	h := event.HostCheck{At: all[0].(event.Forecast).At, State: event.HostWaiting, CPUs: 2, OthersCores: 1.62, Sampled: 2 * time.Second,
+		QuietBelow: 1, Waited: 7 * time.Second, WaitLimit: 10 * time.Minute}
+	lines := sized(t, newLivePanel(fed([]event.Event{h, all[0], all[1]})), 90, 8)
+	got := strings.Join(lines, " ")
+	for _, want := range []string{"waiting for a quiet machine: other processes use 1.6 of 2 cores, quiet is below 1.0 (waited 7s of 10m0s)", "it cannot drive stage 500/s"} {
+		if !strings.Contains(strings.Join(strings.Fields(got), " "), want) {
+			t.Errorf("pre-flight lacks %q:\n%s", want, strings.Join(lines, "\n"))
+		}
 	}
 }
 

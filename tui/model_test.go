@@ -371,7 +371,7 @@ func TestPreflightShownBeforeTheFirstRun(t *testing.T) {
 	m.SetSize(120, 40)
 	feed(m, script(2))
 	v := m.View()
-	if !strings.Contains(v, "pre-flight: generator 2.30 + embedded server 1.40 CPU-ms per exchange") || !strings.Contains(v, "stage 500/s exceeds it") {
+	if !strings.Contains(v, "pre-flight: generator 2.30 + embedded server 1.40 CPU-ms per exchange") || !strings.Contains(v, "it cannot drive stage 500/s") {
 		t.Errorf("no pre-flight line:\n%s", v)
 	}
 }

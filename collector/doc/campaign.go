@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"slices"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 // The sections of a campaign's document, by what they are about: the same
 // ID in every medium, also where the media still say it differently.
 const (
+	SecAnswer      = "answer"      // the verdict and why, the figures that answer, where the report is
 	SecHeader      = "header"      // who, what, when; summary.md's verdict and totals
 	SecTiles       = "tiles"       // the report's headline figures
 	SecWarnings    = "warnings"    // what changes the meaning of the figures
@@ -43,20 +43,37 @@ type Page struct {
 	Notes      []string
 	Curve      []template.HTML
 	Runs       func(io.Writer) error
+	// Report is where the report was written: the terminal says it with
+	// the answer.
+	Report string
 }
 
 // Campaign is the document of a campaign's summary. page is the report's
-// (nil for the terminal and summary.md: the summary's own word then). Every
-// medium reads the sections in this order, each those shown in it.
+// (nil for the terminal and summary.md; without a status, the summary's
+// own word is taken). Every medium reads the sections in this order, each
+// those shown in it: the answer first, then the article's tables and the
+// cost curve, then the warnings grouped by code (the terminal: before the
+// tables, one line each).
 func Campaign(s *stats.Summary, page *Page) *Document {
-	if page == nil {
-		page = &Page{CampaignID: s.CampaignID, Status: s.Status, Reason: s.Reason}
+	p := Page{}
+	if page != nil {
+		p = *page
 	}
+	if p.Status == "" {
+		p.Status, p.Reason = s.Status, s.Reason
+	}
+	if p.CampaignID == "" {
+		p.CampaignID = s.CampaignID
+	}
+	page = &p
 	cost := CostLines(s)
+	groups := Groups(s, page)
 	return &Document{Title: "tokex campaign " + s.CampaignID, Sections: []Section{
-		header(s),
-		{ID: SecTiles, In: HTML, Blocks: []Block{{Kind: Tiles, Tiles: tiles(s, page.Recomputed)}}},
-		{ID: SecWarnings, In: HTML, Title: warningsTitle, Blocks: []Block{{Kind: List, Class: "warnings", ID: "warnings", Lines: says(reportWarnings(s, page))}}},
+		header(s, true),
+		answer(s, page, groups),
+		header(s, false),
+		{ID: SecTiles, In: HTML, Blocks: []Block{{Kind: Tiles, Tiles: tiles(s)}}},
+		{ID: SecWarnings, In: Text, Title: warningsTitle, Brief: "every run's details in summary.md", Blocks: warningBlocks(s, groups)},
 		latency(s),
 		{ID: SecSchedule, Title: "From the scheduled time (coordinated-omission-free)", Sub: true, Blocks: []Block{tableBlock(ScheduleTable(s))}},
 		{ID: SecResources, Title: "Resource consumption", Brief: "reported run per stage", Blocks: []Block{
@@ -64,8 +81,8 @@ func Campaign(s *stats.Summary, page *Page) *Document {
 			tableBlock(ResourceTable(s))}},
 		costMarkdown(s, cost),
 		costHTML(s, cost, page.Curve),
+		{ID: SecWarnings, In: Markdown | HTML, Title: warningsTitle, Blocks: warningBlocks(s, groups)},
 		{ID: SecSpread, In: HTML, Title: "p95 spread between rounds", Blocks: []Block{tableBlock(SpreadTable(s))}},
-		warnings(s),
 		verdict(s),
 		probesText(s, cost),
 		{ID: SecCost, In: Text, Blocks: []Block{{Kind: Para, Lines: says(cost)}}},
@@ -95,9 +112,15 @@ func passed(ok bool) string {
 	return "FAILED"
 }
 
-// header: summary.md's list of who, what, when, the verdict and the
-// totals; the report's line under its title.
-func header(s *stats.Summary) Section {
+// header: the report's line under its title (byline), or summary.md's
+// list of who, what, when, the thresholds' verdict and the totals, under
+// the answer.
+func header(s *stats.Summary, byline bool) Section {
+	if byline {
+		line := fmt.Sprintf("%s · driver %s · target %s · status %s · %s → %s · %s", s.Name, s.Driver, s.Target, s.Status,
+			s.Started.UTC().Format("2006-01-02 15:04:05 UTC"), s.Finished.UTC().Format("15:04:05 UTC"), s.Tool)
+		return Section{ID: SecHeader, In: HTML, Blocks: []Block{{Kind: Byline, Lines: []Line{Say(line)}}}}
+	}
 	status := string(s.Status)
 	if s.Reason != "" {
 		status += " (" + s.Reason + ")"
@@ -110,9 +133,7 @@ func header(s *stats.Summary) Section {
 	if l := VerifiedLine(s.Totals); l != "" {
 		md = append(md, Say(l))
 	}
-	byline := fmt.Sprintf("%s · driver %s · target %s · status %s · %s → %s · %s", s.Name, s.Driver, s.Target, s.Status,
-		s.Started.UTC().Format("2006-01-02 15:04:05 UTC"), s.Finished.UTC().Format("15:04:05 UTC"), s.Tool)
-	return Section{ID: SecHeader, Blocks: []Block{{Kind: List, In: Markdown, Lines: md}, {Kind: Byline, In: HTML, Lines: []Line{Say(byline)}}}}
+	return Section{ID: SecHeader, In: Markdown, Blocks: []Block{{Kind: List, Lines: md}}}
 }
 
 // latency is the article's first table, what it shows and how each
@@ -185,17 +206,6 @@ func probesText(s *stats.Summary, lines []string) Section {
 	return sec
 }
 
-// warnings are the summary's warnings: as they came in summary.md,
-// sorted in the terminal.
-func warnings(s *stats.Summary) Section {
-	ws := make([]string, len(s.Warnings))
-	for i, w := range s.Warnings {
-		ws[i] = w.String()
-	}
-	return Section{ID: SecWarnings, In: Markdown | Text, Title: warningsTitle, Blocks: []Block{
-		{Kind: List, In: Markdown, Lines: says(ws)}, {Kind: List, In: Text, Lines: says(slices.Sorted(slices.Values(ws)))}}}
-}
-
 // verdict is the terminal's last word: the thresholds' verdict, the
 // totals, how the campaign ended, the tokens verified.
 func verdict(s *stats.Summary) Section {
@@ -213,16 +223,8 @@ func verdict(s *stats.Summary) Section {
 
 // tiles are the report's headline figures: the verdict, the totals, each
 // stage's p95 and CPU per exchange.
-func tiles(s *stats.Summary, recomputed bool) []Tile {
-	verdict, tone := "PASSED", table.Good
-	if !s.ThresholdsPassed {
-		verdict, tone = "FAILED", table.Bad
-	}
-	if recomputed {
-		verdict, tone = "unknown", table.Warn
-	}
-	out := []Tile{{"thresholds", verdict, tone},
-		{"exchanges (measured)", units.Thousands(s.Totals.Exchanges), table.Plain},
+func tiles(s *stats.Summary) []Tile {
+	out := []Tile{{"exchanges (measured)", units.Thousands(s.Totals.Exchanges), table.Plain},
 		{"success", fmt.Sprintf("%.2f%%", s.Totals.SuccessRatio*100), okTone(s.Totals.SuccessRatio >= 0.99)},
 		{"dropped", units.Thousands(s.Totals.Dropped), okTone(s.Totals.Dropped == 0)}}
 	if vf := s.Totals.Verified; vf != nil {
@@ -257,61 +259,10 @@ func okTone(ok bool) table.Tone {
 	return table.Bad
 }
 
-// reportWarnings lists, in the report, what changes the meaning of the
-// numbers: how the campaign ended, the campaign-wide warnings, each run's
-// status, drops, failed thresholds and coded warnings, then what reading
-// the runs' files found.
-func reportWarnings(s *stats.Summary, page *Page) []string {
-	var out []string
-	if page.Recomputed {
-		out = append(out, "no summary.json (the campaign did not finish): figures recomputed from the rows, thresholds unknown")
-	}
-	if page.Status != stats.CampaignDone {
-		out = append(out, fmt.Sprintf("the campaign is %s%s", page.Status, suffix(page.Reason)))
-	}
-	for _, w := range s.Warnings {
-		if w.Run == "" && w.Code != stats.WarnCampaignEnded { // the campaign's status is said above
-			out = append(out, w.String())
-		}
-	}
-	for _, r := range append([]*stats.Run{s.Sanity}, allRuns(s)...) {
-		if r != nil {
-			out = append(out, runWarnings(r)...)
-		}
-	}
-	return append(out, page.Notes...)
-}
-
 func allRuns(s *stats.Summary) []*stats.Run {
 	var out []*stats.Run
 	for _, st := range s.Stages {
 		out = append(out, st.Runs...)
-	}
-	return out
-}
-
-// runWarnings are one run's: not reported, dropped arrivals, failed
-// thresholds, and its coded warnings, computed from the evidence like
-// every figure (generator_late, generator_starved, host_saturated, …).
-func runWarnings(r *stats.Run) []string {
-	var out []string
-	if r.Status != stats.StatusDone {
-		out = append(out, fmt.Sprintf("%s was %s%s; it is not reported", r.ID, r.Status, suffix(r.Reason)))
-	}
-	if r.Dropped > 0 {
-		out = append(out, fmt.Sprintf("%s dropped %s arrivals: the generator's in-flight cap was full, so the server saw less than the target", r.ID, units.Thousands(r.Dropped)))
-	}
-	if !r.Sanity && r.Status == stats.StatusDone && !r.ThresholdsPassed {
-		out = append(out, fmt.Sprintf("%s failed thresholds: %s", r.ID, r.FailedChecks()))
-	}
-	for _, w := range r.Warnings {
-		if w.Code == stats.WarnDropped {
-			continue // said above, with what it means
-		}
-		if w.Run == "" {
-			w.Run = r.ID
-		}
-		out = append(out, w.String())
 	}
 	return out
 }

@@ -39,7 +39,7 @@ func TestStageWithFailedRunInEveryTable(t *testing.T) {
 		t.Errorf("spread %q", got)
 	}
 	md := Campaign(s, nil).Markdown()
-	for _, want := range []string{"| 100/s | 100.0% achieved | 1,000 | 100.00% |", "| ✗ 1/3 failed |", "[stage_has_failed_run]"} {
+	for _, want := range []string{"| 100/s | 100.0% achieved | 1,000 | 100.00% |", "| ✗ 1/3 failed |", "**stage_has_failed_run** in 1 of 1 stages", "  - 100/s: 1 of 3 runs failed: 02-r2-100rps (success_ratio >= 0.99 (was 0))"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)
 		}

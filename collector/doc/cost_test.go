@@ -125,7 +125,7 @@ func TestCostCurveAnswersAFallingCost(t *testing.T) {
 		"one more exchange at 40/s costs ",
 		", between the measured 30–50/s alone; on the straight line over 16–50/s: ",
 		"the cost follows the curve through every measured rate, within the measured 5–50/s",
-		"[marginal_cost_varies]",
+		"**marginal_cost_varies**: no single CPU-ms per exchange describes this server",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, md)

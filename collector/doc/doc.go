@@ -55,7 +55,8 @@ const (
 	// Para is lines of prose: each on its own line in text, paragraphs in
 	// Markdown, one <p> in HTML (of Class "meta": an explanation).
 	Para Kind = iota
-	// List is items: "  - " in text, "- " in Markdown, <ul> in HTML.
+	// List is items: "  - " in text, "- " in Markdown, <ul> in HTML. An
+	// item may fold its details away (Folds).
 	List
 	// Table is a table.Table; in HTML a Caption heads it (<h3>).
 	Table
@@ -75,15 +76,33 @@ const (
 
 // Block is one thing a section shows. Only the fields of its Kind are set.
 type Block struct {
-	Kind      Kind
-	In        Medium // 0: All
-	Lines     []Line
+	Kind  Kind
+	In    Medium // 0: All
+	Lines []Line
+	// Folds are a List's items' details, item by item (fewer, or an empty
+	// one: none): a <details> in the item in HTML, a nested list in
+	// Markdown; the terminal leaves them out.
+	Folds     []Fold
 	Table     *table.Table
 	Caption   string
 	Tiles     []Tile
 	Figures   []template.HTML
 	Slot      func(io.Writer) error
 	Class, ID string // HTML: of a Para or List
+}
+
+// Fold is what a list item folds away: its details, under a summary.
+type Fold struct {
+	Summary string
+	Lines   []Line
+}
+
+// Fold is item i's fold, nil when it has none.
+func (b *Block) Fold(i int) *Fold {
+	if i < len(b.Folds) && len(b.Folds[i].Lines) > 0 {
+		return &b.Folds[i]
+	}
+	return nil
 }
 
 // Tile is a headline figure with its tone.

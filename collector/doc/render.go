@@ -100,8 +100,13 @@ func markdownBlock(bl *Block) string {
 	case Footer:
 		b.WriteString("---\n" + markdownLines(bl.Lines, "\n\n") + "\n")
 	case List:
-		for _, l := range bl.Lines {
+		for i, l := range bl.Lines {
 			b.WriteString("- " + markdownLine(l) + "\n")
+			if f := bl.Fold(i); f != nil {
+				for _, d := range f.Lines {
+					b.WriteString("  - " + markdownLine(d) + "\n")
+				}
+			}
 		}
 	case Table:
 		b.WriteString(bl.Table.Markdown())
@@ -135,8 +140,9 @@ var htmlBlocks = template.Must(template.New("doc").Funcs(template.FuncMap{"ours"
 		`{{define "title"}}<h1>{{.}}</h1>{{end}}` +
 		`{{define "h2"}}<h2>{{.}}</h2>{{end}}` +
 		`{{define "h3"}}<h3>{{.}}</h3>{{end}}` +
-		`{{define "para"}}<p{{with .Class}} class="{{.}}"{{end}}>{{template "lines" .Lines}}</p>{{end}}` +
-		`{{define "list"}}<ul{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{range .Lines}}<li>{{template "line" .}}</li>{{end}}</ul>{{end}}` +
+		`{{define "para"}}<p{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{template "lines" .Lines}}</p>{{end}}` +
+		`{{define "list"}}<ul{{with .Class}} class="{{.}}"{{end}}{{with .ID}} id="{{.}}"{{end}}>{{range $i, $l := .Lines}}<li>{{template "line" $l}}` +
+		`{{with $.Fold $i}}<details><summary>{{.Summary}}</summary><ul>{{range .Lines}}<li>{{template "line" .}}</li>{{end}}</ul></details>{{end}}</li>{{end}}</ul>{{end}}` +
 		`{{define "byline"}}<div class="meta">{{template "lines" .Lines}}</div>{{end}}` +
 		`{{define "tiles"}}<div class="tiles" id="tiles">` + "\n" +
 		`{{range .Tiles}}<div class="tile"><div class="label">{{.Label}}</div><div class="value {{.Tone.Class}}">{{.Value}}</div></div>` + "\n" +

@@ -22,7 +22,7 @@ func TestRenderers(t *testing.T) {
 			{Kind: Para, Lines: []Line{Say("one"), {{Text: "two "}, {Text: "bold", Strong: true}}}}, {Kind: Table, Table: &tiny}}},
 		{ID: "e", Title: "Empty", Blocks: []Block{{Kind: List}}},
 		{ID: "b", Title: "Beta", Sub: true, Blocks: []Block{
-			{Kind: List, Lines: []Line{Say("x <y>"), Say("z'+&")}},
+			{Kind: List, Lines: []Line{Say("x <y>"), Say("z'+&")}, Folds: []Fold{{Summary: "2 <more>", Lines: []Line{Say("x1"), Say("x<2>")}}}},
 			{Kind: Para, In: HTML, Class: "meta", Lines: []Line{{{Text: "k6's <b> ", Ours: true}, {Text: "data's"}}}}}},
 		{ID: "h", In: HTML, Title: "Web", Blocks: []Block{
 			{Kind: Figures, Figures: []template.HTML{"<svg/>"}}, {Kind: Para}, {Kind: List, ID: "l"},
@@ -30,14 +30,14 @@ func TestRenderers(t *testing.T) {
 		{ID: "f", Blocks: []Block{{Kind: Footer, Lines: []Line{Say("d1"), Say("d2")}}}},
 	}}
 	wantText := "Alpha — how\none\ntwo bold\n" + tiny.Text() +
-		"\nBeta:\n  - x <y>\n  - z'+&\n" +
+		"\nBeta:\n  - x <y>\n  - z'+&\n" + // no fold in the terminal
 		"\nd1\nd2\n"
 	if got := d.Text(); got != wantText {
 		t.Errorf("text:\n%q\nwant\n%q", got, wantText)
 	}
 	wantMD := "# T <1>\n" +
 		"\n## Alpha\n\none\n\ntwo **bold**\n\n" + tiny.Markdown() +
-		"\n### Beta\n\n- x <y>\n- z'+&\n" +
+		"\n### Beta\n\n- x <y>\n  - x1\n  - x<2>\n- z'+&\n" +
 		"\n---\nd1\n\nd2\n"
 	if got := d.Markdown(); got != wantMD {
 		t.Errorf("markdown:\n%q\nwant\n%q", got, wantMD)
@@ -45,7 +45,7 @@ func TestRenderers(t *testing.T) {
 	wantHTML := "<h1>T &lt;1&gt;</h1>\n" +
 		"<h2>Alpha</h2>\n<p>one two <strong>bold</strong></p>\n" + string(tiny.HTML()) + "\n" +
 		"\n\n" +
-		"\n<h3>Beta</h3>\n<ul><li>x &lt;y&gt;</li><li>z&#39;&#43;&amp;</li></ul>\n<p class=\"meta\">k6's &lt;b&gt; data&#39;s</p>\n" +
+		"\n<h3>Beta</h3>\n<ul><li>x &lt;y&gt;<details><summary>2 &lt;more&gt;</summary><ul><li>x1</li><li>x&lt;2&gt;</li></ul></details></li><li>z&#39;&#43;&amp;</li></ul>\n<p class=\"meta\">k6's &lt;b&gt; data&#39;s</p>\n" +
 		"\n<h2>Web</h2>\n<svg/>\n\n<ul id=\"l\"></ul>\nSLOT\n" +
 		"\n<footer>d1 d2</footer>\n"
 	var b bytes.Buffer

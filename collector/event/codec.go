@@ -56,6 +56,8 @@ func Unmarshal(line []byte) (uint64, Event, error) {
 		e, err = decode[Idle](env.Data)
 	case KindSearch:
 		e, err = decode[Search](env.Data)
+	case KindHostCheck:
+		e, err = decode[HostCheck](env.Data)
 	default:
 		return env.Seq, nil, fmt.Errorf("unknown event kind %q", env.Kind)
 	}

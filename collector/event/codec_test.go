@@ -33,6 +33,7 @@ func TestCodecRoundTrip(t *testing.T) {
 		Idle{At: at, Idle: stats.Idle{Start: at, End: at.Add(30 * time.Second), Cores: 0.012, Method: "cumulative", Samples: 31}},
 		Search{At: at, Next: 300, Result: curve.Result{Status: curve.StatusRunning, Capacity: 200, Upper: 400,
 			Probes: []curve.Probe{{Rate: 200, Verdict: curve.Pass, Rounds: []curve.Round{{RunID: "01-p1-r1-200rps", P95Ms: 4}}}}}},
+		HostCheck{At: at, State: HostWaiting, CPUs: 2, OthersCores: 1.62, Sampled: 2 * time.Second, QuietBelow: 1, Waited: 12 * time.Second, WaitLimit: 10 * time.Minute},
 	}
 	for i, e := range evs {
 		line, err := Marshal(uint64(i+1), e)
@@ -148,5 +149,31 @@ func TestCampaignStartedSearch(t *testing.T) {
 	}
 	if cs, ok := back.(CampaignStarted); !ok || cs.ID != "c" || cs.Search != nil {
 		t.Errorf("old evidence: %+v", back)
+	}
+}
+
+// A host check says what it found in words, and what it means for the
+// figures, before the first run.
+func TestHostCheckLine(t *testing.T) {
+	t.Parallel()
+	h := HostCheck{CPUs: 2, OthersCores: 1.62, Sampled: 2 * time.Second, QuietBelow: 1, WaitLimit: 10 * time.Minute}
+	for _, c := range []struct {
+		state  HostState
+		waited time.Duration
+		want   string
+	}{
+		{HostBusy, 0, "this machine is busy: other processes use 1.6 of 2 cores; figures will likely carry host_saturated (--wait-quiet 10m waits for a quiet machine)"},
+		{HostWaiting, 12 * time.Second, "waiting for a quiet machine: other processes use 1.6 of 2 cores, quiet is below 1.0 (waited 12s of 10m0s)"},
+		{HostStillBusy, 10 * time.Minute, "this machine is still busy after 10m0s: other processes use 1.6 of 2 cores; running anyway, figures will likely carry host_saturated"},
+		{HostQuiet, 0, "the machine is quiet: other processes use 1.6 of 2 cores (sampled 2s)"},
+		{HostQuiet, 42 * time.Second, "the machine is quiet now: other processes use 1.6 of 2 cores (after waiting 42s)"},
+	} {
+		h.State, h.Waited = c.state, c.waited
+		if got := h.Line(); got != c.want {
+			t.Errorf("%s:\n got %s\nwant %s", c.state, got, c.want)
+		}
+		if h.Busy() != (c.state != HostQuiet) {
+			t.Errorf("%s: busy %v", c.state, h.Busy())
+		}
 	}
 }

@@ -5,6 +5,7 @@ package event
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
@@ -38,6 +39,7 @@ const (
 	KindCampaignFinished Kind = "campaign_finished"
 	KindIdle             Kind = "idle"
 	KindSearch           Kind = "capacity_search"
+	KindHostCheck        Kind = "host_check"
 )
 
 // PlannedRun is one entry of the campaign's ladder.
@@ -214,6 +216,52 @@ const (
 	AgentFinished AgentState = "finished"
 )
 
+// HostCheck is the machine before the first run: what other processes
+// used of its cores while tokex sampled it for a few seconds, and, with
+// --wait-quiet, the wait for it to become quiet enough (an event each
+// second of the wait, then its outcome). Emitted by the local driver.
+type HostCheck struct {
+	At          time.Time     `json:"at"`
+	State       HostState     `json:"state"`
+	CPUs        int           `json:"cpus"`
+	OthersCores float64       `json:"others_cores"` // mean over the last Sampled
+	Sampled     time.Duration `json:"sampled"`
+	QuietBelow  float64       `json:"quiet_below"` // cores: the machine is quiet when others use less
+	Waited      time.Duration `json:"waited,omitempty"`
+	WaitLimit   time.Duration `json:"wait_limit,omitempty"` // --wait-quiet; 0: no wait
+}
+
+// HostState is what a host check found.
+type HostState string
+
+const (
+	HostQuiet     HostState = "quiet"      // others use less than QuietBelow
+	HostBusy      HostState = "busy"       // others use more, and tokex does not wait
+	HostWaiting   HostState = "waiting"    // busy, and --wait-quiet waits
+	HostStillBusy HostState = "still_busy" // busy when the wait ran out: tokex runs anyway
+)
+
+// Busy reports a host whose figures will likely carry host_saturated.
+func (h HostCheck) Busy() bool { return h.State != HostQuiet }
+
+// Line says what the check found and what it means for the figures.
+func (h HostCheck) Line() string {
+	use := fmt.Sprintf("other processes use %.1f of %d cores", h.OthersCores, h.CPUs)
+	switch h.State {
+	case HostQuiet:
+		if h.Waited > 0 {
+			return fmt.Sprintf("the machine is quiet now: %s (after waiting %s)", use, h.Waited.Round(time.Second))
+		}
+		return fmt.Sprintf("the machine is quiet: %s (sampled %s)", use, h.Sampled.Round(time.Millisecond))
+	case HostWaiting:
+		return fmt.Sprintf("waiting for a quiet machine: %s, quiet is below %.1f (waited %s of %s)", use, h.QuietBelow,
+			h.Waited.Round(time.Second), h.WaitLimit.Round(time.Second))
+	case HostStillBusy:
+		return fmt.Sprintf("this machine is still busy after %s: %s; running anyway, figures will likely carry host_saturated", h.Waited.Round(time.Second), use)
+	}
+	return fmt.Sprintf("this machine is busy: %s; figures will likely carry host_saturated (--wait-quiet 10m waits for a quiet machine)", use)
+}
+
 // AgentStatus reports one load agent's counters.
 type AgentStatus struct {
 	At      time.Time  `json:"at"`
@@ -269,6 +317,7 @@ func (RunFinished) Kind() Kind      { return KindRunFinished }
 func (CampaignFinished) Kind() Kind { return KindCampaignFinished }
 func (Idle) Kind() Kind             { return KindIdle }
 func (Search) Kind() Kind           { return KindSearch }
+func (HostCheck) Kind() Kind        { return KindHostCheck }
 
 // Idle is the engine measured at rest before the first run (campaign.idle).
 type Idle struct {
@@ -312,6 +361,8 @@ func Time(e Event) time.Time {
 	case Idle:
 		return v.At
 	case Search:
+		return v.At
+	case HostCheck:
 		return v.At
 	}
 	return time.Time{}

@@ -19,7 +19,7 @@ import (
 	"github.com/tokex-dev/tokex/internal/lines"
 )
 
-// RequestsHeader documents requests.csv.gz (see README "Evidence folder").
+// RequestsHeader documents requests.csv.gz (see docs/evidence.md).
 // count is empty for one arrival; a dropped row imported from a k6 total
 // carries the number of arrivals it stands for. retried is 1 for a request
 // sent again on a new connection after a keep-alive race, else empty.

@@ -14,7 +14,7 @@ import (
 // run folder, and one at the top for the time between runs.
 const HostFile = "host.csv"
 
-// HostHeader documents host.csv (see README "Evidence folder"). Empty cells
+// HostHeader documents host.csv (see docs/evidence.md). Empty cells
 // are unknown: no /proc/pressure, no schedstat.
 const HostHeader = "at_unix_us,cpus,busy_cores,steal_cores,runnable,load1,mem_total_bytes,mem_available_bytes," +
 	"psi_cpu_some,psi_memory_some,psi_memory_full,generator_cpu_limit_cores,generator_cpus,generator_cpus_busy_cores," +

@@ -7,6 +7,7 @@ package forecast
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/units"
@@ -58,7 +59,8 @@ func Estimate(c Forecast) Forecast {
 // Exceeds reports whether a stage rate is beyond the estimate.
 func (c Forecast) Exceeds(rate float64) bool { return c.SustainableRPS > 0 && rate > c.SustainableRPS }
 
-// Line is the pre-flight sentence, naming the first stage that exceeds it.
+// Line is the pre-flight sentence, naming the stages the machine cannot
+// drive.
 func (c Forecast) Line(stages []float64) string {
 	if c.SustainableRPS <= 0 {
 		return "pre-flight: capacity unknown (" + c.Method + ")"
@@ -74,11 +76,17 @@ func (c Forecast) Line(stages []float64) string {
 		s += " of generator+" + c.Server
 	}
 	s += fmt.Sprintf(" at %.0f%% CPU", 100*Headroom)
+	var over []string
 	for _, r := range stages {
 		if c.Exceeds(r) {
-			s += "; stage " + units.StageLabel(r) + " exceeds it"
-			break
+			over = append(over, units.StageLabel(r))
 		}
+	}
+	switch n := len(over); {
+	case n == 1:
+		s += "; it cannot drive stage " + over[0] + ": there this machine, not the server, would set the figures (forecast_exceeded)"
+	case n > 1:
+		s += "; it cannot drive stages " + strings.Join(over[:n-1], ", ") + " and " + over[n-1] + ": there this machine, not the server, would set the figures (forecast_exceeded)"
 	}
 	if c.OthersCores >= 0.25 {
 		s += fmt.Sprintf(" (other processes used %.2f cores meanwhile: less is left)", c.OthersCores)

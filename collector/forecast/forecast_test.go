@@ -34,11 +34,16 @@ func TestLineAndWarning(t *testing.T) {
 	c := Estimate(Forecast{Cores: 2, GeneratorCores: 2, GeneratorCPUMs: 2.3, ServerCPUMs: 1.4, Server: "embedded server", Method: "200 calibration exchanges"})
 	line := c.Line([]float64{100, 250, 500})
 	want := "pre-flight: generator 2.30 + embedded server 1.40 CPU-ms per exchange on 2 cores (200 calibration exchanges): " +
-		"this machine can sustain about 430 exchanges/s of generator+embedded server at 80% CPU; stage 500/s exceeds it"
+		"this machine can sustain about 430 exchanges/s of generator+embedded server at 80% CPU; it cannot drive stage 500/s: " +
+		"there this machine, not the server, would set the figures (forecast_exceeded)"
 	if line != want {
 		t.Errorf("line:\n got %s\nwant %s", line, want)
 	}
-	if strings.Contains(c.Line([]float64{100, 250}), "exceeds") {
+	// Every stage it cannot drive, in words, before the first run (issue 27 item 2).
+	if l := c.Line([]float64{100, 500, 1000, 2000}); !strings.HasSuffix(l, "; it cannot drive stages 500/s, 1000/s and 2000/s: there this machine, not the server, would set the figures (forecast_exceeded)") {
+		t.Errorf("three stages beyond it: %s", l)
+	}
+	if strings.Contains(c.Line([]float64{100, 250}), "cannot drive") {
 		t.Error("stages within capacity said to exceed it")
 	}
 	if w := c.Warning("r", 250); w != nil {

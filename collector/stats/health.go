@@ -11,8 +11,8 @@ import (
 
 // The rules that say whether a run's figures are the server's. Each works
 // on one sample (so the dashboard can show it live) and on the measured
-// window of a run (the warning in stats.json). Bounds are documented in the
-// README ("When the figures are not the server's").
+// window of a run (the warning in stats.json). Bounds are documented in
+// docs/warnings.md ("The machine, the generator and the host").
 const (
 	// LateFloorMs: a send lag p99 below this is timer and scheduling noise.
 	LateFloorMs = 5.0

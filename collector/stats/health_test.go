@@ -19,7 +19,7 @@ func TestLateBound(t *testing.T) {
 		{10, 30, 30},             // p50 30 ms < interval 100 ms
 		{10, 0, 100},             // no latency yet: the interval
 		{0.5, 5000, 2000},        // slow rate, slow server
-		{2000, 0.8, LateFloorMs}, // the README's 2,000/s benchmark: lag p99 7–13 ms is late
+		{2000, 0.8, LateFloorMs}, // docs/benchmarks.md's 2,000/s benchmark: lag p99 7–13 ms is late
 	}
 	for _, c := range cases {
 		if got := LateBound(c.rate, c.p50); got != c.want {

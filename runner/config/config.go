@@ -457,7 +457,7 @@ func FromProfile(name string) (Campaign, error) {
 	return p(), nil
 }
 
-// Limits of a campaign (README "Config limits"): every size is bounded, so
+// Limits of a campaign (docs/running.md "Config limits"): every size is bounded, so
 // a config cannot make tokex run out of memory or write evidence its own
 // readers refuse.
 const (

@@ -37,7 +37,7 @@ target:
     signing_alg: RS256             # issued tokens of the embedded server
     # tls: true                    # HTTPS + HTTP/2, like the article's engines
     # config: serve.yaml           # a 'tokex serve' config to start from
-    # engine: /opt/tokex/tokex-engine  # the server's program (default: beside tokex; README)
+    # engine: /opt/tokex/tokex-engine  # the server's program (default: beside tokex; docs/reference-server.md)
 
 # The RFC 8693 request, as in the article.
 request:

@@ -48,6 +48,12 @@ type Driver struct {
 	// Recorded is the engine process a resumed campaign sampled last: the
 	// PID target.pid names is refused when it now names another process.
 	Recorded *evidence.EngineProcess
+	// HostCheck is how long the machine is sampled before the first run
+	// (0: not at all); WaitQuiet how long to wait, at most, for it to be
+	// quiet when other processes use most of its cores (0: say so, and run).
+	HostCheck, WaitQuiet time.Duration
+	// othersSampler replaces the host's /proc in tests.
+	sampleOthers othersSampler
 
 	gen      *Generator
 	pre      *preminter // subject.premint
@@ -96,6 +102,13 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 		return err
 	}
 
+	sample := d.sampleOthers
+	if sample == nil {
+		sample = procOthers(d.ownPIDs()...)
+	}
+	if err := d.checkHost(ctx, out, sample); err != nil {
+		return err
+	}
 	enginePID := 0
 	if d.emb != nil {
 		enginePID = d.emb.PID

@@ -36,7 +36,7 @@ func TestGoldenReports(t *testing.T) {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", filepath.Base(dir)+".txt")
-			got := Report(s)
+			got := Report(s, "")
 			if *update {
 				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)

@@ -22,6 +22,9 @@ import (
 type Printer struct {
 	W     io.Writer
 	Every int // windows between progress lines; default 5
+	// Deferred leaves the last screen (Report) to the caller: tokex run
+	// prints it once the report is written, to say where.
+	Deferred bool
 
 	mu      sync.Mutex
 	runs    int
@@ -58,6 +61,8 @@ func (p *Printer) Consume(e event.Event) {
 		p.campaignStarted(v)
 	case event.Forecast:
 		p.printf("%s\n", v.Line())
+	case event.HostCheck:
+		p.hostCheck(v)
 	case event.RunStarted:
 		p.runStarted(v)
 	case event.Resource:
@@ -89,8 +94,8 @@ func (p *Printer) Consume(e event.Event) {
 		p.search = true
 		p.probeJudged(v)
 	case event.CampaignFinished:
-		if v.Summary != nil {
-			io.WriteString(p.W, "\n"+Report(v.Summary))
+		if v.Summary != nil && !p.Deferred {
+			io.WriteString(p.W, "\n"+Report(v.Summary, ""))
 		}
 	}
 }
@@ -255,11 +260,25 @@ func (p *Printer) tag(runID string) string {
 	return fmt.Sprintf("[%*d/%d]", len(fmt.Sprint(p.runs)), p.index[runID]+1, p.runs)
 }
 
-// Report renders the final tables as plain text: the campaign's document
-// for the terminal, without the capacity and cost that tokex run and
-// capacity print after it (doc.SecProbes, doc.SecCost).
-func Report(s *stats.Summary) string {
-	return doc.Campaign(termsafe.Copy(s), nil).Without(doc.SecProbes, doc.SecCost).Text()
+// Report is a campaign's last screen, the campaign's document for the
+// terminal: the answer first (the verdict and why, each stage's p95 and
+// CPU per exchange, the capacity and marginal cost, where the report is
+// when report is set), the warnings one line per code, then the tables,
+// the thresholds and totals, the capacity search and the cost.
+func Report(s *stats.Summary, report string) string {
+	return doc.Campaign(termsafe.Copy(s), &doc.Page{Report: report}).Text()
+}
+
+// hostCheck says a busy machine at once, and a wait for a quiet one every
+// ten seconds and when it ends; a quiet machine is only recorded.
+func (p *Printer) hostCheck(v event.HostCheck) {
+	switch {
+	case v.State == event.HostQuiet && v.Waited == 0:
+		return
+	case v.State == event.HostWaiting && v.Waited > 0 && v.Waited%(10*time.Second) >= time.Second:
+		return
+	}
+	p.printf("%s\n", v.Line())
 }
 
 // log prints warnings, errors and tokex's own notes (how it measures and

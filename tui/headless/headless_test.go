@@ -146,3 +146,33 @@ func TestPrinterSearch(t *testing.T) {
 		t.Errorf("a probe judged by the thresholds:\n%s", out)
 	}
 }
+
+// A busy machine is said at once, before the first run; a wait for a
+// quiet one every ten seconds and when it ends (issue 27 item 2); a quiet
+// machine is not (the evidence records it).
+func TestHostCheckSaidAtOnce(t *testing.T) {
+	var b bytes.Buffer
+	p := New(&b)
+	at := time.Unix(1_800_000_000, 0)
+	h := event.HostCheck{At: at, State: event.HostQuiet, CPUs: 2, OthersCores: 0.2, Sampled: 2 * time.Second, QuietBelow: 1}
+	p.Consume(h)
+	h.State, h.OthersCores, h.WaitLimit = event.HostWaiting, 1.6, time.Minute
+	for s := 0; s <= 25; s++ {
+		h.Waited = time.Duration(s)*time.Second + 3*time.Millisecond
+		p.Consume(h)
+	}
+	h.State, h.OthersCores, h.Waited = event.HostQuiet, 0.4, 26*time.Second
+	p.Consume(h)
+	want := "waiting for a quiet machine: other processes use 1.6 of 2 cores, quiet is below 1.0 (waited 0s of 1m0s)\n" +
+		"waiting for a quiet machine: other processes use 1.6 of 2 cores, quiet is below 1.0 (waited 10s of 1m0s)\n" +
+		"waiting for a quiet machine: other processes use 1.6 of 2 cores, quiet is below 1.0 (waited 20s of 1m0s)\n" +
+		"the machine is quiet now: other processes use 0.4 of 2 cores (after waiting 26s)\n"
+	if b.String() != want {
+		t.Errorf("printed\n%s\nwant\n%s", b.String(), want)
+	}
+	b.Reset()
+	p.Consume(event.HostCheck{At: at, State: event.HostBusy, CPUs: 2, OthersCores: 1.62, QuietBelow: 1})
+	if want := "this machine is busy: other processes use 1.6 of 2 cores; figures will likely carry host_saturated (--wait-quiet 10m waits for a quiet machine)\n"; b.String() != want {
+		t.Errorf("printed %q", b.String())
+	}
+}

@@ -2,14 +2,12 @@ package cli
 
 import (
 	"fmt"
-	"io"
 	"math"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/tokex-dev/tokex/collector/curve"
-	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -101,18 +99,6 @@ rate, or the measurement was not the server's), 2 the search could not run,
 	o.runFlags(cmd)
 	o.cost.flags(cmd, true)
 	return cmd
-}
-
-// printCost prints the capacity, its probes, the marginal cost and the
-// projection after the tables: the sections of the campaign's document
-// that headless.Report leaves out.
-func printCost(w io.Writer, s *stats.Summary) {
-	if s == nil {
-		return
-	}
-	if t := doc.Campaign(s, nil).Only(doc.SecProbes, doc.SecCost).Text(); t != "" {
-		fmt.Fprint(w, "\n"+t)
-	}
 }
 
 // searchPassed: a search succeeds when it found a capacity to its

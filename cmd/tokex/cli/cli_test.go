@@ -92,6 +92,8 @@ func TestRunExitCodes(t *testing.T) {
 			"--stages", "5", "--rounds", "2", "--duration", "4s", "--warmup", "0s", "--idle", "0s", "--agents", "2", "--subject-alg", "ES256", "--no-sanity", "--no-tui"),
 			ExitCannotRun, "campaign failed: target unreachable: no HTTP response for 1s", []string{"00-r1-5rps"}},
 		{"unreachable-after out of range", answers, []string{"run", "--unreachable-after", "10ms"}, ExitCannotRun, "target.unreachable_after: 10ms must be between 1s and 1h", nil},
+		{"wait-quiet without a host check", answers, []string{"run", "--host-check", "0s", "--wait-quiet", "1m"}, ExitCannotRun, "--wait-quiet waits on the host check", nil},
+		{"host-check out of range", answers, []string{"run", "--host-check", "2m"}, ExitCannotRun, "--host-check must be between 0s and 1m", nil},
 		{"unwritable out", answers, append([]string{"run", "--out", "/proc/tokex"}, short...), ExitCannotRun, "evidence folder", nil},
 		{"resume non-evidence", answers, []string{"run", "--resume", dir}, ExitCannotRun, "not a tokex evidence folder", nil},
 	}
@@ -130,10 +132,14 @@ func lenientConfig(t *testing.T) string {
 	return p
 }
 
+// The headless run: progress lines, then the last screen, the answer
+// first (the verdict, each stage's figures, where the report is), then the
+// tables; the host check before the first run is in the evidence.
 func TestHeadlessOutputHasTheTables(t *testing.T) {
 	dir := t.TempDir()
 	code, out, errs := run(t, "run", "--config", lenientConfig(t), "--out", dir, "--stages", "10,20", "--rounds", "1", "--duration", "1s", "--warmup", "0s", "--idle", "0s",
-		"--agents", "2", "--subject-alg", "ES256", "--client-secret", "cli-secret-XYZ", "--allow-warning", "generator_late,generator_starved,host_saturated,"+shortRunCPU)
+		"--agents", "2", "--subject-alg", "ES256", "--client-secret", "cli-secret-XYZ", "--allow-warning", "generator_late,generator_starved,host_saturated,"+shortRunCPU,
+		"--host-check", "500ms")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s\n%s", code, out, errs)
 	}
@@ -141,6 +147,18 @@ func TestHeadlessOutputHasTheTables(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
+	}
+	_, last, _ := strings.Cut(out, "\nPASSED — ")
+	answer, _, ok := strings.Cut(last, "Latency by stage")
+	if !ok || !strings.Contains(answer, "\n10/s: p95 ") || !strings.Contains(answer, "\nreport: "+dir) {
+		t.Errorf("the last screen does not open with the answer:\n%s", out)
+	}
+	events, err := filepath.Glob(filepath.Join(dir, "*", "events.jsonl"))
+	if err != nil || len(events) != 1 {
+		t.Fatalf("events.jsonl: %v %v", events, err)
+	}
+	if b, err := os.ReadFile(events[0]); err != nil || !strings.Contains(string(b), `"kind":"host_check","data":{"at":`) {
+		t.Errorf("no host check in the evidence: %v", err)
 	}
 	if strings.Contains(out+errs, "cli-secret-XYZ") {
 		t.Error("the client secret was printed")

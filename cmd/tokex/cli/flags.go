@@ -18,7 +18,7 @@ import (
 )
 
 // Short flags have one meaning in every command (TestShortFlagsMeanOneThing;
-// README "Short flags").
+// docs/running.md, "Short flags mean one thing in every command").
 var shortFlags = map[string]string{
 	"c": "config",    // a YAML config file
 	"h": "help",      // cobra's

@@ -25,7 +25,7 @@ func walk(c *cobra.Command, f func(c *cobra.Command, fl *pflag.Flag)) {
 
 // TestShortFlagsMeanOneThing: -o, -n, -v meant different things in
 // different commands. Every shorthand now names the same long flag in every
-// command, as shortFlags and README "Short flags" say.
+// command, as shortFlags and docs/running.md say.
 func TestShortFlagsMeanOneThing(t *testing.T) {
 	used := map[string]bool{}
 	walk(NewRoot(), func(c *cobra.Command, fl *pflag.Flag) {
@@ -34,11 +34,11 @@ func TestShortFlagsMeanOneThing(t *testing.T) {
 		}
 		used[fl.Shorthand] = true
 		if want, ok := shortFlags[fl.Shorthand]; !ok || want != fl.Name {
-			t.Errorf("%s: -%s is --%s; -%s must be --%s in every command (or be added to shortFlags and README)",
+			t.Errorf("%s: -%s is --%s; -%s must be --%s in every command (or be added to shortFlags and docs/running.md)",
 				c.CommandPath(), fl.Shorthand, fl.Name, fl.Shorthand, want)
 		}
 	})
-	readme, err := os.ReadFile("../../../README.md")
+	readme, err := os.ReadFile("../../../docs/running.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,7 +47,7 @@ func TestShortFlagsMeanOneThing(t *testing.T) {
 			t.Errorf("-%s (--%s) is in shortFlags but no command has it", short, long)
 		}
 		if doc := fmt.Sprintf("`-%s`/`--%s`", short, long); !strings.Contains(string(readme), doc) {
-			t.Errorf("README does not document %s", doc)
+			t.Errorf("docs/running.md does not document %s", doc)
 		}
 	}
 }

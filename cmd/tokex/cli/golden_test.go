@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"os"
@@ -48,10 +47,7 @@ func TestGoldenTerminal(t *testing.T) {
 			if err != nil {
 				return // a campaign that did not finish: replay shows how far it got
 			}
-			var b bytes.Buffer
-			b.WriteString(headless.Report(s))
-			printCost(&b, s)
-			golden(t, "final-"+name+".txt", b.String())
+			golden(t, "final-"+name+".txt", headless.Report(s, "DIR/report.html"))
 		})
 	}
 }

@@ -47,13 +47,14 @@ start at the response time minus the duration, with no send lag.`,
 				return err
 			}
 			out := cmd.OutOrStdout()
-			fmt.Fprint(out, headless.Report(res.Summary))
 			for _, w := range res.Warnings {
 				fmt.Fprintln(cmd.ErrOrStderr(), "warning:", w)
 			}
-			if file, err := report.Write(res.Dir, ""); err == nil {
-				fmt.Fprintf(out, "\nreport:   %s", file)
+			file, err := report.Write(res.Dir, "")
+			if err != nil {
+				fmt.Fprintln(cmd.ErrOrStderr(), "tokex: report:", err)
 			}
+			fmt.Fprint(out, headless.Report(res.Summary, file))
 			fmt.Fprintf(out, "\nevidence: %s\n", res.Dir)
 			return nil
 		},

@@ -14,11 +14,12 @@ func newReportCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "report DIR",
 		Short: "Write the self-contained HTML dashboard of an evidence folder",
-		Long: `Render an evidence folder as one HTML file that needs no network: headline
-tiles, the article's tables, per-run charts of throughput, latency, engine CPU
-and memory and generator CPU on one shared time axis, per-agent details and the
-warnings that change what the numbers mean. tokex run writes DIR/report.html
-at the end of every campaign.`,
+		Long: `Render an evidence folder as one HTML file that needs no network: the verdict
+and why, headline tiles, the article's tables and the cost curve, the warnings
+that change what the numbers mean (one line per code, each run's folded), then
+per-run charts of throughput, latency, engine CPU and memory and generator CPU
+on one shared time axis and per-agent details. tokex run writes
+DIR/report.html at the end of every campaign.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			file, err := report.Write(args[0], out)

@@ -62,7 +62,10 @@ type runOptions struct {
 	driver       string
 	allowWarn    []string
 	unreachable  time.Duration
-	kube         *kubeConn
+	// hostCheck and waitQuiet: the machine sampled before the first run,
+	// and how long to wait for it to be quiet (local driver).
+	hostCheck, waitQuiet time.Duration
+	kube                 *kubeConn
 	// request and subject-token shape
 	subjectIssuer, subjectTokenType, subjectAudience, authMethod, httpProto string
 	perRequest                                                              bool
@@ -93,7 +96,11 @@ func newRunCmd(d deps) *cobra.Command {
 		Use:   "run",
 		Short: "Run a token-exchange campaign (the embedded default needs no cluster)",
 		Long: `Run a campaign: a sanity run, then every stage × round at a constant arrival
-rate, recording evidence and printing the article's tables.
+rate, recording evidence. It ends with the answer — the verdict and why, each
+stage's p95 and CPU per exchange, where the report is — then one line per
+warning code and the article's tables. Before the first run it samples this
+machine (--host-check) and says at once when other processes already use most
+of its cores; --wait-quiet waits for a quiet one.
 
 With no arguments tokex starts its reference server as a child process and runs
 the "quick" profile against it (about two minutes). --config campaign.yaml (see
@@ -127,6 +134,8 @@ func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when requests fail and the target neither answered nor accepted a connection this long (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")
 	o.live.flags(cmd)
+	f.DurationVar(&o.hostCheck, "host-check", local.DefaultHostCheck, "sample this machine this long before the first run and say at once when other processes use most of its cores (local driver; 0s: skip)")
+	f.DurationVar(&o.waitQuiet, "wait-quiet", 0, "when other processes use most of the cores, wait at most this long for a quiet machine before the first run, showing the wait (local driver)")
 	for _, name := range planFlags() { // a resumed campaign keeps its plan
 		cmd.MarkFlagsMutuallyExclusive("resume", name)
 	}
@@ -146,6 +155,9 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	c := &o.cfg
 	if err := c.Validate(o.doc); err != nil {
+		return err
+	}
+	if err := quietApplies(o.hostCheck, o.waitQuiet, *c); err != nil {
 		return err
 	}
 	if o.resumed != nil { // before any credential is read
@@ -246,7 +258,9 @@ func (o *runOptions) run(cmd *cobra.Command) error {
 	if useTUI {
 		res = runTUI(ctx, cmd, camp, bus, intr)
 	} else {
-		bus.Subscribe(headless.New(cmd.OutOrStdout()).Consume)
+		pr := headless.New(cmd.OutOrStdout())
+		pr.Deferred = true // finish prints the last screen, with the report
+		bus.Subscribe(pr.Consume)
 		res.sum, res.runErr = camp.Run(ctx)
 		res.closeErr = drv.Close()
 	}
@@ -322,7 +336,7 @@ func (o *runOptions) newDriver() (runner.Driver, error) {
 	}
 	if c.Driver != "kube" {
 		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, ProgramSearch: o.programSearch(),
-			PID: string(o.pid), Recorded: o.sampled}, nil
+			PID: string(o.pid), Recorded: o.sampled, HostCheck: o.hostCheck, WaitQuiet: o.waitQuiet}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
 		return nil, err
@@ -345,6 +359,22 @@ func pidApplies(pid pidValue, c config.Campaign) error {
 		return errors.New("--pid: tokex measures its embedded server itself; --pid is for a target.url on this host")
 	case c.Target.Cgroup != "" || c.Target.MetricsURL != "":
 		return errors.New("--pid: this campaign measures the engine through target.cgroup or target.metrics_url")
+	}
+	return nil
+}
+
+// quietApplies bounds --host-check and --wait-quiet, which sample this
+// machine: the one a local campaign's load runs on.
+func quietApplies(check, wait time.Duration, c config.Campaign) error {
+	switch {
+	case check < 0 || check > time.Minute:
+		return errors.New("--host-check must be between 0s and 1m")
+	case wait < 0 || wait > 24*time.Hour:
+		return errors.New("--wait-quiet must be between 0s and 24h")
+	case wait > 0 && check == 0:
+		return errors.New("--wait-quiet waits on the host check: give --host-check a duration")
+	case wait > 0 && c.Driver == "kube":
+		return errors.New("--wait-quiet: the kube driver's load runs in the cluster, not on this machine")
 	}
 	return nil
 }
@@ -419,20 +449,21 @@ func runTUI(ctx context.Context, cmd *cobra.Command, camp *runner.Campaign, bus 
 		intr.stop()
 		<-finished
 	}
-	if res.sum != nil {
-		fmt.Fprint(stdout, headless.Report(res.sum))
-	}
 	return res
 }
 
-// finish writes the report, says where the evidence is and how to go on,
-// and picks the exit code.
+// finish writes the report, prints the last screen (the answer and where
+// the report is first, then the tables), says where the evidence is and
+// how to go on, and picks the exit code.
 func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error {
 	stdout := cmd.OutOrStdout()
-	printCost(stdout, res.sum)
-	if file, err := report.Write(dir, ""); err != nil {
+	file, err := report.Write(dir, "")
+	if err != nil {
 		fmt.Fprintln(cmd.ErrOrStderr(), "tokex: report:", err)
-	} else {
+	}
+	if res.sum != nil {
+		fmt.Fprint(stdout, "\n"+headless.Report(res.sum, file))
+	} else if file != "" {
 		fmt.Fprintf(stdout, "\nreport:   %s", file)
 	}
 	fmt.Fprintf(stdout, "\nevidence: %s\n", dir)
