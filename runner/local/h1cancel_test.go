@@ -264,10 +264,18 @@ func TestH1RunAfterCancelledRun(t *testing.T) {
 	for _, ctx := range []context.Context{context.Background(), t.Context()} {
 		rec = &recorder{}
 		g.Run(ctx, p, time.Now(), rec.rec)
+		ok := 0
 		for _, r := range rec.rows {
-			if r.Outcome != exchange.OutcomeOK {
+			switch r.Outcome {
+			case exchange.OutcomeOK:
+				ok++
+			case exchange.OutcomeDropped: // a loaded machine slows a response past the next arrival
+			default:
 				t.Fatalf("a run after the cancelled one: %+v", r)
 			}
+		}
+		if ok == 0 {
+			t.Errorf("a run after the cancelled one: no exchange succeeded of %d", len(rec.rows))
 		}
 		if len(rec.rows) != 10 {
 			t.Errorf("%d rows, want 10", len(rec.rows))
