@@ -34,6 +34,10 @@ const (
 	// SaturatedMemFull: all non-idle tasks stalled on memory this share of
 	// the time (PSI memory "full").
 	SaturatedMemFull = 0.05
+	// TimeoutsHeavyShare: from this share of a run's requests ending in
+	// the client's timeout, its p95 is that timeout, not a latency the
+	// server gave (timed-out requests are the slowest).
+	TimeoutsHeavyShare = 0.05
 	// BadShare: a run is flagged when at least this share of its measured
 	// samples (and at least one) broke a per-sample rule.
 	BadShare = 0.1
@@ -102,6 +106,19 @@ func starvation(h *sample.HostMetrics, cores float64) []finding {
 			fmt.Sprintf("its threads waited %.1f ms for a CPU each time", *w), *w})
 	}
 	return fs
+}
+
+// timeoutsHeavy is the run's timeouts_heavy warning, when at least
+// TimeoutsHeavyShare of its requests timed out.
+func timeoutsHeavy(run string, timeouts, requests int64) *Warning {
+	share := float64(timeouts) / float64(max(requests, 1))
+	if timeouts == 0 || share < TimeoutsHeavyShare {
+		return nil
+	}
+	w := Warn(WarnTimeoutsHeavy, run, fmt.Sprintf("%d of %d requests (%.1f%%) ended in the client's timeout: the latency percentiles "+
+		"from about p%.4g up are that timeout, not the server's answer, and the server's work on them is in the CPU per exchange "+
+		"of the requests it answered", timeouts, requests, 100*share, math.Floor(1000*(1-share))/10))
+	return &w
 }
 
 // LateBound is the send-lag p99 (ms) above which the generator did not keep

@@ -136,6 +136,7 @@ func ComputeRun(m RunMeta, reqs []Request, res []sample.Resource, th Thresholds,
 type Tally struct {
 	winStart, winEnd                           int64 // the measured window, µs
 	arrivals, requests, responses, ok, dropped int64
+	timeouts                                   int64
 	retried                                    int64
 	warmupRequests, warmupDropped              int64
 	answeredInWindow                           int64
@@ -181,6 +182,9 @@ func (t *Tally) Add(q *Request) {
 	}
 	if q.Responded() {
 		t.responses++
+	}
+	if q.Outcome == exchange.OutcomeTimeout {
+		t.timeouts++
 	}
 	if q.OK() {
 		t.ok++
@@ -279,6 +283,9 @@ func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 	}
 	if r.Dropped > 0 {
 		r.Warnings = append(r.Warnings, Warn(WarnDropped, m.ID, fmt.Sprintf("%d arrivals dropped: the in-flight cap was full", r.Dropped)))
+	}
+	if w := timeoutsHeavy(m.ID, t.timeouts, r.Requests); w != nil {
+		r.Warnings = append(r.Warnings, *w)
 	}
 	r.engineCPUWarning(exited, st.engine.overflow)
 	if w := r.generatorLate(); w != nil {
