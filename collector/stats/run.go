@@ -11,6 +11,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/units"
+	"github.com/tokex-dev/tokex/collector/usage"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -266,16 +267,16 @@ func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 	}
 	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
 	st := &t.samples
-	sampled, sampledMem := st.engine.cpu(st.start, st.end, t.answeredInWindow)
+	sampled, sampledMem := groupCPU(&st.engine, st.start, st.end, t.answeredInWindow)
 	r.engineFigure(m, sampled, sampledMem, t.answeredInWindow)
-	if w, bad := st.engine.counterWarning(m.ID); bad {
+	if w, bad := counterWarning(&st.engine, "engine", m.ID); bad {
 		r.Warnings = append(r.Warnings, w)
 	}
 	exited := slices.ContainsFunc(m.Warnings, func(w Warning) bool { return w.Code == WarnEngineExited })
 	if exited {
 		r.EngineCPU, r.EngineCPUSampled = nil, nil // no figure from samples of a process that stopped inside the window
 	}
-	if g, _ := st.generator.cpu(st.start, st.end, 0); g != nil {
+	if g, _ := groupCPU(&st.generator, st.start, st.end, 0); g != nil {
 		r.GeneratorCPU = g
 	}
 	if r.Status == StatusDone && r.Requests == 0 {
@@ -287,7 +288,7 @@ func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 	if w := timeoutsHeavy(m.ID, t.timeouts, r.Requests); w != nil {
 		r.Warnings = append(r.Warnings, *w)
 	}
-	r.engineCPUWarning(exited, st.engine.overflow)
+	r.engineCPUWarning(exited, st.engine.Overflow())
 	if w := r.generatorLate(); w != nil {
 		r.Warnings = append(r.Warnings, *w)
 	}
@@ -306,7 +307,7 @@ func (r *Run) engineCPUWarning(exited, tooMany bool) {
 		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID, "the engine exited during the run: its CPU is not reported"))
 	case r.EngineCPU == nil && tooMany:
 		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID,
-			fmt.Sprintf("more than %s engine processes sampled: their CPU is not computed", units.Thousands(MaxMembers))))
+			fmt.Sprintf("more than %s engine processes sampled: their CPU is not computed", units.Thousands(usage.MaxMembers))))
 	case r.EngineCPU == nil:
 		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID, "no engine CPU samples: CPU per exchange unknown"))
 	default:

@@ -112,9 +112,9 @@ func TestSampleTallyAgreesWithHoldingEverySample(t *testing.T) {
 			tl.AddHost(&host[i])
 		}
 		st := &tl.samples
-		got, gotMem := st.engine.cpu(st.start, st.end, exchanges)
-		gotW, gotBad := st.engine.counterWarning(m.ID)
-		gotGen, _ := st.generator.cpu(st.start, st.end, 0)
+		got, gotMem := groupCPU(&st.engine, st.start, st.end, exchanges)
+		gotW, gotBad := counterWarning(&st.engine, "engine", m.ID)
+		gotGen, _ := groupCPU(&st.generator, st.start, st.end, 0)
 		r := &Run{ID: m.ID}
 		gotHost := r.hostWarnings(&st.host)
 
