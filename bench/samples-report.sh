@@ -4,7 +4,8 @@
 # samples (default 1,000,000, the readers' cap per file; issue 25 item 2),
 # measured with /usr/bin/time -v: with summary.json (charts from the rows
 # and samples) and without it (every run's statistics recomputed as well).
-# Goal: under 300 MB and under 20 MB of HTML with summary.json.
+# Goal: under 300 MB and under 20 MB of HTML, with summary.json and without
+# it (main at 631f5d5 held each run's samples to recompute it: 1,021 MB).
 #
 #   ./bench/samples-report.sh
 #   RUNS=2 SAMPLES=200000 TOKEX_BIN=/tmp/tokex-main ./bench/samples-report.sh

@@ -120,16 +120,13 @@ func (o *output) Keep(r *stats.Request) {
 func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	c.rec = evidence.NewRecorder(c.Evidence, c.Bus.Emit)
 	plan := Plan(&c.Cfg)
+	started := time.Now()
+	if err := c.recordPlan(plan); err != nil {
+		return c.finish(ctx, started, nil, nil, nil, err) // the folder says why it holds no run
+	}
 	if c.Search {
 		plan = sanityOnly(plan)
-		if err := c.Evidence.SetSearch(SearchSpec(&c.Cfg)); err != nil {
-			return nil, err
-		}
 	}
-	if err := c.Evidence.SetPlan(plan); err != nil {
-		return nil, err
-	}
-	started := time.Now()
 	out := &output{bus: c.Bus, idle: &idleMeter{}, rest: &restWatch{}}
 	var resumed []string
 	for id := range c.Done {
@@ -161,6 +158,18 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		runs, search, err = c.runSearch(ctx, plan, runs)
 	}
 	return c.finish(ctx, started, runs, c.idle, search, err)
+}
+
+// recordPlan records the search's settings and the plan in the manifest
+// (a search plans only the sanity run).
+func (c *Campaign) recordPlan(plan []event.PlannedRun) error {
+	if c.Search {
+		plan = sanityOnly(plan)
+		if err := c.Evidence.SetSearch(SearchSpec(&c.Cfg)); err != nil {
+			return err
+		}
+	}
+	return c.Evidence.SetPlan(plan)
 }
 
 // recordEngine records in the manifest which engine process the driver

@@ -189,3 +189,33 @@ func TestCampaignFailures(t *testing.T) {
 		})
 	}
 }
+
+// TestCampaignPlanRefusedFinishesTheFolder: when the manifest cannot take
+// the plan (here more runs than a folder holds), the campaign does not
+// leave its folder "running" with nothing saying why: it ends failed, the
+// reason recorded, and says so on the bus.
+func TestCampaignPlanRefusedFinishesTheFolder(t *testing.T) {
+	t.Parallel()
+	c := runnertest.Campaign()
+	c.Rounds = stats.MaxRuns // 2 stages a round: twice as many runs as a folder holds
+	d := &runnertest.Driver{N: 40}
+	dir := filepath.Join(t.TempDir(), "c")
+	r := runFake(t, context.Background(), c, d, dir, nil)
+	if r.err == nil || !strings.Contains(r.err.Error(), "at most") {
+		t.Fatalf("error %v, want the plan refused", r.err)
+	}
+	if d.Starts() != 0 {
+		t.Errorf("the driver was started %d times", d.Starts())
+	}
+	f, err := evidence.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if f.Manifest.Status != stats.CampaignFailed || !strings.Contains(f.Manifest.Reason, "at most") {
+		t.Errorf("manifest says %q (%q), want failed with the reason", f.Manifest.Status, f.Manifest.Reason)
+	}
+	if seq := sequence(r.events); !slices.Equal(seq, []string{"finished failed"}) {
+		t.Errorf("events %v", seq)
+	}
+}

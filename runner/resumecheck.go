@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/event"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/runner/config"
 )
 
@@ -82,9 +83,9 @@ func planDisagreement(recorded, plan []event.PlannedRun) string {
 	for i := range max(len(recorded), len(plan)) {
 		switch {
 		case i >= len(recorded):
-			return fmt.Sprintf("plan: manifest.json has %d runs, the config plans %d more from %s", len(recorded), len(plan)-i, describeRun(plan[i]))
+			return fmt.Sprintf("plan: manifest.json has %s, the config plans %d more from %s", units.Count(len(recorded), "run"), len(plan)-i, describeRun(plan[i]))
 		case i >= len(plan):
-			return fmt.Sprintf("plan: manifest.json has %d runs from %s on, the config plans %d", len(recorded), describeRun(recorded[i]), len(plan))
+			return fmt.Sprintf("plan: manifest.json has %s from %s on, the config plans %d", units.Count(len(recorded), "run"), describeRun(recorded[i]), len(plan))
 		case recorded[i] != plan[i]:
 			return fmt.Sprintf("plan: run %d is %s in manifest.json, %s in the config", i, describeRun(recorded[i]), describeRun(plan[i]))
 		}

@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/tokex-dev/tokex/collector/evidence"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
@@ -49,7 +50,7 @@ func (c campaignItem) Title() string {
 func (c campaignItem) Description() string {
 	l := c.l
 	rates, p95s := l.StageCells(ms)
-	d := fmt.Sprintf("%s  ·  p95 %s ms  ·  %d/%d runs", rates, p95s, l.Done, l.Runs)
+	d := fmt.Sprintf("%s  ·  p95 %s ms  ·  %d/%s", rates, p95s, l.Done, units.Count(l.Runs, "run"))
 	if l.Verdict == "" {
 		d += "  ·  no summary"
 	}

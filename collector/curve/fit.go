@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // FitDefinition states how the marginal cost is computed (summary.json).
@@ -56,10 +58,10 @@ func (f *Fit) Line() string {
 		return "marginal cost: no finished run with engine CPU"
 	}
 	if f.Poor != "" {
-		return fmt.Sprintf("marginal cost: not given, the fit is poor (%s; %d runs at %d rates, R² %.3f)", f.Poor, f.Points, f.Rates, f.R2)
+		return fmt.Sprintf("marginal cost: not given, the fit is poor (%s; %s at %s, R² %.3f)", f.Poor, units.Count(f.Points, "run"), units.Count(f.Rates, "rate"), f.R2)
 	}
-	return fmt.Sprintf("marginal cost %.3f CPU-ms per exchange (95%% CI %.3f–%.3f), fixed %.3f cores (95%% CI %.3f–%.3f), R² %.4f over %d runs at %d rates",
-		f.MarginalCPUMs, f.MarginalCPUMsCI[0], f.MarginalCPUMsCI[1], f.FixedCores, f.FixedCoresCI[0], f.FixedCoresCI[1], f.R2, f.Points, f.Rates)
+	return fmt.Sprintf("marginal cost %.3f CPU-ms per exchange (95%% CI %.3f–%.3f), fixed %.3f cores (95%% CI %.3f–%.3f), R² %.4f over %s at %s",
+		f.MarginalCPUMs, f.MarginalCPUMsCI[0], f.MarginalCPUMsCI[1], f.FixedCores, f.FixedCoresCI[0], f.FixedCoresCI[1], f.R2, units.Count(f.Points, "run"), units.Count(f.Rates, "rate"))
 }
 
 // FitCost fits engine cores against rate. groups is the number of distinct

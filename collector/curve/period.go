@@ -36,13 +36,22 @@ const minPeriodSeries = 12
 
 // FindPeriod looks for a regular wave in a per-second series (NaN: a
 // second without a figure, filled from its neighbours). nil: none.
+//
+// Its cost is bounded whatever the series holds: one pass over it (no
+// copy), then at most maxPeriodSeries points, whose autocorrelation up to
+// a third of them costs 1 + shuffles times maxPeriodSeries²/3 (48 million
+// multiply-adds) in O(maxPeriodSeries) memory; NaN and ±Inf figures give
+// no wave rather than a loop.
 func FindPeriod(series []float64, name string) *Period {
-	x := coarsen(fillGaps(series))
+	x := coarsen(series)
 	n := len(x)
 	if n < minPeriodSeries {
 		return nil
 	}
 	d := detrend(x)
+	if !varies(x, d) {
+		return nil
+	}
 	acf := autocorr(d, n/3)
 	if acf == nil {
 		return nil
@@ -134,7 +143,10 @@ func fundamental(acf []float64, lag int) int {
 // neighbours.
 func refine(acf []float64, lag int) float64 {
 	est := float64(lag)
-	for m := 1; ; m++ {
+	// At most len(acf) multiples: a flat autocorrelation (a constant
+	// series' rounding noise) could move each peak down a lag and the
+	// estimate with it, and so never reach the end.
+	for m := 1; m < len(acf); m++ {
 		c := int(math.Round(float64(m) * est))
 		if c+1 >= len(acf) {
 			break
@@ -181,14 +193,29 @@ func amplitude(x []float64, period float64) float64 {
 // whole seconds (each bin's highest figure, so a stall is not averaged away).
 const maxPeriodSeries = 1200
 
+// coarsen fills the series' gaps (fillGaps) and takes a long one in bins,
+// in one pass that keeps only the bins.
 func coarsen(x []float64) []float64 {
 	if len(x) <= maxPeriodSeries {
-		return x
+		return fillGaps(x)
+	}
+	first := slices.IndexFunc(x, func(v float64) bool { return !math.IsNaN(v) })
+	if first < 0 {
+		return nil
 	}
 	bin := (len(x) + maxPeriodSeries - 1) / maxPeriodSeries
 	out := make([]float64, 0, maxPeriodSeries)
+	prev := x[first]
 	for i := 0; i < len(x); i += bin {
-		out = append(out, slices.Max(x[i:min(i+bin, len(x))]))
+		hi := math.Inf(-1)
+		for _, v := range x[i:min(i+bin, len(x))] {
+			if math.IsNaN(v) {
+				v = prev
+			}
+			prev = v
+			hi = max(hi, v)
+		}
+		out = append(out, hi)
 	}
 	return out
 }
@@ -211,6 +238,18 @@ func autocorr(d []float64, maxLag int) []float64 {
 		out[k] = c / c0 * float64(len(d)) / float64(len(d)-k)
 	}
 	return out
+}
+
+// varies reports that what detrend left of x is more than its rounding
+// (a constant series or a straight line leaves only that, whose
+// autocorrelation is anything) and is finite.
+func varies(x, d []float64) bool {
+	var scale, ss float64
+	for i := range x {
+		scale = max(scale, math.Abs(x[i]))
+		ss += d[i] * d[i]
+	}
+	return math.Sqrt(ss/float64(len(d))) > 1e-9*scale && !math.IsInf(ss, 0)
 }
 
 // detrend removes the least-squares line (a backlog building up is a

@@ -3,6 +3,8 @@ package curve
 import (
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"slices"
 	"testing"
 )
 
@@ -86,5 +88,85 @@ func TestFindPeriodNoneInNoise(t *testing.T) {
 	g[10], g[11] = math.NaN(), math.NaN()
 	if p := FindPeriod(g, "p95"); p == nil || math.Abs(p.Seconds/7-1) > 0.1 {
 		t.Errorf("gaps: %+v", p)
+	}
+}
+
+// TestFindPeriodBoundedOnHostileSeries: a series of 20 million seconds
+// (an evidence folder may say anything) costs one pass and memory of
+// maxPeriodSeries points, not a copy of the series (160 MB before), and
+// NaN and ±Inf figures give no wave and no hang.
+func TestFindPeriodBoundedOnHostileSeries(t *testing.T) {
+	// Not parallel: TotalAlloc counts every goroutine's allocations.
+	s := make([]float64, 20_000_000)
+	for i := range s {
+		switch {
+		case i%1_000_000 < 3:
+			s[i] = math.NaN()
+		case i%17 == 0:
+			s[i] = 50
+		default:
+			s[i] = 5
+		}
+	}
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	FindPeriod(s, "p95")
+	runtime.ReadMemStats(&after)
+	if got := after.TotalAlloc - before.TotalAlloc; got > 4<<20 {
+		t.Errorf("FindPeriod of 20 million seconds allocated %d MB", got>>20)
+	}
+	// A constant series and a straight line: what detrend leaves is
+	// rounding, whose autocorrelation is anything (a 0.5 s wave of 0 ms
+	// was found in a constant one, and refine never ended on the 20
+	// million seconds above, which bin to one).
+	flat, line := make([]float64, 1200), make([]float64, 900)
+	for i := range flat {
+		flat[i] = 50
+	}
+	for i := range line {
+		line[i] = 3 + 0.1*float64(i)
+	}
+	for _, s := range [][]float64{flat, flat[:600], line} {
+		if p := FindPeriod(s, "p95"); p != nil {
+			t.Errorf("a wave in a series of %d seconds without one: %+v", len(s), p)
+		}
+	}
+	for _, v := range []float64{math.Inf(1), math.Inf(-1), math.NaN(), math.MaxFloat64} {
+		h := stalls(600, 30, 40, 5, 0.2, 1)
+		for i := 0; i < len(h); i += 7 {
+			h[i] = v
+		}
+		if p := FindPeriod(h, "p95"); p != nil && (math.IsNaN(p.Seconds) || math.IsInf(p.AmplitudeMs, 0)) {
+			t.Errorf("%v in the series: %+v", v, p)
+		}
+	}
+}
+
+// TestCoarsenFillsAsBefore: filling the gaps while binning gives the bins
+// of filling the whole series first.
+func TestCoarsenFillsAsBefore(t *testing.T) {
+	t.Parallel()
+	rng := rand.New(rand.NewPCG(3, 3))
+	for _, n := range []int{0, 5, 1200, 1201, 2500, 7777} {
+		s := make([]float64, n)
+		for i := range s {
+			s[i] = rng.Float64() * 100
+			if rng.IntN(4) == 0 || i < 30 {
+				s[i] = math.NaN()
+			}
+		}
+		filled := fillGaps(s)
+		var want []float64
+		if len(filled) <= maxPeriodSeries {
+			want = filled
+		} else {
+			bin := (len(filled) + maxPeriodSeries - 1) / maxPeriodSeries
+			for i := 0; i < len(filled); i += bin {
+				want = append(want, slices.Max(filled[i:min(i+bin, len(filled))]))
+			}
+		}
+		if got := coarsen(s); !slices.Equal(got, want) {
+			t.Errorf("n %d: %d bins, want %d", n, len(got), len(want))
+		}
 	}
 }

@@ -128,8 +128,8 @@ func header(s *stats.Summary, byline bool) Section {
 	md := says([]string{"name: " + s.Name, "driver: " + s.Driver, "target: " + s.Target, "status: " + status,
 		"started: " + s.Started.UTC().Format(time.RFC3339) + ", finished: " + s.Finished.UTC().Format(time.RFC3339)})
 	md = append(md, Line{{Text: fmt.Sprintf("thresholds (%s): ", ThresholdsText(s.Thresholds))}, {Text: passed(s.ThresholdsPassed), Strong: true}},
-		Say(fmt.Sprintf("%s exchanges in %d counted runs, %.2f%% success, %s dropped%s", units.Thousands(s.Totals.Exchanges),
-			s.Totals.Runs, s.Totals.SuccessRatio*100, units.Thousands(s.Totals.Dropped), RetriedNote(s.Totals))))
+		Say(fmt.Sprintf("%s exchanges in %s, %.2f%% success, %s dropped%s", units.Thousands(s.Totals.Exchanges),
+			units.Count(s.Totals.Runs, "counted run"), s.Totals.SuccessRatio*100, units.Thousands(s.Totals.Dropped), RetriedNote(s.Totals))))
 	if l := VerifiedLine(s.Totals); l != "" {
 		md = append(md, Say(l))
 	}

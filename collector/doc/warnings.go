@@ -66,6 +66,8 @@ var advices = []advice{
 	{stats.WarnStageFailedRun, "those stages did not pass", "each failed run and why: in the details"},
 	{stats.WarnDropped, "the server saw less than the target rate (the in-flight cap was full)",
 		"lower the rate, or raise agents.max_in_flight"},
+	{stats.WarnTimeoutsHeavy, "the upper latency percentiles are the client's timeout, not the server's answers",
+		"lower the rate (the server is overloaded), or raise request.timeout to see its latency"},
 	{stats.WarnNoRequests, "no exchange completed in a measured phase", "check the target and the credentials: tokex smoke"},
 	{stats.WarnEngineCPUUnknown, "CPU per exchange unknown",
 		"name the server's process: --pid, target.pid, target.cgroup or target.metrics_url"},

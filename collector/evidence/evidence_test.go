@@ -192,7 +192,7 @@ func TestRequestsOfEveryLayoutRead(t *testing.T) {
 			if _, err := parseRequests("requests", strings.NewReader(tc.text), tally.Add); err != nil {
 				t.Fatal(err)
 			}
-			r := tally.Run(meta, nil, stats.Thresholds{})
+			r := tally.Run(meta, stats.Thresholds{})
 			if r.Requests != 2 || r.OK != 2 || r.Retried != tc.retried {
 				t.Errorf("%d requests, %d ok, %d retried; want 2, 2, %d", r.Requests, r.OK, r.Retried, tc.retried)
 			}

@@ -127,7 +127,7 @@ func FuzzRequests(f *testing.F) {
 				}
 			}
 		})
-		_ = tally.Run(stats.RunMeta{ID: "r", Status: stats.StatusDone, MeasuredEnd: time.Unix(1, 0)}, nil, stats.Thresholds{})
+		_ = tally.Run(stats.RunMeta{ID: "r", Status: stats.StatusDone, MeasuredEnd: time.Unix(1, 0)}, stats.Thresholds{})
 	})
 }
 
@@ -146,9 +146,7 @@ func FuzzResources(f *testing.F) {
 			return
 		}
 		meta := stats.RunMeta{ID: "r", Status: stats.StatusDone, MeasuredStart: time.Unix(1_800_000_000, 0), MeasuredEnd: time.Unix(1_800_000_010, 0)}
-		tally := stats.NewTally(meta)
-		tally.Add(&stats.Request{Phase: stats.Measured, Outcome: "ok", Status: 200, DurationUS: 1})
-		_ = tally.Run(meta, res, stats.Thresholds{})
+		_ = stats.ComputeRun(meta, []stats.Request{{Phase: stats.Measured, Outcome: "ok", Status: 200, DurationUS: 1}}, res, stats.Thresholds{})
 	})
 }
 

@@ -366,18 +366,24 @@ func (f *Folder) EachResource(id string, fn func(*sample.Resource)) (note string
 }
 
 // ComputeRun recomputes a run's statistics from its folder, streaming the
-// rows; a truncated requests file becomes a warning of the run.
+// rows and samples (memory bounded whatever the files hold); a truncated
+// file becomes a warning of the run.
 func (f *Folder) ComputeRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, error) {
 	t := stats.NewTally(meta)
 	info, err := f.Requests(meta.ID, t.Add)
 	if err != nil {
 		return nil, err
 	}
-	res, note, err := f.Resources(meta.ID)
+	note, err := f.EachResource(meta.ID, t.AddResource)
 	if err != nil {
 		return nil, err
 	}
-	host, hostNote, err := f.Host(meta.ID)
+	if t.NeedsResourcesAgain() {
+		if _, err := f.EachResource(meta.ID, t.AddResourceAgain); err != nil {
+			return nil, err
+		}
+	}
+	hostNote, err := f.EachHost(meta.ID, t.AddHost)
 	if err != nil {
 		return nil, err
 	}
@@ -387,7 +393,7 @@ func (f *Folder) ComputeRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run
 			meta.Warnings = append(meta.Warnings, stats.Warn(stats.WarnIncompleteEvidence, meta.ID, n))
 		}
 	}
-	return t.Run(meta, res, th, host...), nil
+	return t.Run(meta, th), nil
 }
 
 // Recompute derives every run's statistics and the summary again from the

@@ -107,8 +107,8 @@ func stageCases(suite *Suite, st *stats.Stage, broken bool) {
 		case passed < judged:
 			o = Fail
 		}
-		suite.Add(fmt.Sprintf("%s %g", name, limit), o, fmt.Sprintf("%s%s %g at %s: %d/%d runs passed (%s)",
-			prefix, name, limit, units.StageLabel(st.TargetRPS), passed, judged, strings.Join(parts, ", ")), per)
+		suite.Add(fmt.Sprintf("%s %g", name, limit), o, fmt.Sprintf("%s%s %g at %s: %d/%s passed (%s)",
+			prefix, name, limit, units.StageLabel(st.TargetRPS), passed, units.Count(judged, "run"), strings.Join(parts, ", ")), per)
 	}
 	var unfinished []string
 	for _, r := range st.Runs {
@@ -119,7 +119,7 @@ func stageCases(suite *Suite, st *stats.Stage, broken bool) {
 	if len(unfinished) > 0 {
 		suite.Add("runs finished", Err, strings.Join(unfinished, "; "), 0)
 	} else {
-		suite.Add("runs finished", Pass, fmt.Sprintf("%d runs finished", len(st.Runs)), 0)
+		suite.Add("runs finished", Pass, units.Count(len(st.Runs), "run")+" finished", 0)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -123,7 +124,10 @@ func runSections(out io.Writer, f *evidence.Folder, s *stats.Summary) ([]string,
 			}
 		}
 		notes, err := rv.build(f)
-		if err != nil {
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			rv.Missing = "this run's files are not in the folder (" + path.Join(evidence.RunsDir, r.ID, evidence.RequestsFile) + ")"
+		case err != nil:
 			rv.Missing = err.Error()
 		}
 		all = append(all, notes...)

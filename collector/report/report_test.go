@@ -236,7 +236,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 	if l := lat[1]; l[len(l)-1] != "✗ 1/1 failed" {
 		t.Errorf("latency row %v", l)
 	}
-	if !strings.Contains(w, "stage_has_failed_run in 1 of 2 stages") || !strings.Contains(w, "200/s: 1 of 1 runs failed: 02-r1-200rps (dropped <= 0 (was 16))") {
+	if !strings.Contains(w, "stage_has_failed_run in 1 of 2 stages") || !strings.Contains(w, "200/s: 1 of 1 run failed: 02-r1-200rps (dropped <= 0 (was 16))") {
 		t.Errorf("warnings lack the failed stage: %s", w)
 	}
 }

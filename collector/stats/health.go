@@ -34,6 +34,10 @@ const (
 	// SaturatedMemFull: all non-idle tasks stalled on memory this share of
 	// the time (PSI memory "full").
 	SaturatedMemFull = 0.05
+	// TimeoutsHeavyShare: from this share of a run's requests ending in
+	// the client's timeout, its p95 is that timeout, not a latency the
+	// server gave (timed-out requests are the slowest).
+	TimeoutsHeavyShare = 0.05
 	// BadShare: a run is flagged when at least this share of its measured
 	// samples (and at least one) broke a per-sample rule.
 	BadShare = 0.1
@@ -104,6 +108,19 @@ func starvation(h *sample.HostMetrics, cores float64) []finding {
 	return fs
 }
 
+// timeoutsHeavy is the run's timeouts_heavy warning, when at least
+// TimeoutsHeavyShare of its requests timed out.
+func timeoutsHeavy(run string, timeouts, requests int64) *Warning {
+	share := float64(timeouts) / float64(max(requests, 1))
+	if timeouts == 0 || share < TimeoutsHeavyShare {
+		return nil
+	}
+	w := Warn(WarnTimeoutsHeavy, run, fmt.Sprintf("%d of %d requests (%.1f%%) ended in the client's timeout: the latency percentiles "+
+		"from about p%.4g up are that timeout, not the server's answer, and the server's work on them is in the CPU per exchange "+
+		"of the requests it answered", timeouts, requests, 100*share, math.Floor(1000*(1-share))/10))
+	return &w
+}
+
 // LateBound is the send-lag p99 (ms) above which the generator did not keep
 // its schedule: the arrival interval (1/rate), or the median latency when
 // that is shorter (a lag that size is a visible share of every figure), but
@@ -134,43 +151,42 @@ func (r *Run) generatorLate() *Warning {
 	return &w
 }
 
-// hostWarnings applies the per-sample rules to the measured window: the
-// host's saturation and the starvation of tokex's generator (whose CPU
-// comes from the generator resource row taken at the same instant).
-func (r *Run) hostWarnings(m RunMeta, host []sample.Host, res []sample.Resource) []Warning {
-	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
-	gen, eng := map[int64]float64{}, map[int64]float64{}
-	for _, s := range res {
-		switch s.Kind {
-		case "generator":
-			gen[s.AtUS] += s.CPUMillicores / 1000
-		case "engine":
-			eng[s.AtUS/1e6] += s.CPUMillicores / 1000
-		}
+// hostTally applies the per-sample rules to the host samples of the
+// measured window as they come: the host's saturation and the starvation
+// of tokex's generator (whose CPU comes from the generator resource row
+// taken at the same instant).
+type hostTally struct {
+	n           int
+	sat, starve tally
+	// others: the cores processes other than the generator and the engine
+	// used in saturated seconds, summed over nOthers of them.
+	others  float64
+	nOthers int
+}
+
+// add files one host sample of the window: c is the generator's cores at
+// the same instant (hasGen: there is a generator sample there), eng the
+// engines' in its second.
+func (t *hostTally) add(h *sample.Host, c float64, hasGen bool, eng float64) {
+	t.n++
+	if t.sat.add(saturation(&h.HostMetrics), h) && hasGen {
+		t.others += max(0, h.BusyCores-c-eng)
+		t.nOthers++
 	}
-	var n int
-	var sat, starve tally
-	var others []float64
-	for i := range host {
-		h := &host[i]
-		if h.AtUS <= start || h.AtUS > end {
-			continue
-		}
-		n++
-		c, hasGen := gen[h.AtUS]
-		if sat.add(saturation(&h.HostMetrics), h) && hasGen {
-			others = append(others, max(0, h.BusyCores-c-eng[h.AtUS/1e6]))
-		}
-		if hasGen {
-			starve.add(starvation(&h.HostMetrics, c), h)
-		}
+	if hasGen {
+		t.starve.add(starvation(&h.HostMetrics, c), h)
 	}
+}
+
+// hostWarnings are the run's host_saturated and generator_starved.
+func (r *Run) hostWarnings(t *hostTally) []Warning {
+	sat, starve, n := &t.sat, &t.starve, t.n
 	var out []Warning
 	if Flags(sat.n, n) {
 		d := fmt.Sprintf("host saturated in %d of %d measured seconds (%s; up to %d runnable threads on %d CPUs",
 			sat.n, n, sat.reasons(), sat.maxRunnable, sat.cpus)
-		if len(others) > 0 {
-			d += fmt.Sprintf("; processes other than the generator and the engine used %.2f cores on average", mean(others))
+		if t.nOthers > 0 {
+			d += fmt.Sprintf("; processes other than the generator and the engine used %.2f cores on average", t.others/float64(t.nOthers))
 		}
 		d += "): latency and CPU per exchange include queueing for the machine, not only the server"
 		out = append(out, Warn(WarnHostSaturated, r.ID, d))
@@ -183,14 +199,20 @@ func (r *Run) hostWarnings(m RunMeta, host []sample.Host, res []sample.Resource)
 }
 
 // tally counts flagged samples, and per rule how often it broke and the
-// mean figure when it did.
+// mean figure when it did. A rule's name holds the sample's figures (the
+// cores the generator may use, its CPUs), so a hostile host.csv could
+// make each sample's rule new: past maxRules, new ones are only counted.
 type tally struct {
 	n, maxRunnable, cpus int
 	rules                []string
 	count                map[string]int
 	sum                  map[string]float64
 	unit                 map[string]string
+	unlisted             int // findings of rules past maxRules
 }
+
+// maxRules bounds the rules a run's warning lists.
+const maxRules = 16
 
 func (t *tally) add(fs []finding, h *sample.Host) bool {
 	if len(fs) == 0 {
@@ -204,6 +226,10 @@ func (t *tally) add(fs []finding, h *sample.Host) bool {
 	t.cpus = h.CPUs
 	for _, f := range fs {
 		if t.count[f.key] == 0 {
+			if len(t.rules) >= maxRules {
+				t.unlisted++
+				continue
+			}
 			t.rules = append(t.rules, f.key)
 		}
 		t.count[f.key]++
@@ -225,6 +251,9 @@ func (t *tally) reasons() string {
 		}
 		parts = append(parts, fmt.Sprintf("%s in %d s, mean %.*f%s", k, t.count[k], prec, t.sum[k]/float64(t.count[k]), t.unit[k]))
 	}
+	if t.unlisted > 0 {
+		parts = append(parts, fmt.Sprintf("%d more findings of rules past the first %d, not listed", t.unlisted, maxRules))
+	}
 	return strings.Join(parts, "; ")
 }
 
@@ -232,11 +261,3 @@ func (t *tally) reasons() string {
 // measured samples makes the run's warning: in BadShare of them, and at
 // least one.
 func Flags(k, n int) bool { return k > 0 && float64(k) >= BadShare*float64(n) }
-
-func mean(v []float64) float64 {
-	var s float64
-	for _, x := range v {
-		s += x
-	}
-	return s / float64(len(v))
-}

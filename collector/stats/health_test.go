@@ -188,3 +188,42 @@ func TestRunHealthWarnings(t *testing.T) {
 		})
 	}
 }
+
+// TestTimeoutsHeavy: a run where a large share of requests ended in the
+// client's timeout carries timeouts_heavy (its p95 is then the timeout),
+// so its figures are never shown as fine; a few timeouts do not.
+func TestTimeoutsHeavy(t *testing.T) {
+	t.Parallel()
+	start := time.Unix(1_800_000_000, 0)
+	m := RunMeta{ID: "r", TargetRPS: 10, Status: StatusDone, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(20 * time.Second)}
+	for _, tc := range []struct {
+		timeouts int
+		want     string // "" none, else a part of the detail
+	}{{0, ""}, {9, ""}, {10, "10 of 200 requests (5.0%)"}, {60, "from about p70 up"}, {200, "200 of 200"}} {
+		var reqs []Request
+		for i := range 200 {
+			q := Request{Seq: int64(i), ScheduledUS: start.Add(time.Duration(i) * 100 * time.Millisecond).UnixMicro(), DurationUS: 2000,
+				Status: 200, Outcome: "ok", Phase: Measured}
+			if i < tc.timeouts {
+				q.Status, q.Outcome, q.DurationUS = 0, "timeout", 10_000_000
+				if i%2 == 0 {
+					q.Detail = "awaiting headers"
+				}
+			}
+			reqs = append(reqs, q)
+		}
+		r := ComputeRun(m, reqs, nil, Thresholds{P95Ms: 500, SuccessRatio: 0.99})
+		var got *Warning
+		for i, w := range r.Warnings {
+			if w.Code == WarnTimeoutsHeavy {
+				got = &r.Warnings[i]
+			}
+		}
+		switch {
+		case tc.want == "" && got != nil:
+			t.Errorf("%d timeouts: %s", tc.timeouts, got)
+		case tc.want != "" && (got == nil || !strings.Contains(got.Detail, tc.want)):
+			t.Errorf("%d timeouts: %v, want a timeouts_heavy saying %q", tc.timeouts, got, tc.want)
+		}
+	}
+}

@@ -3,15 +3,15 @@ package stats
 import (
 	"cmp"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/units"
+	"github.com/tokex-dev/tokex/collector/usage"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -115,28 +115,43 @@ func ComputeRun(m RunMeta, reqs []Request, res []sample.Resource, th Thresholds,
 	for i := range reqs {
 		t.Add(&reqs[i])
 	}
-	return t.Run(m, res, th, host...)
+	for i := range res {
+		t.AddResource(&res[i])
+	}
+	if t.NeedsResourcesAgain() {
+		for i := range res {
+			t.AddResourceAgain(&res[i])
+		}
+	}
+	for i := range host {
+		t.AddHost(&host[i])
+	}
+	return t.Run(m, th)
 }
 
 // Tally takes a run's rows one at a time (streamed from requests.csv.gz)
 // and keeps only what exact percentiles need: each measured row's three
 // latencies in compact arrays (4 bytes each while they fit in an int32 of
-// microseconds, 35 minutes), never the rows.
+// microseconds, 35 minutes), never the rows. Its resource and host samples
+// come the same way (AddResource, AddHost), and are not kept either.
 type Tally struct {
 	winStart, winEnd                           int64 // the measured window, µs
 	arrivals, requests, responses, ok, dropped int64
+	timeouts                                   int64
 	retried                                    int64
 	warmupRequests, warmupDropped              int64
 	answeredInWindow                           int64
 	errors                                     map[string]int64
 	dur, fromSched, lag                        Samples
 	perSecond                                  secondTally
+	samples                                    sampleTally
 }
 
 // NewTally starts the tally of run m's rows.
 func NewTally(m RunMeta) *Tally {
 	return &Tally{winStart: m.MeasuredStart.UnixMicro(), winEnd: m.MeasuredEnd.UnixMicro(),
-		perSecond: secondTally{startUS: m.MeasuredStart.UnixMicro()}}
+		perSecond: secondTally{startUS: m.MeasuredStart.UnixMicro()},
+		samples:   newSampleTally(m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro())}
 }
 
 // Add files one row.
@@ -168,6 +183,9 @@ func (t *Tally) Add(q *Request) {
 	}
 	if q.Responded() {
 		t.responses++
+	}
+	if q.Outcome == exchange.OutcomeTimeout {
+		t.timeouts++
 	}
 	if q.OK() {
 		t.ok++
@@ -217,8 +235,8 @@ func (s *Samples) Summarize() Latency {
 	return Summarize(s.small)
 }
 
-// Run computes the statistics of the rows added so far.
-func (t *Tally) Run(m RunMeta, res []sample.Resource, th Thresholds, host ...sample.Host) *Run {
+// Run computes the statistics of the rows and samples added so far.
+func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 	r := &Run{
 		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
 		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
@@ -248,16 +266,17 @@ func (t *Tally) Run(m RunMeta, res []sample.Resource, th Thresholds, host ...sam
 		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))
 	}
 	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
-	sampled, sampledMem := groupCPU(res, "engine", m, t.answeredInWindow)
+	st := &t.samples
+	sampled, sampledMem := groupCPU(&st.engine, st.start, st.end, t.answeredInWindow)
 	r.engineFigure(m, sampled, sampledMem, t.answeredInWindow)
-	if w, bad := cpuCounterWarning(res, "engine", m.ID); bad {
+	if w, bad := counterWarning(&st.engine, "engine", m.ID); bad {
 		r.Warnings = append(r.Warnings, w)
 	}
 	exited := slices.ContainsFunc(m.Warnings, func(w Warning) bool { return w.Code == WarnEngineExited })
 	if exited {
 		r.EngineCPU, r.EngineCPUSampled = nil, nil // no figure from samples of a process that stopped inside the window
 	}
-	if g, _ := groupCPU(res, "generator", m, 0); g != nil {
+	if g, _ := groupCPU(&st.generator, st.start, st.end, 0); g != nil {
 		r.GeneratorCPU = g
 	}
 	if r.Status == StatusDone && r.Requests == 0 {
@@ -266,11 +285,14 @@ func (t *Tally) Run(m RunMeta, res []sample.Resource, th Thresholds, host ...sam
 	if r.Dropped > 0 {
 		r.Warnings = append(r.Warnings, Warn(WarnDropped, m.ID, fmt.Sprintf("%d arrivals dropped: the in-flight cap was full", r.Dropped)))
 	}
-	r.engineCPUWarning(exited)
+	if w := timeoutsHeavy(m.ID, t.timeouts, r.Requests); w != nil {
+		r.Warnings = append(r.Warnings, *w)
+	}
+	r.engineCPUWarning(exited, st.engine.Overflow())
 	if w := r.generatorLate(); w != nil {
 		r.Warnings = append(r.Warnings, *w)
 	}
-	r.Warnings = append(r.Warnings, r.hostWarnings(m, host, res)...)
+	r.Warnings = append(r.Warnings, r.hostWarnings(&st.host)...)
 	if r.LatencyPeriod = t.perSecond.period(); r.LatencyPeriod != nil {
 		r.Warnings = append(r.Warnings, Warn(WarnLatencyPeriodic, m.ID, "a regular latency wave: "+r.LatencyPeriod.Line()))
 	}
@@ -279,10 +301,13 @@ func (t *Tally) Run(m RunMeta, res []sample.Resource, th Thresholds, host ...sam
 }
 
 // engineCPUWarning says when the engine CPU is unknown or implausible.
-func (r *Run) engineCPUWarning(exited bool) {
+func (r *Run) engineCPUWarning(exited, tooMany bool) {
 	switch {
 	case exited:
 		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID, "the engine exited during the run: its CPU is not reported"))
+	case r.EngineCPU == nil && tooMany:
+		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID,
+			fmt.Sprintf("more than %s engine processes sampled: their CPU is not computed", units.Thousands(usage.MaxMembers))))
 	case r.EngineCPU == nil:
 		r.Warnings = append(r.Warnings, Warn(WarnEngineCPUUnknown, r.ID, "no engine CPU samples: CPU per exchange unknown"))
 	default:
@@ -404,153 +429,6 @@ func (r *Run) FailedChecks() string {
 		return "thresholds failed"
 	}
 	return strings.Join(failed, "; ")
-}
-
-// groupCPU sums the samples of one kind over the measured window. A sample
-// at time t describes the interval ending at t, so the window takes samples
-// in (start, end]. Memory is the sum of the members' averages. exchanges
-// are the responses completed in the window (CPUDefinition).
-func groupCPU(res []sample.Resource, kind string, m RunMeta, exchanges int64) (*CPU, int64) {
-	start, end := m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()
-	names := map[string][]sample.Resource{}
-	sources := map[string]bool{}
-	for _, s := range res {
-		if s.Kind != kind {
-			continue
-		}
-		names[s.Name] = append(names[s.Name], s)
-		if s.Source != "" {
-			sources[s.Source] = true
-		}
-	}
-	t := tickMembers(names, start, end)
-	if len(t.secs) == 0 {
-		return nil, 0
-	}
-	c := &CPU{Samples: len(t.secs), Method: "rate", Exchanges: exchanges, Source: strings.Join(slices.Sorted(maps.Keys(sources)), ", ")}
-	avg, peak, mem := t.sum()
-	c.AvgCores, c.PeakCores = round3(avg/1000), round3(peak/1000)
-	if exchanges == 0 {
-		return c, mem
-	}
-	if cpuSeconds, exact := cumulativeCPU(names, start, end); exact {
-		c.Method = "cumulative"
-		c.CPUMsPerExchange = round3(cpuSeconds * 1000 / float64(exchanges))
-		return c, mem
-	}
-	seconds := float64(end-start) / 1e6
-	c.CPUMsPerExchange = round3(c.AvgCores * 1000 * seconds / float64(exchanges))
-	return c, mem
-}
-
-// memberTick is one member's samples in one second, averaged (the sampling
-// interval may be shorter than a second).
-type memberTick struct {
-	cpu   float64
-	mem   int64
-	count int
-}
-
-// ticks holds each member's per-second averages in the measured window.
-type ticks struct {
-	secs    []int64                          // the seconds any member has a sample in, ascending
-	members map[string]map[int64]*memberTick // name -> second -> average
-}
-
-func tickMembers(names map[string][]sample.Resource, start, end int64) ticks {
-	t := ticks{members: map[string]map[int64]*memberTick{}}
-	seen := map[int64]bool{}
-	for name, samples := range names {
-		for _, s := range samples {
-			if s.AtUS <= start || s.AtUS > end {
-				continue
-			}
-			sec := s.AtUS / 1e6
-			byS := t.members[name]
-			if byS == nil {
-				byS = map[int64]*memberTick{}
-				t.members[name] = byS
-			}
-			mt := byS[sec]
-			if mt == nil {
-				mt = &memberTick{}
-				byS[sec] = mt
-			}
-			mt.cpu += s.CPUMillicores
-			mt.mem += s.MemoryBytes
-			mt.count++
-			if !seen[sec] {
-				seen[sec] = true
-				t.secs = append(t.secs, sec)
-			}
-		}
-	}
-	slices.Sort(t.secs)
-	return t
-}
-
-// sum is the group's average and peak millicores and its average memory.
-// Members are sampled independently (metrics-server stamps each Pod's
-// sample with its own time), so a second rarely holds every member: the
-// average is the sum of each member's own average, and the peak sums, at
-// each second, each member's latest sample so far.
-func (t ticks) sum() (avg, peak float64, mem int64) {
-	for _, byS := range t.members {
-		var cpu float64
-		var m int64
-		for _, mt := range byS {
-			cpu += mt.cpu / float64(mt.count)
-			m += mt.mem / int64(mt.count)
-		}
-		avg += cpu / float64(len(byS))
-		mem += m / int64(len(byS))
-	}
-	latest := map[string]float64{}
-	for _, sec := range t.secs {
-		var total float64
-		for name, byS := range t.members {
-			if mt := byS[sec]; mt != nil {
-				latest[name] = mt.cpu / float64(mt.count)
-			}
-			total += latest[name]
-		}
-		peak = math.Max(peak, total)
-	}
-	return avg, peak, mem
-}
-
-// cumulativeCPU is the CPU seconds the members' cumulative counters
-// advanced between start and end; exact is false unless every member has
-// a counter that never went back, read around both ends.
-func cumulativeCPU(members map[string][]sample.Resource, start, end int64) (cpuSeconds float64, exact bool) {
-	for _, ss := range members {
-		sort.Slice(ss, func(i, j int) bool { return ss[i].AtUS < ss[j].AtUS })
-		a, okA := interpolate(ss, start)
-		b, okB := interpolate(ss, end)
-		if !okA || !okB || counterFault(ss) != "" {
-			return 0, false
-		}
-		cpuSeconds += b - a
-	}
-	return cpuSeconds, true
-}
-
-// interpolate reads a cumulative CPU counter at t (µs) between the samples
-// around it; ss is sorted by time.
-func interpolate(ss []sample.Resource, t int64) (float64, bool) {
-	i := sort.Search(len(ss), func(i int) bool { return ss[i].AtUS >= t })
-	switch {
-	case i < len(ss) && ss[i].AtUS == t:
-		return ss[i].CPUSecondsTotal, ss[i].CPUSecondsTotal > 0
-	case i == 0 || i == len(ss):
-		return 0, false
-	}
-	a, b := ss[i-1], ss[i]
-	if a.CPUSecondsTotal <= 0 || b.CPUSecondsTotal <= 0 {
-		return 0, false
-	}
-	f := float64(t-a.AtUS) / float64(b.AtUS-a.AtUS)
-	return a.CPUSecondsTotal + f*(b.CPUSecondsTotal-a.CPUSecondsTotal), true
 }
 
 func round4(v float64) float64 { return math.Round(v*10000) / 10000 }

@@ -231,6 +231,6 @@ func (s *Stage) failedWarning() Warning {
 		}
 		parts = append(parts, r.ID+" ("+why+")")
 	}
-	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %d runs failed: %s", units.StageLabel(s.TargetRPS),
-		len(s.FailedRuns), len(s.Runs), strings.Join(parts, "; ")))
+	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %s failed: %s", units.StageLabel(s.TargetRPS),
+		len(s.FailedRuns), units.Count(len(s.Runs), "run"), strings.Join(parts, "; ")))
 }

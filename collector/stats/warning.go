@@ -48,6 +48,10 @@ const (
 	// The embedded server ran as tokex itself (no tokex-engine found): its
 	// memory includes the pages of tokex's whole binary.
 	WarnEngineMemoryInflated WarningCode = "engine_memory_inflated"
+	// At least TimeoutsHeavyShare of the run's requests ended in the
+	// client's timeout: its upper percentiles are the timeout, and its CPU
+	// per exchange includes the work on requests that got no answer.
+	WarnTimeoutsHeavy WarningCode = "timeouts_heavy"
 	// A regular latency wave within a run (a periodic stall: connection
 	// idle timeouts, cache refreshes, GC): period and amplitude in the detail.
 	WarnLatencyPeriodic WarningCode = "latency_periodic"

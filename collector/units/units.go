@@ -37,6 +37,15 @@ func Thousands(n int64) string {
 	return b.String()
 }
 
+// Count is "1 run", "2 runs": n and the word, which takes an s unless n
+// is 1.
+func Count[N ~int | ~int64](n N, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
+}
+
 // BytesIEC formats a byte count as KiB, MiB or GiB.
 func BytesIEC(b int64) string {
 	switch {

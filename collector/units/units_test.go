@@ -44,3 +44,22 @@ func TestStageLabelAndBytes(t *testing.T) {
 		}
 	}
 }
+
+// TestCount: "1 run", never "1 runs", wherever a count of runs is printed
+// (the goldens of cmd/tokex/cli and collector/report hold "1 run" in the
+// header, the poor fit and summary.md).
+func TestCount(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		n    int64
+		word string
+		want string
+	}{{0, "run", "0 runs"}, {1, "run", "1 run"}, {2, "run", "2 runs"}, {1, "counted run", "1 counted run"}, {-1, "rate", "-1 rates"}, {1_000, "rate", "1000 rates"}} {
+		if got := Count(tc.n, tc.word); got != tc.want {
+			t.Errorf("Count(%d, %q) = %q, want %q", tc.n, tc.word, got, tc.want)
+		}
+	}
+	if got := Count(1, "run"); got != "1 run" { // an int as well
+		t.Errorf("Count(1) = %q", got)
+	}
+}

@@ -37,11 +37,12 @@ var layered = []string{"collector", "runner", "tui", "internal"}
 // folder's rule bounds them).
 var packages = []rule{
 	{from: "collector/units"},
-	{from: "collector/curve"},
+	{from: "collector/curve", may: []string{"collector/units"}},
 	{from: "collector/table"},
 	{from: "collector/decimate"},
 	{from: "collector/sample"},
-	{from: "collector/stats", may: []string{"collector/curve", "collector/sample", "collector/units", "exchange"}},
+	{from: "collector/usage", may: []string{"collector/sample"}},
+	{from: "collector/stats", may: []string{"collector/curve", "collector/sample", "collector/units", "collector/usage", "exchange"}},
 	{from: "collector/forecast", may: []string{"collector/stats", "collector/units"}},
 	{from: "collector/search", may: []string{"collector/curve", "collector/stats"}},
 	{from: "collector/promql", may: []string{"collector/sample", "collector/stats"}},
@@ -58,9 +59,9 @@ var packages = []rule{
 
 	{from: "runner/config", may: []string{"collector/promql", "collector/stats", "exchange", "subject"}},
 	{from: "runner/k6", may: []string{"collector/stats", "exchange"}},
-	{from: "runner/replay", may: []string{"collector/event", "collector/evidence", "collector/stats"}},
+	{from: "runner/replay", may: []string{"collector/event", "collector/evidence", "collector/stats", "collector/units"}},
 	{from: "runner", may: []string{"runner/config", "collector/curve", "collector/doc", "collector/event", "collector/evidence", "collector/promql",
-		"collector/sample", "collector/search", "collector/stats", "exchange"}, tests: []string{"runner/runnertest"}},
+		"collector/sample", "collector/search", "collector/stats", "collector/units", "exchange"}, tests: []string{"runner/runnertest"}},
 	{from: "runner/runnertest", may: []string{"runner", "runner/config", "collector/event", "collector/stats"}},
 	{from: "runner/k6import", may: []string{"runner", "runner/k6", "collector/event", "collector/evidence", "collector/sample", "collector/stats", "collector/units", "exchange"},
 		tests: []string{"runner/replay", "collector/doc"}},

@@ -72,13 +72,31 @@ func (d *Dir) lstat(name string) (fs.FileInfo, error) {
 		p := strings.Join(parts[:i], "/")
 		fi, err := d.root.Lstat(p)
 		if err != nil {
-			return nil, err
+			return nil, d.plain(err)
 		}
 		if !fi.IsDir() {
 			return nil, d.refuse(p, kind(fi)+" where a folder belongs")
 		}
 	}
-	return d.root.Lstat(name)
+	fi, err := d.root.Lstat(name)
+	return fi, d.plain(err)
+}
+
+// rootOps are os.Root's names of the system calls it makes, and what a
+// reader knows them by.
+var rootOps = map[string]string{"statat": "stat", "openat": "open", "mkdirat": "mkdir", "unlinkat": "remove", "renameat": "rename"}
+
+// plain gives an error of os.Root the file's path in the folder and the
+// call's plain name: a missing file read "statat runs: no such file or
+// directory", naming neither the folder nor the file.
+func (d *Dir) plain(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		if op, ok := rootOps[pe.Op]; ok {
+			return &fs.PathError{Op: op, Path: d.Join(pe.Path), Err: pe.Err}
+		}
+	}
+	return err
 }
 
 func kind(fi fs.FileInfo) string {
@@ -126,7 +144,7 @@ func (d *Dir) Open(name string) (*os.File, error) {
 	}
 	f, err := d.root.Open(name)
 	if err != nil {
-		return nil, err
+		return nil, d.plain(err)
 	}
 	return f, d.same(name, f, fi)
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 )
@@ -149,5 +150,31 @@ func TestRegularFilesWork(t *testing.T) {
 	defer s.Close()
 	if _, err := d.Sub("inner-dirlink"); err == nil {
 		t.Error("Sub followed a link")
+	}
+}
+
+// TestMissingFileSaysWhichInPlainWords: a file or folder that is not there
+// is named with the folder's path and the call's plain name, still
+// fs.ErrNotExist ("statat runs: no such file or directory" said neither).
+func TestMissingFileSaysWhichInPlainWords(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "runs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d, err := Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for _, name := range []string{"missing/requests.csv.gz", "runs/r1/requests.csv.gz", "runs/gone.csv"} {
+		_, err := d.Open(name)
+		var pe *fs.PathError
+		if !errors.Is(err, fs.ErrNotExist) || !errors.As(err, &pe) {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if pe.Op != "stat" || !strings.HasPrefix(pe.Path, dir+string(filepath.Separator)) || strings.Contains(err.Error(), "statat") {
+			t.Errorf("%s: %q", name, err)
+		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // Source is an evidence folder's recorded stream. It is read from disk as
@@ -50,7 +51,7 @@ func Load(dir string) (*Source, error) {
 				done++
 			}
 		}
-		notes = append(notes, fmt.Sprintf("campaign %s: %d of %d runs finished", m.Status, done, len(m.Runs)))
+		notes = append(notes, fmt.Sprintf("campaign %s: %d of %s finished", m.Status, done, units.Count(len(m.Runs), "run")))
 	}
 	if _, ok := info.Last.Event.(event.CampaignFinished); !ok {
 		notes = append(notes, "the event log ends before the campaign finished (tokex was killed?)")

@@ -111,10 +111,10 @@ func (p *Printer) campaignStarted(v event.CampaignStarted) {
 		total += r.Total()
 	}
 	p.engine = map[string]float64{}
-	p.printf("tokex campaign %s (%s) · driver %s · %d runs, about %s\n", v.ID, v.Name, v.Driver, len(v.Runs), total.Round(time.Second))
+	p.printf("tokex campaign %s (%s) · driver %s · %s, about %s\n", v.ID, v.Name, v.Driver, units.Count(len(v.Runs), "run"), total.Round(time.Second))
 	p.printf("target %s\n", v.Target)
 	if len(v.Resumed) > 0 {
-		p.printf("resuming: %d runs already done (%s)\n", len(v.Resumed), strings.Join(v.Resumed, ", "))
+		p.printf("resuming: %s already done (%s)\n", units.Count(len(v.Resumed), "run"), strings.Join(v.Resumed, ", "))
 	}
 	p.search = v.Search != nil
 	if p.search {
