@@ -193,7 +193,7 @@ func TestStarvedGeneratorFailsTheRun(t *testing.T) {
 		t.Errorf("a starved run passed: %+v", run.Thresholds)
 	}
 	md, _ := os.ReadFile(filepath.Join(dir, evidence.SummaryMD))
-	if !strings.Contains(string(md), "[generator_starved]") && !strings.Contains(string(md), "[generator_late]") {
+	if !strings.Contains(string(md), "**generator_starved**") && !strings.Contains(string(md), "**generator_late**") {
 		t.Errorf("summary.md lacks the warning:\n%s", md)
 	}
 	// The live dashboard flagged the run on the ladder.
