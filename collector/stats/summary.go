@@ -23,7 +23,9 @@ const (
 )
 
 // SchemaVersion of summary.json and stats.json; bump on incompatible change.
-const SchemaVersion = 2 // 2: warnings are {code, run, detail}
+// 2: warnings are {code, run, detail}; 3: requests.csv.gz has kind, hop and
+// token_bytes, summary.json variants and agentic (issue 30).
+const SchemaVersion = 3
 
 // LatencyDefinition is stated in every summary so nobody has to guess.
 const LatencyDefinition = "latency_ms: from the moment the request is sent to the full response, " +
