@@ -96,3 +96,27 @@ func mixHashRef(seed uint32, agent int, seq int64) uint32 {
 	h = f(h ^ uint64(seq)&0xffffffff)
 	return uint32(f(h ^ uint64(seq)>>32))
 }
+
+// TestAccessToken reads the top-level access_token only, escapes decoded,
+// as StringMember does.
+func TestAccessToken(t *testing.T) {
+	for _, tc := range []struct {
+		body, want string
+		ok         bool
+	}{
+		{`{"access_token":"a.b.c","token_type":"Bearer"}`, "a.b.c", true},
+		{`{"x":{"access_token":"inner"},"access_token" : "outer"}`, "outer", true},
+		{`{"access_token":"a\/b"}`, "a/b", true},
+		{`{"access_token":7}`, "", false},
+		{`{"nested":{"access_token":"x"}}`, "", false},
+		{`["access_token","x"]`, "", false},
+	} {
+		got, ok := AccessToken([]byte(tc.body))
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("%s: %q %v", tc.body, got, ok)
+		}
+		if want, wok := StringMember([]byte(tc.body), "access_token"); tc.ok && (want != got || !wok) {
+			t.Errorf("%s: StringMember says %q", tc.body, want)
+		}
+	}
+}

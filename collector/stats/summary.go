@@ -263,6 +263,15 @@ func (s *Stage) failedWarning() Warning {
 		}
 		parts = append(parts, r.ID+" ("+why+")")
 	}
-	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %s failed: %s", units.StageLabel(s.TargetRPS),
+	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %s failed: %s", s.Label(),
 		len(s.FailedRuns), units.Count(len(s.Runs), "run"), strings.Join(parts, "; ")))
+}
+
+// Label names the stage: its rate, and its workload when it is not the
+// campaign's own ("100/s client_credentials", "100/s chain 1").
+func (s *Stage) Label() string {
+	if s.Workload == "" {
+		return units.StageLabel(s.TargetRPS)
+	}
+	return units.StageLabel(s.TargetRPS) + " " + s.Workload
 }

@@ -277,7 +277,7 @@ func interval(xs []float64, broke bool, hop int) (*curve.Interval, string) {
 		return nil, "not measured: no run of single exchanges with engine CPU (workload.steps)"
 	}
 	sort.Float64s(xs) // map order must not reach the sums
-	iv := curve.MeanCI(xs)
+	iv := roundInterval(curve.MeanCI(xs))
 	var note string
 	switch {
 	case broke:
@@ -463,10 +463,11 @@ func marginalPremium(costs []WorkloadCost, p *Premium, baseline exchange.Grant) 
 			base = c.Fit
 		}
 	}
-	if ex == nil || base == nil {
-		return nil
+	if !ex.OK() || !base.OK() {
+		return nil // not comparable: a fit missing or poor (Agentic.Costs says why)
 	}
 	d := curve.Diff(base, ex)
+	d.CPUMs, d.CI[0], d.CI[1] = round4(d.CPUMs), round4(d.CI[0]), round4(d.CI[1])
 	return &d
 }
 

@@ -77,7 +77,8 @@ subject:
   # actor:                         # the agent's own identity as actor_token with every exchange (act names it)
   #   source: minted               # minted: a JWT signed with tokex's actor key ('tokex jwks --serve' publishes it);
   #                                # client_credentials: a token the agent's client gets from the target, kept until
-  #   issuer: https://tokex-actor  # refresh_before its expiry
+  #                                # refresh_before its expiry
+  #   issuer: https://pf-perf-subject/actors   # default: subject.issuer + /actors
   #   lifetime: 5m
   #   refresh_before: 30s
 
@@ -139,8 +140,8 @@ thresholds:
 # What each arrival does (docs/agentic.md).
 workload:
   chain: 1                         # a delegation chain of 1–5 exchanges: hop k exchanges hop k−1's token; rates count chains
-  # hops:                          # hops 2…chain: default clients <client_id_prefix>h<k>-<i>, resource https://hop<k>.example.internal/mcp
-  #   - {client_id_prefix: svc-a-, resource: https://a.example/api}
+  # hops:                          # the services of hops 2…chain: default client <client_id_prefix>hop<k>, audience its id
+  #   - {client_id: svc-a, audience: https://a.example/api}
   # steps: true                    # with a chain, also run chains of length 1…chain−1: each hop's CPU is a difference
   # baseline: client_credentials   # also run this plain grant (or jwt_bearer), interleaved: the exchange's premium
   # mix: {exchange: 70, client_credentials: 30}   # or draw each arrival's grant from weights, seeded:

@@ -3,7 +3,7 @@ package config
 import (
 	"fmt"
 	"math"
-	"net/url"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -12,19 +12,22 @@ import (
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
 	"github.com/tokex-dev/tokex/internal/jose"
+	"github.com/tokex-dev/tokex/subject"
 )
 
 // Workload is what each arrival does: one token exchange (the article's),
 // a delegation chain of exchanges, or a grant drawn from a mix; and the
 // plain grant the exchange is compared with (docs/agentic.md).
 type Workload struct {
-	// Chain is the delegation chain's length, 1 to 5: hop 1 exchanges the
-	// user's subject token for a token to service 1, hop k the token hop
-	// k−1 was issued for a token to service k, each hop as its own
-	// clients. The stages' rates count chains.
+	// Chain is the delegation chain's length, 1 to 5: hop 1 (the agent)
+	// exchanges the user's subject token for a token to service 2, hop k
+	// (service k) the token hop k−1 was issued for a token to service
+	// k+1, and the last hop for a token to the request's resources. The
+	// stages' rates count chains.
 	Chain int `yaml:"chain"`
-	// Hops are hops 2…chain: their clients and audience (default: clients
-	// <agents.client_id_prefix>h<k>-<i>, resource https://hop<k>.example.internal/mcp).
+	// Hops are the services of hops 2…chain: their client and the audience
+	// the hop before asks for to reach them (default: client
+	// <agents.client_id_prefix>hop<k>, the audience its client id).
 	Hops []Hop `yaml:"hops,omitempty"`
 	// Steps also runs chains of every length 1…chain−1 at each stage and
 	// round, interleaved, so that each hop's CPU is the difference of two
@@ -43,12 +46,13 @@ type Workload struct {
 	Seed uint32 `yaml:"seed,omitempty"`
 }
 
-// Hop is one hop of a delegation chain after the first.
+// Hop is the service of one hop of a delegation chain after the first:
+// one client every agent's chain goes through, with the agents' secret.
 type Hop struct {
-	// ClientIDPrefix names the hop's clients: agent i is <prefix><i>.
-	ClientIDPrefix string `yaml:"client_id_prefix,omitempty"`
-	// Resource is the audience the hop's token is for.
-	Resource string `yaml:"resource,omitempty"`
+	ClientID string `yaml:"client_id,omitempty"`
+	// Audience names the service in the token the hop before asks for
+	// (the audience parameter); default its client id.
+	Audience string `yaml:"audience,omitempty"`
 }
 
 // Actor is the agent's own identity, sent as actor_token with every
@@ -60,7 +64,8 @@ type Actor struct {
 	// before it expires).
 	Source string `yaml:"source,omitempty"`
 	// Issuer, Alg, KeyFile and Lifetime shape the minted tokens (default
-	// https://tokex-actor, ES256, tokex's stored actor key, 5m).
+	// <subject.issuer>/actors, ES256, a fresh key for the embedded server,
+	// else tokex's stored actor key; 5m).
 	Issuer   string        `yaml:"issuer,omitempty"`
 	Alg      string        `yaml:"alg,omitempty"`
 	KeyFile  string        `yaml:"key_file,omitempty"`
@@ -80,7 +85,6 @@ const (
 
 // Defaults of subject.actor.
 const (
-	DefaultActorIssuer   = "https://tokex-actor"
 	DefaultActorLifetime = 5 * time.Minute
 	DefaultActorRefresh  = 30 * time.Second
 )
@@ -99,9 +103,35 @@ func (a Actor) Type() string {
 	return exchange.TokenTypeJWT
 }
 
-// IssuerOr, AlgOr, LifetimeOr and RefreshOr are the minted token's settings with defaults.
-func (a Actor) IssuerOr() string { return cmpOr(a.Issuer, DefaultActorIssuer) }
-func (a Actor) AlgOr() string    { return cmpOr(a.Alg, jose.ES256) }
+// ActorIssuer is the minted actor tokens' iss: subject.actor.issuer, else
+// the subject issuer's /actors (what tokex jwks --serve publishes).
+func (c *Campaign) ActorIssuer() string {
+	return cmpOr(c.Subject.Actor.Issuer, subject.ActorIssuer(c.Subject.Issuer))
+}
+
+// ActorKey is the key actor tokens are minted with: subject.actor.key_file;
+// for a server tokex starts itself, a fresh key; else tokex's stored actor
+// key of the algorithm.
+func (c *Campaign) ActorKey() (*jose.Key, error) {
+	a := c.Subject.Actor
+	var k *jose.Key
+	var err error
+	switch {
+	case a.KeyFile != "":
+		k, err = subject.LoadPEM(a.KeyFile)
+	case c.LocalEmbedded():
+		k, err = jose.GenerateKey(a.AlgOr())
+	default:
+		k, _, err = subject.StoredActorKey(a.AlgOr())
+	}
+	if err != nil {
+		return nil, fmt.Errorf("actor key: %w", err)
+	}
+	return k, nil
+}
+
+// AlgOr, LifetimeOr and RefreshOr are the minted token's settings with defaults.
+func (a Actor) AlgOr() string { return cmpOr(a.Alg, jose.ES256) }
 func (a Actor) LifetimeOr() time.Duration {
 	if a.Lifetime > 0 {
 		return a.Lifetime
@@ -120,6 +150,14 @@ func cmpOr(s, def string) string {
 		return s
 	}
 	return def
+}
+
+// DrawSeed draws the mix's seed when none was given, for a new campaign:
+// its config.yaml then records the seed its arrivals were drawn with.
+func (w *Workload) DrawSeed() {
+	for len(w.Mix) > 0 && w.Seed == 0 {
+		w.Seed = rand.Uint32()
+	}
 }
 
 // ChainLen is the chain's length, 1 without a chain.
@@ -141,6 +179,18 @@ func (w Workload) Variants() int {
 		n++
 	}
 	return n
+}
+
+// Uses reports a workload some of whose arrivals make grant g (the
+// baseline's, or one the mix draws).
+func (w Workload) Uses(g exchange.Grant) bool {
+	if w.BaselineGrant() == g {
+		return true
+	}
+	if m := w.MixSpec(); m != nil {
+		return slices.ContainsFunc(m.Weights, func(x exchange.Weight) bool { return x.Grant == g })
+	}
+	return g == exchange.GrantExchange
 }
 
 // BaselineGrant is workload.baseline as a grant ("" none).
@@ -166,44 +216,53 @@ func (w Workload) MixSpec() *exchange.Mix {
 	return m
 }
 
-// HopClientPrefix is the client id prefix of hop k (1: agents').
-func (c *Campaign) HopClientPrefix(k int) string {
+// HopClientID is agent i's client at hop k: its own at hop 1, the hop's
+// service's after.
+func (c *Campaign) HopClientID(k, i int) string {
 	if k <= 1 {
-		return c.Agents.ClientIDPrefix
+		return c.ClientID(i)
 	}
-	if i := k - 2; i < len(c.Workload.Hops) && c.Workload.Hops[i].ClientIDPrefix != "" {
-		return c.Workload.Hops[i].ClientIDPrefix
+	if j := k - 2; j < len(c.Workload.Hops) && c.Workload.Hops[j].ClientID != "" {
+		return c.Workload.Hops[j].ClientID
 	}
-	return fmt.Sprintf("%sh%d-", c.Agents.ClientIDPrefix, k)
+	return fmt.Sprintf("%shop%d", c.Agents.ClientIDPrefix, k)
 }
 
-// HopClientID is agent i's client at hop k.
-func (c *Campaign) HopClientID(k, i int) string { return fmt.Sprintf("%s%d", c.HopClientPrefix(k), i) }
-
-// HopResource is the audience of hop k (1: the request's).
-func (c *Campaign) HopResource(k int) string {
-	if i := k - 2; i >= 0 && i < len(c.Workload.Hops) && c.Workload.Hops[i].Resource != "" {
-		return c.Workload.Hops[i].Resource
+// HopClients are the services' clients, hops 2…chain.
+func (c *Campaign) HopClients() []string {
+	var out []string
+	for k := 2; k <= c.Workload.ChainLen(); k++ {
+		out = append(out, c.HopClientID(k, 0))
 	}
-	return fmt.Sprintf("https://hop%d.example.internal/mcp", k)
+	return out
 }
 
-// HopTemplate is the request of hop k of a chain (1: the request itself):
-// hop k's subject token is the token hop k−1 was issued, of the type it
-// asked for, for hop k's resource.
-func (c *Campaign) HopTemplate(k int) exchange.Template {
+// HopAudience names hop k's service (k ≥ 2) in the token hop k−1 asks for.
+func (c *Campaign) HopAudience(k int) string {
+	if j := k - 2; j >= 0 && j < len(c.Workload.Hops) && c.Workload.Hops[j].Audience != "" {
+		return c.Workload.Hops[j].Audience
+	}
+	return c.HopClientID(k, 0)
+}
+
+// HopTemplate is the request of hop k of a chain of n (1: the request
+// itself, for n = 1): hop k's subject token is the one hop k−1 was issued
+// (hop 1: the user's), of the type it asked for; it asks for a token to
+// the next hop's service, the last hop for the request's resources.
+func (c *Campaign) HopTemplate(k, n int) exchange.Template {
 	t := c.Request.Template()
 	if c.Subject.Actor.On() {
 		t.ActorTokenType = c.Subject.Actor.Type()
 	}
-	if k <= 1 {
-		return t
+	if k > 1 {
+		t.SubjectTokenType = exchange.TokenTypeURI(c.Request.RequestedTokenType)
+		if t.SubjectTokenType == "" {
+			t.SubjectTokenType = exchange.TokenTypeAccessToken
+		}
 	}
-	t.SubjectTokenType = exchange.TokenTypeURI(c.Request.RequestedTokenType)
-	if t.SubjectTokenType == "" {
-		t.SubjectTokenType = exchange.TokenTypeAccessToken
+	if k < n {
+		t.Resources, t.Audiences = nil, []string{c.HopAudience(k + 1)}
 	}
-	t.Resources, t.Audiences = []string{c.HopResource(k)}, nil
 	return t
 }
 
@@ -226,13 +285,23 @@ func (c *Campaign) validateWorkload(doc *confload.Doc) error {
 	}
 	for i, h := range w.Hops {
 		f := fmt.Sprintf("workload.hops[%d]", i)
-		if h.Resource != "" {
-			if u, err := url.Parse(h.Resource); err != nil || !u.IsAbs() || u.Fragment != "" || len(h.Resource) > 512 {
-				return doc.Errorf(f+".resource", "must be an absolute URI without fragment, at most 512 characters")
+		for _, v := range []struct{ field, v string }{{".client_id", h.ClientID}, {".audience", h.Audience}} {
+			if len(v.v) > 256 || strings.ContainsFunc(v.v, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
+				return doc.Errorf(f+v.field, "at most 256 characters, no spaces or control characters")
 			}
 		}
-		if len(h.ClientIDPrefix) > 128 || strings.ContainsFunc(h.ClientIDPrefix, func(r rune) bool { return r < 0x21 || r == 0x7f }) {
-			return doc.Errorf(f+".client_id_prefix", "at most 128 characters, no spaces or control characters")
+	}
+	if w.ChainLen() > 1 {
+		if m := exchange.AuthMethod(c.Request.AuthMethod); m != exchange.AuthBasic && m != exchange.AuthPost {
+			return doc.Errorf("workload.chain", "the hops' services authenticate with the agents' secret: use client_secret_basic or client_secret_post with a chain")
+		}
+		seen := map[string]bool{}
+		for k := 2; k <= w.ChainLen(); k++ {
+			if id := c.HopClientID(k, 0); seen[id] || strings.HasPrefix(id, c.Agents.ClientIDPrefix) && isDigits(id[len(c.Agents.ClientIDPrefix):]) {
+				return doc.Errorf("workload.hops", "hop %d's client %q is another hop's or an agent's: each hop is a client of its own", k, id)
+			} else {
+				seen[id] = true
+			}
 		}
 	}
 	if w.Baseline != "" {
@@ -246,6 +315,9 @@ func (c *Campaign) validateWorkload(doc *confload.Doc) error {
 	}
 	if err := c.validateWorkloadSize(doc); err != nil {
 		return err
+	}
+	if c.Subject.Premint && w.Uses(exchange.GrantJWTBearer) {
+		return doc.Errorf("subject.premint", "jwt_bearer assertions are short-lived (request.client_assertion.lifetime) and signed as the run goes; pre-minted ones would outlive what servers accept")
 	}
 	return c.validateActor(doc)
 }
@@ -294,6 +366,10 @@ func (c *Campaign) validateMix(doc *confload.Doc) error {
 	return nil
 }
 
+func isDigits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
 func mapKeys[V any](m map[string]V) func(func(string) bool) {
 	return func(yield func(string) bool) {
 		for k := range m {
@@ -322,6 +398,12 @@ func (c *Campaign) validateActor(doc *confload.Doc) error {
 	}
 	if a.RefreshBefore < 0 || a.RefreshBefore > time.Hour {
 		return doc.Errorf("subject.actor.refresh_before", "must be between 0 (30s) and 1h")
+	}
+	if m := exchange.AuthMethod(c.Request.AuthMethod); a.Source == ActorClientCredentials && m != exchange.AuthBasic && m != exchange.AuthPost {
+		return doc.Errorf("subject.actor.source", "client_credentials actor tokens are got with the agents' secret: use client_secret_basic or client_secret_post")
+	}
+	if c.Driver == "kube" && a.Source == ActorMinted && a.AlgOr() != jose.RS256 && a.AlgOr() != jose.ES256 {
+		return doc.Errorf("subject.actor.alg", "the k6 agents sign RS256 or ES256 actor tokens with WebCrypto, not %q", a.AlgOr())
 	}
 	if a.Source == ActorMinted && a.RefreshOr() >= a.LifetimeOr() {
 		return doc.Errorf("subject.actor.refresh_before", "%s is not shorter than the actor token's lifetime %s", a.RefreshOr(), a.LifetimeOr())

@@ -13,9 +13,11 @@ func TestWorkloadErrorsNameTheField(t *testing.T) {
 	for _, tc := range []struct{ body, want string }{
 		{"workload:\n  chain: 6\n", "campaign.yaml:2: workload.chain: 6: a chain has 1 to 5 hops"},
 		{"workload:\n  chain: -1\n", "workload.chain"},
-		{"workload:\n  chain: 2\n  hops: [{resource: a}, {resource: b}]\n", "workload.hops"},
-		{"workload:\n  chain: 2\n  hops: [{resource: 'relative/path'}]\n", "workload.hops[0].resource"},
-		{"workload:\n  chain: 2\n  hops: [{client_id_prefix: 'a b'}]\n", "workload.hops[0].client_id_prefix"},
+		{"workload:\n  chain: 2\n  hops: [{client_id: a}, {client_id: b}]\n", "workload.hops"},
+		{"workload:\n  chain: 2\n  hops: [{audience: 'a b'}]\n", "workload.hops[0].audience"},
+		{"workload:\n  chain: 2\n  hops: [{client_id: 'perf-agent-3'}]\n", "hop 2's client \"perf-agent-3\" is another hop's or an agent's"},
+		{"workload:\n  chain: 3\n  hops: [{client_id: x}, {client_id: x}]\n", "hop 3's client"},
+		{"request:\n  auth_method: private_key_jwt\nworkload:\n  chain: 2\n", "workload.chain: the hops' services authenticate"},
 		{"workload:\n  baseline: password\n", "workload.baseline"},
 		{"workload:\n  baseline: exchange\n", "workload.baseline"},
 		{"workload:\n  mix: {exchange: 1, refresh_token: 1}\n", "workload.mix.refresh_token"},
@@ -44,7 +46,7 @@ func TestWorkloadErrorsNameTheField(t *testing.T) {
 // TestWorkloadDefaults: a chain's hops, their clients and requests, a
 // baseline's form, the mix in grant order and the actor's defaults.
 func TestWorkloadDefaults(t *testing.T) {
-	body := "workload:\n  chain: 3\n  hops: [{resource: 'https://a.example/api'}]\n  baseline: jwt-bearer\nsubject:\n  actor:\n    source: client_credentials\n"
+	body := "workload:\n  chain: 3\n  hops: [{client_id: svc-a, audience: 'https://a.example/api'}]\n  baseline: jwt-bearer\nsubject:\n  actor:\n    source: client_credentials\n"
 	c, doc, err := Load(write(t, body), "article")
 	if err == nil {
 		err = c.Validate(doc)
@@ -52,13 +54,15 @@ func TestWorkloadDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HopClientID(1, 4) != "perf-agent-4" || c.HopClientID(3, 4) != "perf-agent-h3-4" || c.HopResource(2) != "https://a.example/api" ||
-		c.HopResource(3) != "https://hop3.example.internal/mcp" || c.Workload.Variants() != 4 || !c.Workload.StepsOn() {
-		t.Errorf("hops: %s %s %s %s %d", c.HopClientID(1, 4), c.HopClientID(3, 4), c.HopResource(2), c.HopResource(3), c.Workload.Variants())
+	if c.HopClientID(1, 4) != "perf-agent-4" || c.HopClientID(2, 4) != "svc-a" || c.HopClientID(3, 4) != "perf-agent-hop3" || c.HopAudience(2) != "https://a.example/api" ||
+		c.HopAudience(3) != "perf-agent-hop3" || c.Workload.Variants() != 4 || !c.Workload.StepsOn() {
+		t.Errorf("hops: %s %s %s %s %d", c.HopClientID(1, 4), c.HopClientID(3, 4), c.HopAudience(2), c.HopAudience(3), c.Workload.Variants())
 	}
-	h2 := c.HopTemplate(2)
-	if h2.SubjectTokenType != exchange.TokenTypeAccessToken || h2.Resources[0] != "https://a.example/api" || h2.ActorTokenType != exchange.TokenTypeAccessToken {
-		t.Errorf("hop 2 %+v", h2)
+	h1, h2, h3 := c.HopTemplate(1, 3), c.HopTemplate(2, 3), c.HopTemplate(3, 3)
+	if h1.SubjectTokenType != exchange.TokenTypeAccessToken || len(h1.Resources) != 0 || h1.Audiences[0] != "https://a.example/api" ||
+		h2.Audiences[0] != "perf-agent-hop3" || h2.ActorTokenType != exchange.TokenTypeAccessToken ||
+		h3.Resources[0] != "https://mcp.example.internal/mcp" || len(h3.Audiences) != 0 {
+		t.Errorf("hops %+v %+v %+v", h1, h2, h3)
 	}
 	if g := c.GrantTemplate(c.Workload.BaselineGrant()); g.Grant != exchange.GrantJWTBearer {
 		t.Errorf("baseline %+v", g)
@@ -68,7 +72,8 @@ func TestWorkloadDefaults(t *testing.T) {
 	if m.Seed != 9 || len(m.Weights) != 2 || m.Weights[0].Grant != exchange.GrantExchange || m.Weights[1].Weight != 30 {
 		t.Errorf("mix %+v", m)
 	}
-	if a := (Actor{Source: ActorMinted}); a.Type() != exchange.TokenTypeJWT || a.IssuerOr() != DefaultActorIssuer || a.LifetimeOr() != DefaultActorLifetime {
-		t.Errorf("actor %+v", a)
+	c.Subject.Actor = Actor{Source: ActorMinted}
+	if a := c.Subject.Actor; a.Type() != exchange.TokenTypeJWT || c.ActorIssuer() != "https://pf-perf-subject/actors" || a.LifetimeOr() != DefaultActorLifetime {
+		t.Errorf("actor %+v %s", a, c.ActorIssuer())
 	}
 }

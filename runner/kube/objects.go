@@ -42,6 +42,7 @@ type Objects struct {
 	Namespace  string
 	Secret     string    // client secret of the agents
 	Key        *jose.Key // subject-token signing key (RS256 or ES256)
+	ActorKey   *jose.Key // actor-token signing key (subject.actor minted)
 	// LogLimit is the smallest containerLogMaxSize known of the agents'
 	// nodes (0: the kubelet's default), for kube.evidence_file auto.
 	LogLimit int64
