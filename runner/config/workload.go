@@ -402,6 +402,9 @@ func (c *Campaign) validateActor(doc *confload.Doc) error {
 	if m := exchange.AuthMethod(c.Request.AuthMethod); a.Source == ActorClientCredentials && m != exchange.AuthBasic && m != exchange.AuthPost {
 		return doc.Errorf("subject.actor.source", "client_credentials actor tokens are got with the agents' secret: use client_secret_basic or client_secret_post")
 	}
+	if c.Driver == "kube" && a.Source == ActorClientCredentials {
+		return doc.Errorf("subject.actor.source", "the k6 agents mint their actor tokens (source: minted): k6's VUs share no memory, and each would get its own client_credentials token beside the requests k6 counts")
+	}
 	if c.Driver == "kube" && a.Source == ActorMinted && a.AlgOr() != jose.RS256 && a.AlgOr() != jose.ES256 {
 		return doc.Errorf("subject.actor.alg", "the k6 agents sign RS256 or ES256 actor tokens with WebCrypto, not %q", a.AlgOr())
 	}
