@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -87,6 +88,27 @@ func (r *resultsPanel) draw() []string {
 	}
 	if line := warningsLine(sum); line != "" {
 		out = append(out, s.Warn.Render(ansi.Truncate(line, r.w, "…")))
+	}
+	return append(out, r.agentic(sum)...)
+}
+
+// agentic are the workload's figures under the results (issue 30): the
+// exchange premium over the baseline, each hop's p95, token size and CPU,
+// or each grant of a mix.
+func (r *resultsPanel) agentic(sum *stats.Summary) []string {
+	a := sum.Agentic
+	if a == nil {
+		return nil
+	}
+	s := r.com.styles
+	var out []string
+	if lines := doc.PremiumLines(a); len(lines) > 0 {
+		out = append(out, s.Label.Render("Premium ")+ansi.Truncate(lines[0], max(r.w-8, 1), "…"))
+	}
+	for _, t := range []table.Table{doc.HopTable(a), doc.KindTable(a)} {
+		if len(t.Rows) > 0 {
+			out = append(out, s.renderTable(t, r.w)...)
+		}
 	}
 	return out
 }
