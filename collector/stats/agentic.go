@@ -151,7 +151,9 @@ func (a *agenticTally) add(q *Request) {
 		a.hops[q.Hop] = h
 	}
 	h.add(q)
-	a.follow(q)
+	if a.length > 0 { // the chain's length unknown (an import): its hops' figures only
+		a.follow(q)
+	}
 }
 
 func (g *groupTally) add(q *Request) {
@@ -252,14 +254,11 @@ func (a *agenticTally) kindStats() []KindStats {
 
 // chainStats are the run's chains; nil without hops.
 func (a *agenticTally) chainStats() *ChainStats {
-	if a.maxHop == 0 {
+	if a.maxHop == 0 || a.length == 0 {
 		return nil
 	}
 	c := a.chains
 	c.Length = a.length
-	if c.Length == 0 {
-		c.Length = a.maxHop
-	}
 	c.Unfinished = int64(len(a.open))
 	c.LatencyMs, c.HopsMs, c.TokexMs = a.latency.Summarize(), a.hopsSum.Summarize(), a.tokexSum.Summarize()
 	for b, n := range a.breaks {
