@@ -1,6 +1,8 @@
 package exchange
 
 import (
+	"bytes"
+	"encoding/json"
 	"math"
 	"net/url"
 	"testing"
@@ -119,4 +121,27 @@ func TestAccessToken(t *testing.T) {
 			t.Errorf("%s: StringMember says %q", tc.body, want)
 		}
 	}
+}
+
+// FuzzAccessToken: on any valid JSON object, AccessToken finds what
+// StringMember finds (the top-level access_token string), never a panic.
+func FuzzAccessToken(f *testing.F) {
+	for _, s := range []string{`{"access_token":"a.b.c"}`, `{"x":{"access_token":"i"},"access_token":"o"}`, `{"access_token":"a\/b\u0041"}`,
+		`{"access_token":1}`, `["access_token","x"]`, `{"access_token" : "x" , "access_token":"y"}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		got, ok := AccessToken(b)
+		if !validJSON(b) || len(b) == 0 || b[0] != '{' {
+			return
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(b, &m) != nil || bytes.Count(b, []byte(`"access_token"`)) != 1 || len(m) != bytes.Count(b, []byte(`":`)) {
+			return // a duplicate or escaped key (encoding/json decodes it, the check's scan does not), or nesting
+		}
+		want, wok := StringMember(b, "access_token")
+		if ok != wok || got != want {
+			t.Fatalf("%s: AccessToken %q %v, StringMember %q %v", b, got, ok, want, wok)
+		}
+	})
 }

@@ -164,6 +164,9 @@ func parseRequest(line string, cols int) (stats.Request, error) {
 	case r.Count == 1:
 		r.Count = 0
 	}
+	if r.Dropped() { // never sent: no lag or duration (written empty), whatever a hostile row says
+		r.SendLagUS, r.DurationUS = 0, 0
+	}
 	return r, nil
 }
 
