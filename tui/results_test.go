@@ -8,7 +8,6 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/exchange"
 )
 
 // The results: a hint until a run finishes, then a row per stage; once
@@ -69,17 +68,19 @@ func TestResultsPanelShowsHopsAndPremium(t *testing.T) {
 	var plan []event.PlannedRun
 	for rd := 1; rd <= 2; rd++ {
 		for i, v := range []struct {
-			chain int
-			step  bool
-			grant exchange.Grant
-			cpu   float64
-		}{{2, false, "", 1.5 + 0.1*float64(rd)}, {1, true, "", 1.2 + 0.1*float64(rd)}, {0, false, exchange.GrantClientCredentials, 0.8}} {
+			chain    int
+			step, cc bool
+			cpu      float64
+		}{{2, false, false, 1.5 + 0.1*float64(rd)}, {1, true, false, 1.2 + 0.1*float64(rd)}, {0, false, true, 0.8}} {
 			id := fmt.Sprintf("%02d-r%d-100rps-%d", len(plan)+1, rd, i)
-			plan = append(plan, event.PlannedRun{ID: id, Index: len(plan) + 1, Round: rd, TargetRPS: 100, Duration: time.Second, Agents: 1,
-				Chain: v.chain, Step: v.step, Grant: v.grant})
-			r := &stats.Run{ID: id, Round: rd, TargetRPS: 100, Status: stats.StatusDone, Chain: v.chain, Step: v.step, Grant: v.grant,
+			p := event.PlannedRun{ID: id, Index: len(plan) + 1, Round: rd, TargetRPS: 100, Duration: time.Second, Agents: 1, Chain: v.chain, Step: v.step}
+			r := &stats.Run{ID: id, Round: rd, TargetRPS: 100, Status: stats.StatusDone, Chain: v.chain, Step: v.step,
 				Requests: 100, OK: 100, SuccessRatio: 1, ThresholdsPassed: true, MeasuredSeconds: 1, LatencyMs: stats.Latency{Count: 100, P95: 3},
 				EngineCPU: &stats.CPU{CPUMsPerExchange: v.cpu, Exchanges: 100}}
+			if v.cc {
+				p.Grant, r.Grant = "client_credentials", "client_credentials"
+			}
+			plan = append(plan, p)
 			for k := 1; k <= v.chain; k++ {
 				r.Hops = append(r.Hops, stats.HopStats{Hop: k, Requests: 50, OK: 50, SuccessRatio: 1, LatencyMs: stats.Latency{P95: 2 + float64(k)},
 					TokenBytes: stats.Sizes{Count: 50, Avg: 700 + 60*float64(k), Max: 700 + 60*int64(k)}})

@@ -279,10 +279,7 @@ func (d *Driver) engineSource(tlsCfg *tls.Config) (proc.Source, string, error) {
 
 // Run implements runner.Driver: one run of the open-model generator.
 func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
-	if err := d.premint(ctx, p); err != nil {
-		return runner.RunResult{Started: time.Now(), MeasuredStart: time.Now(), MeasuredEnd: time.Now()}, err
-	}
-	if err := d.actorsBefore(ctx, p); err != nil {
+	if err := d.prepareRun(ctx, p); err != nil {
 		return runner.RunResult{Started: time.Now(), MeasuredStart: time.Now(), MeasuredEnd: time.Now()}, err
 	}
 	defer d.dropPremint()

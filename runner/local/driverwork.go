@@ -87,6 +87,15 @@ func grantTypes(c config.Campaign) []string {
 	return gts
 }
 
+// prepareRun signs run p's tokens ahead (subject.premint) and gets its
+// actor tokens before it starts.
+func (d *Driver) prepareRun(ctx context.Context, p event.PlannedRun) error {
+	if err := d.premint(ctx, p); err != nil {
+		return err
+	}
+	return d.actorsBefore(ctx, p)
+}
+
 // actorsBefore gets the actor token of every client run p sends as before
 // it starts, so that no measured request waits for one.
 func (d *Driver) actorsBefore(ctx context.Context, p event.PlannedRun) error {
