@@ -2,6 +2,7 @@ package doc
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/curve"
@@ -80,21 +81,28 @@ func premiumLine(p *stats.Premium, f stats.PremiumFigure, at string) string {
 	}
 	var parts []string
 	if f.CPUMs.N > 0 {
-		parts = append(parts, fmt.Sprintf("an exchange costs %s CPU-ms more than a %s grant (%.3f against %.3f)%s", signed(f.CPUMs.Mean), p.Baseline,
-			f.ExchangeCPUMs, f.BaselineCPUMs, ciText(f.CPUMs, 3)))
+		parts = append(parts, fmt.Sprintf("an exchange costs %s CPU-ms %s than a %s grant (%.3f against %.3f)%s", abs3(f.CPUMs.Mean), moreLess(f.CPUMs.Mean),
+			p.Baseline, f.ExchangeCPUMs, f.BaselineCPUMs, ciText(f.CPUMs, 3)))
 	}
 	if f.P95Ms.N > 0 {
-		parts = append(parts, fmt.Sprintf("its p95 is %s ms more (%.2f against %.2f ms)%s", signed(f.P95Ms.Mean), f.ExchangeP95Ms, f.BaselineP95Ms, ciText(f.P95Ms, 2)))
+		parts = append(parts, fmt.Sprintf("its p95 is %s ms %s (%.2f against %.2f ms)%s", abs3(f.P95Ms.Mean), moreLess(f.P95Ms.Mean),
+			f.ExchangeP95Ms, f.BaselineP95Ms, ciText(f.P95Ms, 2)))
 	}
-	return fmt.Sprintf("%s: %s; %s", where, strings.Join(parts, "; "), pairsText(max(f.CPUMs.N, f.P95Ms.N)))
+	pairs := pairsText(max(f.CPUMs.N, f.P95Ms.N))
+	if at == "" && len(p.Stages) > 1 {
+		pairs += " (rounds × stages)"
+	}
+	return fmt.Sprintf("%s: %s; %s", where, strings.Join(parts, "; "), pairs)
 }
 
-// signed writes a difference with its sign: "1.9", "−0.3".
-func signed(v float64) string {
+// abs3 is a difference's size, three significant digits; moreLess its direction.
+func abs3(v float64) string { return fmt.Sprintf("%.3g", math.Abs(v)) }
+
+func moreLess(v float64) string {
 	if v < 0 {
-		return fmt.Sprintf("−%.3g", -v)
+		return "less"
 	}
-	return fmt.Sprintf("%.3g", v)
+	return "more"
 }
 
 // ciText is an interval in words, or why there is none.
@@ -109,7 +117,7 @@ func pairsText(n int) string {
 	if n == 1 {
 		return "1 pair of interleaved runs"
 	}
-	return fmt.Sprintf("%d pairs of interleaved runs (rounds × stages)", n)
+	return fmt.Sprintf("%d pairs of interleaved runs", n)
 }
 
 // cpuCell is a CPU estimate in a table cell: "1.23 (0.98–1.48)".

@@ -11,10 +11,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/exchange"
+	"github.com/tokex-dev/tokex/internal/truth"
 	"github.com/tokex-dev/tokex/runner/config"
 )
 
@@ -139,4 +142,48 @@ func TestMixDrawsEachArrivalsGrant(t *testing.T) {
 	if len(run.Kinds) != 2 || run.Mix == nil || run.Mix.Seed != saved.Workload.Seed || run.Verification.Failed != 0 {
 		t.Errorf("kinds %+v mix %+v verification %+v", run.Kinds, run.Mix, run.Verification)
 	}
+}
+
+// TestTruthChainPremium (issue 30's done criteria): chains of 3 with
+// minted actor tokens and a client_credentials baseline against the
+// reference server, 2 stages × 3 rounds: every hop's p95, token size and
+// CPU-ms with its interval, the chain's latency in its two parts, the
+// exchange premium with its interval, and every sampled hop's nested act
+// verified. It prints the figures.
+func TestTruthChainPremium(t *testing.T) {
+	truth.Require(t)
+	c := tinyCampaign()
+	c.Stages, c.Rounds, c.Duration, c.Warmup = []float64{25, 50}, 3, 8*time.Second, 2*time.Second
+	c.Sanity.Enabled, c.Agents.Count = false, 4
+	c.Workload.Chain, c.Workload.Baseline = 3, "client_credentials"
+	c.Subject.Actor.Source = config.ActorMinted
+	c.Check.Verify = config.Verify{Sample: 0.05}
+	r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "chain3"), nil, nil, nil)
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	a := r.summary.Agentic
+	if a == nil || a.Premium == nil || len(a.Stages) != 2 || len(r.summary.Variants) != 6 {
+		t.Fatalf("agentic %+v, %d variant stages", a, len(r.summary.Variants))
+	}
+	if v := r.summary.Totals.Verified; v == nil || v.Checked == 0 || v.Failed != 0 {
+		t.Errorf("verification %+v", v)
+	}
+	for _, st := range a.Stages {
+		if len(st.Hops) != 3 || st.Chain == nil || st.Chain.Completed == 0 {
+			t.Fatalf("stage %+v", st)
+		}
+		for _, h := range st.Hops {
+			if h.P95Ms <= 0 || h.TokenBytes <= 0 || h.CPUMs == nil || h.CPUMs.N != 3 {
+				t.Errorf("%s hop %d: %+v", units.StageLabel(st.TargetRPS), h.Hop, h)
+			}
+		}
+		if st.Hops[2].TokenBytes <= st.Hops[0].TokenBytes {
+			t.Errorf("token sizes %v %v", st.Hops[0].TokenBytes, st.Hops[2].TokenBytes)
+		}
+	}
+	if p := a.Premium.Overall; p.CPUMs.N != 6 || !p.CPUMs.Shown() {
+		t.Errorf("premium %+v", p)
+	}
+	t.Log("\n" + doc.Campaign(r.summary, nil).Text())
 }
