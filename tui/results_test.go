@@ -2,6 +2,7 @@ package tui
 
 import (
 	"fmt"
+	"github.com/charmbracelet/x/ansi"
 	"strings"
 	"testing"
 	"time"
@@ -96,9 +97,15 @@ func TestResultsPanelShowsHopsAndPremium(t *testing.T) {
 	}
 	evs = append(evs, event.CampaignFinished{At: t0, Status: stats.CampaignDone, Summary: sum})
 	lines := sized(t, newResultsPanel(fed(evs)), 160, 16)
-	for _, want := range []string{"Premium over every stage: an exchange costs", "CPU-ms (95 % CI)", "820", "+60"} {
+	for _, want := range []string{"Premium over every stage: an exchange costs", "CPU-ms (95 % CI)", "820", "+60", "p95 at 100/s"} {
 		if row(lines, want) == "" {
 			t.Errorf("lacks %q:\n%s", want, strings.Join(lines, "\n"))
 		}
+	}
+	// The chart: hop 2's bar (p95 4 ms) is the full width, hop 1's (3 ms) three quarters of it.
+	h1, h2 := strings.TrimSpace(ansi.Strip(row(lines, "hop 1 █"))), strings.TrimSpace(ansi.Strip(row(lines, "hop 2 █")))
+	b1, b2 := strings.Count(h1, "█"), strings.Count(h2, "█")
+	if !strings.HasSuffix(h1, " 3 ms") || !strings.HasSuffix(h2, " 4 ms") || b2 != 160-32 || b1 != 96 {
+		t.Errorf("p95 bars %q (%d) and %q (%d)", h1, b1, h2, b2)
 	}
 }

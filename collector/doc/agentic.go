@@ -2,6 +2,7 @@ package doc
 
 import (
 	"fmt"
+	"html/template"
 	"math"
 	"strings"
 
@@ -18,9 +19,10 @@ const SecAgentic = "agentic"
 
 // agentic is the workload's section: the exchange premium over the
 // baseline in words, each hop's figures, the chains as wholes, each grant
-// of a mix, each workload's marginal cost and how the figures are made.
-// Empty (left out) for a campaign of single exchanges.
-func agentic(s *stats.Summary) Section {
+// of a mix, the report's charts of them, each workload's marginal cost and
+// how the figures are made. Empty (left out) for a campaign of single
+// exchanges.
+func agentic(s *stats.Summary, figures []template.HTML) Section {
 	sec := Section{ID: SecAgentic, Title: "Chains, actor tokens and the exchange premium",
 		Brief: "per hop: the reported run; CPU-ms: mean of the rounds, 95 % CI"}
 	a := s.Agentic
@@ -42,6 +44,9 @@ func agentic(s *stats.Summary) Section {
 	if t := KindTable(a); len(t.Rows) > 0 {
 		sec.Blocks = append(sec.Blocks, Block{Kind: Table, Table: &t, Caption: "Each grant of the mix"},
 			Block{Kind: Para, Lines: says([]string{"A mix's grants share each run's engine CPU, which cannot be told apart: per grant only latency and success are given; CPU per request is each run's, all grants together."})})
+	}
+	if len(figures) > 0 {
+		sec.Blocks = append(sec.Blocks, Block{Kind: Figures, Figures: figures})
 	}
 	if lines := workloadCostLines(a); len(lines) > 0 {
 		sec.Blocks = append(sec.Blocks, Block{Kind: List, Lines: says(lines)})

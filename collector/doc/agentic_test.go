@@ -2,6 +2,7 @@ package doc
 
 import (
 	"fmt"
+	"html/template"
 	"strings"
 	"testing"
 
@@ -72,5 +73,24 @@ func TestAgenticSection(t *testing.T) {
 	}
 	if strings.Contains(Campaign(&stats.Summary{}, nil).Text(), "exchange premium") {
 		t.Error("single exchanges have a workload section")
+	}
+}
+
+// The report's charts of the workload (Page.Agentic) stand in its section
+// of the HTML, and in no other medium.
+func TestAgenticSectionHoldsTheReportsCharts(t *testing.T) {
+	chart := template.HTML(`<svg class="hop-chart-under-test"></svg>`)
+	d := Campaign(agenticSummary(), &Page{CampaignID: "c", Agentic: []template.HTML{chart}})
+	var html strings.Builder
+	if err := d.HTML(&html); err != nil {
+		t.Fatal(err)
+	}
+	out := html.String()
+	at, sec := strings.Index(out, string(chart)), strings.Index(out, "Chains, actor tokens and the exchange premium")
+	if at < 0 || sec < 0 || at < sec {
+		t.Fatalf("the chart is not in the workload's section (chart at %d, section at %d)", at, sec)
+	}
+	if strings.Contains(d.Text()+d.Markdown(), "hop-chart-under-test") {
+		t.Error("a chart in the text or markdown")
 	}
 }

@@ -43,7 +43,10 @@ type Page struct {
 	Recomputed bool
 	Notes      []string
 	Curve      []template.HTML
-	Runs       func(io.Writer) error
+	// Agentic are the charts of the section on chains, actor tokens and
+	// the premium (the report's per-hop and per-grant charts).
+	Agentic []template.HTML
+	Runs    func(io.Writer) error
 	// Report is where the report was written: the terminal says it with
 	// the answer.
 	Report string
@@ -94,7 +97,7 @@ func Campaign(s *stats.Summary, page *Page) *Document {
 	}}
 	if s.Agentic != nil { // after the article's tables; a campaign of single exchanges has none (not even HTML's empty line)
 		i := slices.IndexFunc(d.Sections, func(sec Section) bool { return sec.ID == SecResources })
-		d.Sections = slices.Insert(d.Sections, i+1, agentic(s))
+		d.Sections = slices.Insert(d.Sections, i+1, agentic(s, page.Agentic))
 	}
 	return d
 }
