@@ -97,6 +97,12 @@ func TestChainsWithActorTokensAgainstTheReferenceServer(t *testing.T) {
 			if !said {
 				t.Error("the actor tokens got are not said")
 			}
+			for _, e := range r.events {
+				// The pre-flight's exchanges carry the actor token too.
+				if c, ok := e.(event.Forecast); ok && (c.Estimate.ServerCPUMs == 0 || strings.Contains(c.Estimate.Method, "failed")) {
+					t.Errorf("pre-flight: %+v", c.Estimate)
+				}
+			}
 		})
 	}
 }
