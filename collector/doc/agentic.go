@@ -110,12 +110,17 @@ func moreLess(v float64) string {
 	return "more"
 }
 
-// ciText is an interval in words, or why there is none.
+// ciText is an interval in words, or why there is none; an interval that
+// holds 0 says no difference is shown, as the marginal premium's does.
 func ciText(iv curve.Interval, prec int) string {
 	if !iv.Shown() {
 		return ", no interval (one pair)"
 	}
-	return fmt.Sprintf(", 95 %% CI %.*f–%.*f", prec, iv.CI[0], prec, iv.CI[1])
+	out := fmt.Sprintf(", 95 %% CI %.*f–%.*f", prec, iv.CI[0], prec, iv.CI[1])
+	if iv.CI[0] <= 0 && iv.CI[1] >= 0 {
+		out += " (it holds 0: no difference shown)"
+	}
+	return out
 }
 
 func pairsText(n int) string {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
 
@@ -92,5 +93,24 @@ func TestAgenticSectionHoldsTheReportsCharts(t *testing.T) {
 	}
 	if strings.Contains(d.Text()+d.Markdown(), "hop-chart-under-test") {
 		t.Error("a chart in the text or markdown")
+	}
+}
+
+// A premium whose interval holds 0 says no difference is shown, in either
+// direction; one that does not, says nothing more; one pair gives none.
+func TestPremiumIntervalText(t *testing.T) {
+	for _, tc := range []struct {
+		iv   curve.Interval
+		want string
+	}{
+		{curve.Interval{Mean: 7.18, CI: [2]float64{-0.74, 15.1}, N: 6}, ", 95 % CI -0.74–15.10 (it holds 0: no difference shown)"},
+		{curve.Interval{Mean: -0.72, CI: [2]float64{-4.29, 2.85}, N: 6}, ", 95 % CI -4.29–2.85 (it holds 0: no difference shown)"},
+		{curve.Interval{Mean: 0.27, CI: [2]float64{0.197, 0.342}, N: 6}, ", 95 % CI 0.20–0.34"},
+		{curve.Interval{Mean: -2, CI: [2]float64{-2.5, -1.5}, N: 3}, ", 95 % CI -2.50–-1.50"},
+		{curve.Interval{Mean: 1, N: 1}, ", no interval (one pair)"},
+	} {
+		if got := ciText(tc.iv, 2); got != tc.want {
+			t.Errorf("ciText(%+v) = %q, want %q", tc.iv, got, tc.want)
+		}
 	}
 }
