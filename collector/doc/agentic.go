@@ -10,7 +10,6 @@ import (
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
-	"github.com/tokex-dev/tokex/exchange"
 )
 
 // SecAgentic is the section of chains, actor tokens, the baseline and the
@@ -225,11 +224,11 @@ func KindTable(a *stats.Agentic) table.Table {
 	for i, drop := range map[int]int{9: 1, 8: 2, 4: 3, 6: 4} {
 		t.Columns[i].Drop = drop
 	}
-	weights := map[exchange.Grant]float64{}
+	weights := map[string]float64{} // by grant
 	var total float64
 	if a.Mix != nil {
 		for _, w := range a.Mix.Weights {
-			weights[w.Grant] = w.Weight
+			weights[string(w.Grant)] = w.Weight
 			total += w.Weight
 		}
 	}
@@ -241,7 +240,7 @@ func KindTable(a *stats.Agentic) table.Table {
 		for _, k := range st.Kinds {
 			share := "—"
 			if arrivals > 0 && total > 0 {
-				share = fmt.Sprintf("%.1f %% (%.1f %%)", float64(k.Arrivals)/float64(arrivals)*100, weights[k.Kind]/total*100)
+				share = fmt.Sprintf("%.1f %% (%.1f %%)", float64(k.Arrivals)/float64(arrivals)*100, weights[string(k.Kind)]/total*100)
 			}
 			t.Add(units.StageLabel(st.TargetRPS), string(k.Kind), units.Thousands(k.Arrivals), share, units.Thousands(k.Requests),
 				pct2(k.SuccessRatio), ms(k.LatencyMs.P50), ms(k.LatencyMs.P95), ms(k.LatencyMs.P99), fmt.Sprintf("%.0f", k.TokenBytes.Avg))
