@@ -352,7 +352,7 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 		g.prepare(a)
 		a.work = make(chan job, g.MaxInFlight)
 		for w := 0; w < g.MaxInFlight; w++ {
-			go g.worker(ctx, a, a.work, pipes[a.Index], rec, &wg)
+			go g.worker(ctx, a, a.work, g.run, pipes[a.Index], rec, &wg)
 		}
 	}
 	drops := recordDrops(rec, g.run)
@@ -501,9 +501,10 @@ func (g *Generator) pace(ctx context.Context, p event.PlannedRun, start time.Tim
 // worker serves one agent's arrivals. Workers are long-lived (like k6's
 // pre-allocated VUs), so their stacks and request buffers are grown once,
 // not per request.
-func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job, pipes *agentPipes, rec func(*stats.Request), wg *sync.WaitGroup) {
+// w is the run's work, given at the start: a worker that starts late, even
+// after its run ended, never reads the next run's.
+func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job, w *runWork, pipes *agentPipes, rec func(*stats.Request), wg *sync.WaitGroup) {
 	var buf []byte
-	w := g.run
 	for j := range work {
 		g.serve(ctx, a, j, w, pipes, rec, &buf)
 		a.inFlight.Add(-1)
