@@ -42,7 +42,7 @@ func hasPoints(ch charts.XYChart) bool {
 }
 
 func hopLatencyChart(a *stats.Agentic) charts.XYChart {
-	ch := charts.XYChart{Title: "Each hop's latency (reported run per stage: p95 marked, p50 to p99 as the whisker)", XUnit: "hop", YUnit: "ms", Height: 220}
+	ch := charts.XYChart{Title: "Each hop's latency (reported run per stage: p95 marked, p50 to p99 as the whisker)", XUnit: "hop", YUnit: "ms", Height: 220, XStep: 1}
 	for i, st := range a.Stages {
 		s := charts.XYSeries{Name: units.StageLabel(st.TargetRPS) + " p95", Class: seriesClasses[i%len(seriesClasses)], Join: true, Markers: true}
 		for _, h := range st.Hops {
@@ -59,7 +59,7 @@ func hopLatencyChart(a *stats.Agentic) charts.XYChart {
 // hopCPUChart draws the interval's part above zero; the tooltip gives it
 // whole (a hop's CPU is a difference of two runs' and may dip below).
 func hopCPUChart(a *stats.Agentic) charts.XYChart {
-	ch := charts.XYChart{Title: "Each hop's engine CPU (mean of the rounds; whisker: its 95 % interval)", XUnit: "hop", YUnit: "CPU-ms", Height: 220}
+	ch := charts.XYChart{Title: "Each hop's engine CPU (mean of the rounds; whisker: its 95 % interval)", XUnit: "hop", YUnit: "CPU-ms", Height: 220, XStep: 1}
 	for i, st := range a.Stages {
 		s := charts.XYSeries{Name: units.StageLabel(st.TargetRPS), Class: seriesClasses[i%len(seriesClasses)], Join: true, Markers: true}
 		for _, h := range st.Hops {
