@@ -41,6 +41,7 @@ type XYChart struct {
 	Refs         []Ref
 	Bands        []Band // X intervals, e.g. the capacity bracket
 	YMax         float64
+	XStep        float64 // spacing of the X ticks (1: whole numbers, such as hops); 0 chosen from the data
 	Width        int
 	Height       int
 }
@@ -57,6 +58,9 @@ func (c XYChart) SVG() string {
 	pw, ph := w-padL-padR, h-padT-padB
 	xmax, ymax := c.extent()
 	xstep, ystep := niceStep(xmax/8), niceStep(ymax/4)
+	if c.XStep > 0 {
+		xstep = c.XStep
+	}
 	xtop, ytop := math.Ceil(xmax/xstep)*xstep, math.Ceil(ymax/ystep)*ystep
 	px := func(x float64) float64 { return padL + x/xtop*pw }
 	py := func(y float64) float64 { return padT + ph - math.Min(y, ytop)/ytop*ph }

@@ -33,3 +33,25 @@ func TestXYChart(t *testing.T) {
 		t.Errorf("empty chart: %s", empty)
 	}
 }
+
+// XStep sets the X ticks: hops are whole numbers, never "0.5".
+func TestXYChartXStep(t *testing.T) {
+	c := XYChart{Title: "hops", XUnit: "hop", Series: []XYSeries{{Name: "p95", Class: "s1", Markers: true,
+		Points: []XYPoint{{X: 1, Y: 3}, {X: 2, Y: 2}, {X: 3, Y: 2.5}}}}}
+	ticks := func(svg string) []string {
+		var out []string
+		for _, part := range strings.Split(svg, `text-anchor="middle">`)[1:] {
+			if text := part[:strings.Index(part, "<")]; text != "" { // the unit labels are empty here
+				out = append(out, text)
+			}
+		}
+		return out
+	}
+	if got := strings.Join(ticks(c.SVG()), " "); !strings.Contains(got, "0.5") {
+		t.Fatalf("without XStep the ticks are %q: the test no longer tells", got)
+	}
+	c.XStep = 1
+	if got := strings.Join(ticks(c.SVG()), " "); got != "0 1 2 3" {
+		t.Errorf("XStep 1: ticks %q, want 0 1 2 3", got)
+	}
+}

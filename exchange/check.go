@@ -18,6 +18,20 @@ type Check struct {
 	TokenType string
 }
 
+// PlainRequired are the members a plain grant's success must carry (RFC
+// 6749 §5.1: no issued_token_type, an RFC 8693 member).
+var PlainRequired = []string{"access_token"}
+
+// ForGrant is the check of a grant's responses: the exchange's as
+// configured; a plain grant's without issued_token_type unless the
+// members were configured.
+func (c Check) ForGrant(g Grant) Check {
+	if g.Or() != GrantExchange && c.Required == nil {
+		c.Required = PlainRequired
+	}
+	return c
+}
+
 // Classify inspects a completed response: Outcome and detail as the
 // package's Classify, and for a 200 that fails the check why, in words
 // that quote at most the server's token_type.

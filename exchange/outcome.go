@@ -1,6 +1,7 @@
 package exchange
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -180,4 +181,47 @@ func nonEmptyString(body []byte, key string) bool {
 		}
 	}
 	return false
+}
+
+// AccessToken is the top-level access_token string of a response already
+// found valid (Check.Classify): the scan nonEmptyString makes, with the
+// value decoded by encoding/json only when it holds an escape (a JWT never
+// does).
+func AccessToken(body []byte) (string, bool) {
+	const key = "access_token"
+	depth := 0
+	for i := 0; i < len(body); i++ {
+		switch body[i] {
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		case '"':
+			end := scanString(body, i+1)
+			if end < 0 {
+				return "", false
+			}
+			if depth == 1 && string(body[i+1:end-1]) == key {
+				j := skipSpace(body, end)
+				if j >= len(body) || body[j] != ':' {
+					return "", false
+				}
+				j = skipSpace(body, j+1)
+				if j >= len(body) || body[j] != '"' {
+					return "", false
+				}
+				vend := scanString(body, j+1)
+				if vend < 0 {
+					return "", false
+				}
+				raw := body[j+1 : vend-1]
+				if bytes.IndexByte(raw, '\\') < 0 {
+					return string(raw), true
+				}
+				return StringMember(body, key)
+			}
+			i = end - 1
+		}
+	}
+	return "", false
 }

@@ -55,6 +55,10 @@ type Template struct {
 	ActorTokenType     string
 	Extra              map[string]string // e.g. connector_id for Dex
 	Auth               AuthMethod
+	// Grant is the request's kind: "" (a token exchange) or a plain grant,
+	// whose form has no token-exchange fields (a jwt_bearer's assertion is
+	// the user's token).
+	Grant Grant
 }
 
 // Body builds the application/x-www-form-urlencoded body for one exchange.
@@ -62,19 +66,26 @@ type Template struct {
 type Body struct {
 	prefix string // everything before subject_token
 	auth   AuthMethod
+	token  string // the field of the user's token: "&subject_token=", "&assertion=" or "" (none)
+	actor  bool   // an actor_token follows the subject token
 }
 
-// Compile pre-encodes the constant part of the form.
+// Compile pre-encodes the constant part of the form. An ActorTokenType
+// without an ActorToken makes room for an actor token per request
+// (AppendFormActor), whose type is in the fixed part.
 func (t Template) Compile() Body {
 	v := url.Values{}
-	v.Set("grant_type", GrantTypeTokenExchange)
-	stt := TokenTypeURI(t.SubjectTokenType)
-	if stt == "" {
-		stt = TokenTypeAccessToken
-	}
-	v.Set("subject_token_type", stt)
-	if t.RequestedTokenType != "" {
-		v.Set("requested_token_type", TokenTypeURI(t.RequestedTokenType))
+	gt, field := t.Grant.grantType()
+	v.Set("grant_type", gt)
+	if t.Grant.Or() == GrantExchange {
+		stt := TokenTypeURI(t.SubjectTokenType)
+		if stt == "" {
+			stt = TokenTypeAccessToken
+		}
+		v.Set("subject_token_type", stt)
+		if t.RequestedTokenType != "" {
+			v.Set("requested_token_type", TokenTypeURI(t.RequestedTokenType))
+		}
 	}
 	for _, r := range t.Resources {
 		v.Add("resource", r)
@@ -85,9 +96,14 @@ func (t Template) Compile() Body {
 	if t.Scope != "" {
 		v.Set("scope", t.Scope)
 	}
-	if t.ActorToken != "" {
-		v.Set("actor_token", t.ActorToken)
-		v.Set("actor_token_type", t.ActorTokenType)
+	actor := false
+	if t.Grant.Or() == GrantExchange && t.ActorTokenType != "" {
+		v.Set("actor_token_type", TokenTypeURI(t.ActorTokenType))
+		if t.ActorToken != "" {
+			v.Set("actor_token", t.ActorToken)
+		} else {
+			actor = true
+		}
 	}
 	for k, val := range t.Extra {
 		v.Set(k, val)
@@ -96,8 +112,14 @@ func (t Template) Compile() Body {
 	if auth == "" {
 		auth = AuthBasic
 	}
-	return Body{prefix: v.Encode(), auth: auth}
+	if field != "" {
+		field = "&" + field + "="
+	}
+	return Body{prefix: v.Encode(), auth: auth, token: field, actor: actor}
 }
+
+// Actor reports a body that carries an actor token per request.
+func (b Body) Actor() bool { return b.actor }
 
 // Fixed is the form-encoded fixed part (everything but the subject token
 // and client credentials), e.g. for the k6 agent script.
@@ -116,9 +138,21 @@ func (b Body) Form(subjectToken, clientID, cred string) string {
 
 // AppendForm appends Form's bytes to dst without building a string.
 func (b Body) AppendForm(dst []byte, subjectToken, clientID, cred string) []byte {
+	return b.AppendFormActor(dst, subjectToken, "", clientID, cred)
+}
+
+// AppendFormActor is AppendForm with an actor token after the subject
+// token, when the body was compiled for one (Actor).
+func (b Body) AppendFormActor(dst []byte, subjectToken, actorToken, clientID, cred string) []byte {
 	dst = append(dst, b.prefix...)
-	dst = append(dst, "&subject_token="...)
-	dst = append(dst, url.QueryEscape(subjectToken)...)
+	if b.token != "" {
+		dst = append(dst, b.token...)
+		dst = append(dst, url.QueryEscape(subjectToken)...)
+	}
+	if b.actor {
+		dst = append(dst, "&actor_token="...)
+		dst = append(dst, url.QueryEscape(actorToken)...)
+	}
 	if b.auth == AuthBasic {
 		return dst
 	}

@@ -299,6 +299,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 		}
 	}
 	meta := runMeta(p, res, out.descs.list())
+	meta.Mix = c.mixOf(p)
 	meta.CoolDown, c.cooled = c.cooled, nil
 	switch {
 	case ctx.Err() != nil:
@@ -363,7 +364,16 @@ func runMeta(p event.PlannedRun, res RunResult, descs []sample.ErrorDescription)
 	return stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
 		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
 		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: descs, SendLagParts: res.SendLagParts,
-		Verification: res.Verification}
+		Verification: res.Verification, Grant: p.Grant, Chain: p.Chain, Step: p.Step}
+}
+
+// mixOf is the mix run p's arrivals draw their grant from: the campaign's,
+// in the runs of its own workload; nil otherwise.
+func (c *Campaign) mixOf(p event.PlannedRun) *exchange.Mix {
+	if p.Grant != "" {
+		return nil
+	}
+	return c.Cfg.Workload.MixSpec()
 }
 
 // endRun computes the run's statistics from its evidence and announces its

@@ -202,7 +202,7 @@ func (c *Campaign) probeRun(index, probe int, step curve.Step) event.PlannedRun 
 	return event.PlannedRun{
 		ID:    fmt.Sprintf("%02d-p%d-r%d-%srps", index, probe, step.Round, strconv.FormatFloat(step.Rate, 'f', -1, 64)),
 		Index: index, Round: step.Round, TargetRPS: step.Rate, Warmup: c.Cfg.Warmup, Duration: c.Cfg.Duration,
-		Agents: c.Cfg.Agents.Count,
+		Agents: c.Cfg.Agents.Count, Chain: mainVariant(&c.Cfg).chain,
 	}
 }
 

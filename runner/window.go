@@ -136,7 +136,9 @@ func (w *windower) Add(r *stats.Request) {
 		b.kind(r.ErrorKey())
 	}
 	b.dur.Add(r.DurationUS)
-	b.lag.Add(r.SendLagUS)
+	if r.Hop <= 1 { // a chain's later hop waited for the one before, not the schedule
+		b.lag.Add(r.SendLagUS)
+	}
 	if b.hist == nil {
 		b.hist = make([]int64, len(event.LatencyBoundsMs)+1)
 	}

@@ -203,3 +203,18 @@ func TestWindowCountsErrorKinds(t *testing.T) {
 		t.Errorf("kinds sum to %d, errors %d", sum, got[0].Errors)
 	}
 }
+
+// A chain's later hops wait for the hop before, not the schedule: their
+// send lag (tokex's time between hops) stays out of the window's send lag,
+// which the live late-generator rule reads; their latency counts.
+func TestWindowSendLagOfFirstHopsOnly(t *testing.T) {
+	var got []event.Window
+	w := newWindower(event.PlannedRun{ID: "r", TargetRPS: 10, Chain: 2}, func(e event.Event) { got = append(got, e.(event.Window)) }, nil)
+	base := time.Unix(1000, 0).UnixMicro()
+	w.Add(&stats.Request{Phase: stats.Measured, ScheduledUS: base, SendLagUS: 2000, DurationUS: 1000, Outcome: "ok", Hop: 1})
+	w.Add(&stats.Request{Phase: stats.Measured, ScheduledUS: base + 3000, SendLagUS: 90_000, DurationUS: 5000, Outcome: "ok", Hop: 2})
+	w.Flush(time.Time{})
+	if len(got) != 1 || got[0].Completed != 2 || got[0].SendLagP99 != 2 || got[0].Latency.Max != 5 {
+		t.Fatalf("%+v", got)
+	}
+}

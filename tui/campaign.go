@@ -149,6 +149,7 @@ func (c *campaign) runStarted(v event.RunStarted, pinned *runState) {
 	}
 	c.current = rs
 	rs.data = newRunData(v.At)
+	rs.data.hops = hopsOf(v.Run)
 	c.keep(rs, pinned)
 	c.health.Reset(rs.state == rowMeasuring)
 }

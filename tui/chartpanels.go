@@ -7,6 +7,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/tokex-dev/tokex/charts"
+	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -60,18 +61,31 @@ func (g *chartGrid) latencyChart(r *runState) (string, charts.Plot) {
 	return title, plot
 }
 
+// requestRate is the requests a second a run's plan asks for: its arrival
+// rate, times the hops of a chain (the chart counts requests).
+func requestRate(p event.PlannedRun) float64 { return p.TargetRPS * float64(hopsOf(p)) }
+
+// hopsOf is the requests of one of the run's arrivals when it is an
+// exchange: a chain's hops, else 1.
+func hopsOf(p event.PlannedRun) int {
+	if p.Grant != "" {
+		return 1
+	}
+	return max(p.Chain, 1)
+}
+
 func (g *chartGrid) throughputChart(r *runState) (string, charts.Plot) {
 	s, d := g.com.styles, r.data
 	title := fmt.Sprintf("achieved %s/s of %s · dropped %s · errors %s",
 		charts.Compact(d.achieved.Last()), charts.Compact(d.target.Last()), charts.Compact(d.dropped.Last()), charts.Compact(d.errors.Last()))
 	if st := g.com.camp.final(r); st != nil {
-		title = fmt.Sprintf("achieved %s/s of %s · %s dropped · %s errors", charts.Compact(st.AchievedRPS), charts.Compact(r.plan.TargetRPS),
+		title = fmt.Sprintf("achieved %s/s of %s · %s dropped · %s errors", charts.Compact(st.AchievedRPS), charts.Compact(requestRate(r.plan)),
 			units.Thousands(st.Dropped), units.Thousands(st.Requests-st.OK))
 		if st.Retried > 0 {
 			title += " · " + units.Thousands(st.Retried) + " retried"
 		}
 	}
-	return title, charts.Plot{YMax: r.plan.TargetRPS, Traces: []charts.Trace{
+	return title, charts.Plot{YMax: requestRate(r.plan), Traces: []charts.Trace{
 		trace("target", &d.target, s.Dim), trace("dropped", &d.dropped, s.Warn), trace("errors", &d.errors, s.Bad), trace("achieved", &d.achieved, s.Good)}}
 }
 

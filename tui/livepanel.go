@@ -180,7 +180,11 @@ func (p *livePanel) figures(oneLine bool) []string {
 			achieved, inflight, okN, errN, droppedN = st.AchievedRPS, 0, st.OK, st.Requests-st.OK, st.Dropped
 		}
 	}
-	a := fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("target"), s.Value.Render(units.StageLabel(r.plan.TargetRPS)),
+	target := units.StageLabel(r.plan.TargetRPS)
+	if n := hopsOf(r.plan); n > 1 {
+		target += fmt.Sprintf(" chains of %d", n)
+	}
+	a := fmt.Sprintf("%s %s  %s %s  %s %d", s.Label.Render("target"), s.Value.Render(target),
 		s.Label.Render("achieved"), s.Value.Render(fmt.Sprintf("%.0f/s", achieved)), s.Label.Render("in-flight"), inflight)
 	succ := "—"
 	if n := okN + errN; n > 0 {

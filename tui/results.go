@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -87,6 +88,63 @@ func (r *resultsPanel) draw() []string {
 	}
 	if line := warningsLine(sum); line != "" {
 		out = append(out, s.Warn.Render(ansi.Truncate(line, r.w, "…")))
+	}
+	return append(out, r.agentic(sum)...)
+}
+
+// agentic are the workload's figures under the results (issue 30): the
+// exchange premium over the baseline, each hop's p95, token size and CPU,
+// or each grant of a mix.
+func (r *resultsPanel) agentic(sum *stats.Summary) []string {
+	a := sum.Agentic
+	if a == nil {
+		return nil
+	}
+	s := r.com.styles
+	var out []string
+	if lines := doc.PremiumLines(a); len(lines) > 0 {
+		out = append(out, s.Label.Render("Premium ")+ansi.Truncate(lines[0], max(r.w-8, 1), "…"))
+	}
+	for _, t := range []table.Table{doc.HopTable(a), doc.KindTable(a)} {
+		if len(t.Rows) > 0 {
+			out = append(out, s.renderTable(t, r.w)...)
+		}
+	}
+	return append(out, r.p95Bars(a)...)
+}
+
+// p95Bars chart the highest stage's p95 per hop (per grant of a mix) as
+// bars, each labelled with its figure.
+func (r *resultsPanel) p95Bars(a *stats.Agentic) []string {
+	var names []string
+	var vals []float64
+	var rate float64
+	for _, st := range a.Stages {
+		var n []string
+		var v []float64
+		for _, h := range st.Hops {
+			n, v = append(n, fmt.Sprintf("hop %d", h.Hop)), append(v, h.P95Ms)
+		}
+		for _, k := range st.Kinds {
+			n, v = append(n, string(k.Kind)), append(v, k.LatencyMs.P95)
+		}
+		if len(v) > 0 {
+			names, vals, rate = n, v, st.TargetRPS
+		}
+	}
+	top := 0.0
+	for _, v := range vals {
+		top = max(top, v)
+	}
+	if top <= 0 {
+		return nil
+	}
+	s := r.com.styles
+	out := []string{s.Label.Render("p95 at " + units.StageLabel(rate))}
+	room := max(r.w-32, 4)
+	for i, v := range vals {
+		bar := strings.Repeat("█", max(int(float64(room)*v/top+0.5), 1))
+		out = append(out, ansi.Truncate(fmt.Sprintf("%18s ", names[i])+s.Good.Render(bar)+fmt.Sprintf(" %.3g ms", v), r.w, "…"))
 	}
 	return out
 }

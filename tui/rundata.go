@@ -52,6 +52,7 @@ const seriesCap = 400
 type runData struct {
 	start time.Time
 	win   *event.Window // the latest window, live figures
+	hops  int           // requests per arrival (a chain's hops): the target counts requests
 
 	p50, p95, p99                     charts.TimeSeries // ms
 	target, achieved, dropped, errors charts.TimeSeries // per second
@@ -73,7 +74,7 @@ type engineSeries struct {
 }
 
 func newRunData(start time.Time) *runData {
-	d := &runData{start: start, engines: map[string]*engineSeries{}, errKinds: map[string]int64{}, agents: map[int]agentRow{}}
+	d := &runData{start: start, hops: 1, engines: map[string]*engineSeries{}, errKinds: map[string]int64{}, agents: map[int]agentRow{}}
 	for _, s := range []*charts.TimeSeries{&d.p50, &d.p95, &d.p99, &d.target, &d.achieved, &d.dropped, &d.errors,
 		&d.engineTot, &d.engineMem, &d.gen, &d.host} {
 		s.Cap = seriesCap
@@ -100,7 +101,7 @@ func (d *runData) window(v event.Window) {
 		d.p95.Push(t, v.Latency.P95)
 		d.p99.Push(t, v.Latency.P99)
 	}
-	d.target.Push(t, v.TargetRPS)
+	d.target.Push(t, v.TargetRPS*float64(d.hops))
 	d.achieved.Push(t, v.AchievedRPS())
 	d.dropped.Push(t, float64(v.Dropped)/per)
 	d.errors.Push(t, float64(v.Errors)/per)

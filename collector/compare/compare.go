@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -50,6 +51,12 @@ type Result struct {
 	// Cost compares the marginal costs (engine cores fitted against rate)
 	// and the capacities, when either campaign has them.
 	Cost *Cost `json:"marginal_cost,omitempty"`
+	// Workloads say what each campaign's arrivals did when either ran
+	// chains, a baseline or a mix (the figures are per request: chains of
+	// different lengths are not the same measurement); Premiums are their
+	// exchange premiums over the baseline.
+	Workloads [2]string `json:"workloads,omitzero"`
+	Premiums  [2]string `json:"premiums,omitzero"`
 }
 
 // Cost is the marginal-cost difference B − A with its 95 % interval.
@@ -163,7 +170,7 @@ func Compare(a, b *stats.Summary) *Result {
 		default:
 			st.RunsA, st.RunsB = doc.RunsVerdict(x), doc.RunsVerdict(y)
 			ra, rb := x.Reported(), y.Reported()
-			for _, g := range metrics {
+			for _, g := range append(slices.Clone(metrics), hopMetrics(ra, rb)...) {
 				m := Metric{Name: g.name, Unit: g.unit}
 				va, okA := value(ra, g)
 				vb, okB := value(rb, g)
@@ -194,7 +201,93 @@ func Compare(a, b *stats.Summary) *Result {
 		}
 		res.Stages = append(res.Stages, st)
 	}
+	res.workloads(a, b)
 	return res
+}
+
+// hopMetrics compare each hop both reported runs have: its p95 and the
+// size of the token it was issued.
+func hopMetrics(a, b *stats.Run) []getter {
+	if a == nil || b == nil {
+		return nil
+	}
+	var out []getter
+	for k := 1; k <= min(len(a.Hops), len(b.Hops)); k++ {
+		hop := func(r *stats.Run) (stats.HopStats, bool) {
+			for _, h := range r.Hops {
+				if h.Hop == k && h.Requests > 0 {
+					return h, true
+				}
+			}
+			return stats.HopStats{}, false
+		}
+		out = append(out,
+			getter{fmt.Sprintf("p95 hop %d", k), "ms", func(r *stats.Run) (float64, bool) { h, ok := hop(r); return h.LatencyMs.P95, ok }},
+			getter{fmt.Sprintf("token bytes hop %d", k), "B", func(r *stats.Run) (float64, bool) {
+				h, ok := hop(r)
+				return h.TokenBytes.Avg, ok && h.TokenBytes.Count > 0
+			}})
+	}
+	return out
+}
+
+// workloads say what each campaign ran when either ran more than single
+// exchanges, and each one's exchange premium.
+func (r *Result) workloads(a, b *stats.Summary) {
+	if a.Agentic == nil && b.Agentic == nil {
+		return
+	}
+	for i, s := range []*stats.Summary{a, b} {
+		r.Workloads[i] = workloadOf(s.Agentic)
+		if g := s.Agentic; g != nil && g.Premium != nil {
+			if lines := doc.PremiumLines(g); len(lines) > 0 {
+				r.Premiums[i] = lines[0]
+			}
+		}
+	}
+}
+
+// workloadOf names a campaign's workload.
+func workloadOf(g *stats.Agentic) string {
+	if g == nil {
+		return "single exchanges"
+	}
+	var parts []string
+	switch {
+	case g.Chain > 1:
+		parts = append(parts, fmt.Sprintf("chains of %d", g.Chain))
+	default:
+		parts = append(parts, "single exchanges")
+	}
+	if g.Mix != nil {
+		var ws []string
+		for _, w := range g.Mix.Weights {
+			ws = append(ws, fmt.Sprintf("%s %g", w.Grant, w.Weight))
+		}
+		parts = append(parts, "mix "+strings.Join(ws, ", "))
+	}
+	if g.Baseline != "" {
+		parts = append(parts, "baseline "+string(g.Baseline))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// workloadLines say the workloads and the premiums, and warn when the
+// campaigns' workloads differ.
+func (r *Result) workloadLines() []string {
+	if r.Workloads == [2]string{} {
+		return nil
+	}
+	out := []string{"workload A: " + r.Workloads[0], "workload B: " + r.Workloads[1]}
+	if r.Workloads[0] != r.Workloads[1] {
+		out = append(out, "⚠ the campaigns ran different workloads: their figures per request are not the same measurement")
+	}
+	for i, p := range r.Premiums {
+		if p != "" {
+			out = append(out, fmt.Sprintf("premium %s: %s", "AB"[i:i+1], p))
+		}
+	}
+	return out
 }
 
 func byRate(s *stats.Summary) map[float64]*stats.Stage {
@@ -263,6 +356,9 @@ func (r *Result) Text() string {
 	if r.Cost != nil {
 		s += "\n" + r.Cost.Line() + "\n"
 	}
+	for _, l := range r.workloadLines() {
+		s += l + "\n"
+	}
 	return s
 }
 
@@ -273,8 +369,12 @@ func (r *Result) Markdown() string {
 }
 
 func (r *Result) costMarkdown() string {
-	if r.Cost == nil {
-		return ""
+	var s string
+	if r.Cost != nil {
+		s = "\n" + r.Cost.Line() + "\n"
 	}
-	return "\n" + r.Cost.Line() + "\n"
+	if lines := r.workloadLines(); len(lines) > 0 {
+		s += "\n- " + strings.Join(lines, "\n- ") + "\n"
+	}
+	return s
 }

@@ -162,3 +162,49 @@ func TestCompareRefusesABentCost(t *testing.T) {
 		t.Errorf("text:\n%s", r.Text())
 	}
 }
+
+// chainSummary is a campaign of chains of n at 100/s, 2 rounds, whose hop
+// k's p95 is p95s[k-1] and token grows 100 bytes a hop.
+func chainSummary(id string, n int, p95s []float64) *stats.Summary {
+	var runs []*stats.Run
+	for rd := 1; rd <= 2; rd++ {
+		r := &stats.Run{ID: fmt.Sprintf("%s-%d", id, rd), Round: rd, TargetRPS: 100, Status: stats.StatusDone, Chain: n, Requests: 100,
+			SuccessRatio: 1, ThresholdsPassed: true, LatencyMs: stats.Latency{P95: 5}}
+		for k := 1; k <= n; k++ {
+			r.Hops = append(r.Hops, stats.HopStats{Hop: k, Requests: 50, LatencyMs: stats.Latency{P95: p95s[k-1] + float64(rd)/10},
+				TokenBytes: stats.Sizes{Count: 50, Avg: float64(700 + 100*k)}})
+		}
+		runs = append(runs, r)
+	}
+	s := &stats.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	stats.BuildSummary(s, runs, true)
+	return s
+}
+
+// Campaigns of chains compare hop by hop, and campaigns of different
+// workloads are said to be so.
+func TestCompareChains(t *testing.T) {
+	r := Compare(chainSummary("A", 3, []float64{4, 5, 6}), chainSummary("B", 2, []float64{4, 9}))
+	names := map[string]Metric{}
+	for _, m := range r.Stages[0].Metrics {
+		names[m.Name] = m
+	}
+	if m := names["p95 hop 2"]; m.A != 5.2 || m.B != 9.2 || m.Verdict != "B higher" {
+		t.Errorf("p95 hop 2: %+v", m)
+	}
+	if _, ok := names["p95 hop 3"]; ok || names["token bytes hop 1"].Diff != 0 {
+		t.Errorf("hops compared: %v", names)
+	}
+	text := r.Text()
+	for _, want := range []string{"workload A: chains of 3", "workload B: chains of 2", "different workloads"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("lacks %q:\n%s", want, text)
+		}
+	}
+	if same := Compare(chainSummary("A", 2, []float64{4, 5}), chainSummary("B", 2, []float64{4, 5})).Text(); strings.Contains(same, "different workloads") {
+		t.Errorf("same workloads said to differ:\n%s", same)
+	}
+	if plain := Compare(summary("A", map[float64][]float64{100: {7}}, 1), summary("B", map[float64][]float64{100: {7}}, 1)).Text(); strings.Contains(plain, "workload") {
+		t.Errorf("single exchanges: %s", plain)
+	}
+}

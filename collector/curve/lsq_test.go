@@ -57,3 +57,19 @@ func TestLsqIsOrdinaryLeastSquares(t *testing.T) {
 		t.Error("more columns than rows were fitted")
 	}
 }
+
+// TestMeanCI: the interval of three replicates is the textbook one
+// (t₀.₉₇₅,₂ = 4.303), one replicate has none.
+func TestMeanCI(t *testing.T) {
+	iv := MeanCI([]float64{1.6, 1.9, 2.2})
+	half := 4.303 * 0.3 / math.Sqrt(3)
+	if math.Abs(iv.Mean-1.9) > 1e-12 || math.Abs(iv.CI[0]-(1.9-half)) > 1e-3 || math.Abs(iv.CI[1]-(1.9+half)) > 1e-3 || !iv.Shown() {
+		t.Errorf("%+v, want 1.9 ± %.4f", iv, half)
+	}
+	if one := MeanCI([]float64{3}); one.Shown() || one.Mean != 3 || one.CI != [2]float64{} {
+		t.Errorf("one replicate: %+v", one)
+	}
+	if TQuantile(0.05, 0) != math.Inf(1) {
+		t.Error("no degrees of freedom has a finite quantile")
+	}
+}

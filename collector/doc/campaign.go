@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -42,7 +43,10 @@ type Page struct {
 	Recomputed bool
 	Notes      []string
 	Curve      []template.HTML
-	Runs       func(io.Writer) error
+	// Agentic are the charts of the section on chains, actor tokens and
+	// the premium (the report's per-hop and per-grant charts).
+	Agentic []template.HTML
+	Runs    func(io.Writer) error
 	// Report is where the report was written: the terminal says it with
 	// the answer.
 	Report string
@@ -68,7 +72,7 @@ func Campaign(s *stats.Summary, page *Page) *Document {
 	page = &p
 	cost := CostLines(s)
 	groups := Groups(s, page)
-	return &Document{Title: "tokex campaign " + s.CampaignID, Sections: []Section{
+	d := &Document{Title: "tokex campaign " + s.CampaignID, Sections: []Section{
 		header(s, true),
 		answer(s, page, groups),
 		header(s, false),
@@ -91,6 +95,11 @@ func Campaign(s *stats.Summary, page *Page) *Document {
 		{ID: SecDefinitions, In: HTML, Blocks: []Block{{Kind: Footer, Lines: []Line{Say(s.LatencyDefinition), Say(s.SendLagDefinition),
 			Say("Every figure here is computed from the evidence folder (" + page.CampaignID + "): requests.csv.gz, resources.csv and host.csv of each run.")}}}},
 	}}
+	if s.Agentic != nil { // after the article's tables; a campaign of single exchanges has none (not even HTML's empty line)
+		i := slices.IndexFunc(d.Sections, func(sec Section) bool { return sec.ID == SecResources })
+		d.Sections = slices.Insert(d.Sections, i+1, agentic(s, page.Agentic))
+	}
+	return d
 }
 
 const warningsTitle = "Warnings"
@@ -261,7 +270,7 @@ func okTone(ok bool) table.Tone {
 
 func allRuns(s *stats.Summary) []*stats.Run {
 	var out []*stats.Run
-	for _, st := range s.Stages {
+	for _, st := range append(slices.Clone(s.Stages), s.Variants...) {
 		out = append(out, st.Runs...)
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // Event is one typed item of the stream.
@@ -52,6 +53,14 @@ type PlannedRun struct {
 	Warmup    time.Duration `json:"warmup"`
 	Duration  time.Duration `json:"duration"` // measured phase
 	Agents    int           `json:"agents"`
+	// Grant is what the run's arrivals ask for: "" the campaign's workload
+	// (exchanges, chains of them or its mix), or its baseline grant
+	// (workload.baseline). Chain is the length of the run's delegation
+	// chains, 0 without one: a run of a shorter chain than the campaign's
+	// is a step (workload.steps).
+	Grant exchange.Grant `json:"grant,omitempty"`
+	Chain int            `json:"chain,omitempty"`
+	Step  bool           `json:"step,omitempty"`
 }
 
 // Total is warmup plus the measured phase.

@@ -22,15 +22,23 @@ import (
 // RequestsHeader documents requests.csv.gz (see docs/evidence.md).
 // count is empty for one arrival; a dropped row imported from a k6 total
 // carries the number of arrivals it stands for. retried is 1 for a request
-// sent again on a new connection after a keep-alive race, else empty.
-const RequestsHeader = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail,count,retried"
+// sent again on a new connection after a keep-alive race, else empty. kind
+// is the grant (empty: a token exchange; client_credentials, jwt_bearer),
+// hop the exchange's place in its delegation chain (empty outside one),
+// token_bytes the issued access_token's length of a success (else empty).
+const RequestsHeader = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail,count,retried,kind,hop,token_bytes"
 
-// requestsHeaderV2 is the header before retried existed, requestsHeaderV1
-// before count did; both still read.
+// requestsHeaderV3 is the header before kind, hop and token_bytes existed,
+// requestsHeaderV2 before retried did, requestsHeaderV1 before count; all
+// still read.
 const (
+	requestsHeaderV3 = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail,count,retried"
 	requestsHeaderV2 = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail,count"
 	requestsHeaderV1 = "agent,seq,phase,scheduled_unix_us,send_lag_us,duration_us,status,outcome,detail"
 )
+
+// requestColumns is the number of columns of the current layout.
+const requestColumns = 14
 
 // ResourcesHeader documents resources.csv.
 const ResourcesHeader = "at_unix_us,kind,name,cpu_millicores,memory_bytes,cpu_seconds_total,source"
@@ -79,15 +87,27 @@ func AppendRequest(buf []byte, r *stats.Request) []byte {
 	if r.Retried && !r.Dropped() {
 		buf = append(buf, '1')
 	}
+	buf = append(buf, ',')
+	if r.Kind != exchange.GrantExchange {
+		buf = append(buf, clean(string(r.Kind))...)
+	}
+	buf = append(buf, ',')
+	if r.Hop != 0 {
+		buf = strconv.AppendInt(buf, int64(r.Hop), 10)
+	}
+	buf = append(buf, ',')
+	if r.TokenBytes != 0 && r.OK() {
+		buf = strconv.AppendInt(buf, int64(r.TokenBytes), 10)
+	}
 	return append(buf, '\n')
 }
 
 // ParseRequest parses one line of requests.csv (the current layout).
-func ParseRequest(line string) (stats.Request, error) { return parseRequest(line, 11) }
+func ParseRequest(line string) (stats.Request, error) { return parseRequest(line, requestColumns) }
 
 func parseRequest(line string, cols int) (stats.Request, error) {
 	var r stats.Request
-	var f [11]string
+	var f [requestColumns]string
 	n := 0
 	for n < cols-1 {
 		i := strings.IndexByte(line, ',')
@@ -120,6 +140,14 @@ func parseRequest(line string, cols int) (stats.Request, error) {
 	r.Detail = f[8]
 	r.Count = atoi(f[9])
 	r.Retried = f[10] == "1"
+	r.Kind = exchange.Grant(f[11])
+	hop := atoi(f[12])
+	r.Hop = int(min(max(hop, -1), stats.MaxChain+1))
+	tokenBytes := atoi(f[13])
+	r.TokenBytes = int(min(max(tokenBytes, -1), stats.MaxTokenBytes+1))
+	if err == nil {
+		err = checkAgentic(&r, f[11], hop, tokenBytes)
+	}
 	switch {
 	case err != nil:
 		return r, err
@@ -136,7 +164,30 @@ func parseRequest(line string, cols int) (stats.Request, error) {
 	case r.Count == 1:
 		r.Count = 0
 	}
+	if r.Dropped() { // never sent: no lag or duration (written empty), whatever a hostile row says
+		r.SendLagUS, r.DurationUS = 0, 0
+	}
 	return r, nil
+}
+
+// checkAgentic checks a row's kind, hop and token_bytes (empty in the
+// layouts before them).
+func checkAgentic(r *stats.Request, kind string, hop, tokenBytes int64) error {
+	switch {
+	case kind == string(exchange.GrantExchange):
+		return errors.New("kind is empty for a token exchange")
+	case !r.Kind.Known():
+		return fmt.Errorf("unknown kind %q", clip(kind))
+	case hop < 0 || hop > stats.MaxChain:
+		return fmt.Errorf("hop must be empty or 1 to %d", stats.MaxChain)
+	case hop > 0 && r.Kind != "":
+		return errors.New("only a token exchange has a hop")
+	case tokenBytes < 0 || tokenBytes > stats.MaxTokenBytes:
+		return errors.New("token_bytes out of range")
+	case tokenBytes > 0 && !r.OK():
+		return errors.New("token_bytes is for successes only")
+	}
+	return nil
 }
 
 // RowInfo says what reading a requests.csv.gz met.
@@ -194,6 +245,8 @@ func parseRequests(name string, r io.Reader, fn func(*stats.Request)) (RowInfo, 
 		if cols == 0 {
 			switch string(b) {
 			case RequestsHeader:
+				cols = requestColumns
+			case requestsHeaderV3:
 				cols = 11
 			case requestsHeaderV2:
 				cols = 10

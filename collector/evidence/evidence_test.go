@@ -22,6 +22,11 @@ func TestRequestRowRoundTrip(t *testing.T) {
 		{Agent: 4, Seq: -1, Phase: stats.Measured, ScheduledUS: 9, Outcome: "dropped", Count: 1_000_000_000_000},
 		{Agent: 2, Seq: 3, Phase: stats.Measured, ScheduledUS: 7, SendLagUS: 1, DurationUS: 900, Status: 200, Outcome: "ok", Retried: true},
 		{Agent: 2, Seq: 4, Phase: stats.Warmup, ScheduledUS: 8, SendLagUS: 1, DurationUS: 90, Outcome: "conn_error", Retried: true},
+		{Agent: 2, Seq: 5, Phase: stats.Measured, ScheduledUS: 9, SendLagUS: 3, DurationUS: 900, Status: 200, Outcome: "ok", Hop: 3, TokenBytes: 1234},
+		{Agent: 2, Seq: 6, Phase: stats.Measured, ScheduledUS: 9, SendLagUS: 3, DurationUS: 900, Status: 400, Outcome: "oauth_error", Detail: "invalid_grant", Hop: 2},
+		{Agent: 2, Seq: 7, Phase: stats.Measured, ScheduledUS: 9, SendLagUS: 3, DurationUS: 700, Status: 200, Outcome: "ok", Kind: exchange.GrantClientCredentials, TokenBytes: 700},
+		{Agent: 2, Seq: 8, Phase: stats.Measured, ScheduledUS: 9, Outcome: "dropped", Kind: exchange.GrantJWTBearer},
+		{Agent: 2, Seq: 9, Phase: stats.Measured, ScheduledUS: 9, Outcome: "dropped", Hop: 1},
 	}
 	for _, r := range rows {
 		line := string(AppendRequest(nil, &r))
@@ -38,7 +43,12 @@ func TestRequestRowRoundTrip(t *testing.T) {
 	for _, bad := range []string{"", "1,2,3", "x,1,measured,1,1,1,200,ok,,", "1,1,later,1,1,1,200,ok,,", "1,1,measured,1,1,1,200,,,",
 		"1,1,measured,1,1,1,200,ok,,5,", "1,1,measured,1,,,0,dropped,,-2,", "-1,1,measured,1,1,1,200,ok,,,", "1,1,measured,1,1,1,20000,ok,,,",
 		"1,1,measured,1,1,1,200,ok,,", "1,1,measured,1,1,1,200,ok,,,0", "1,1,measured,1,1,1,200,ok,,,2", "1,1,measured,1,1,1,200,ok,,,true",
-		"1,1,measured,1,,,0,dropped,,,1", "1,1,measured,1,1,1,200,ok,,,1,"} {
+		"1,1,measured,1,,,0,dropped,,,1", "1,1,measured,1,1,1,200,ok,,,1,",
+		// kind, hop, token_bytes
+		"1,1,measured,1,1,1,200,ok,,,,exchange,,", "1,1,measured,1,1,1,200,ok,,,,password,,", "1,1,measured,1,1,1,200,ok,,,,,6,",
+		"1,1,measured,1,1,1,200,ok,,,,,-1,", "1,1,measured,1,1,1,200,ok,,,,client_credentials,1,", "1,1,measured,1,1,1,200,ok,,,,,,-5",
+		"1,1,measured,1,1,1,400,oauth_error,invalid_grant,,,,1,30", "1,1,measured,1,1,1,200,ok,,,,,,1048577", "1,1,measured,1,1,1,200,ok,,,,,x,",
+		"1,1,measured,1,1,1,200,ok,,,,,1,,"} {
 		if _, err := ParseRequest(bad); err == nil {
 			t.Errorf("ParseRequest(%q) accepted", bad)
 		}
@@ -184,7 +194,8 @@ func TestRequestsOfEveryLayoutRead(t *testing.T) {
 	}{
 		{"v1: before count", requestsHeaderV1 + "\n0,1,measured,1000000,5,900,200,ok,\n0,2,measured,1000100,5,800,200,ok,\n", 0},
 		{"v2: before retried", requestsHeaderV2 + "\n" + rows, 0},
-		{"v3", RequestsHeader + "\n0,1,measured,1000000,5,900,200,ok,,,1\n0,2,measured,1000100,5,800,200,ok,,,\n0,3,warmup,900000,5,800,200,ok,,,1\n", 1},
+		{"v3: before kind, hop and token_bytes", requestsHeaderV3 + "\n0,1,measured,1000000,5,900,200,ok,,,1\n0,2,measured,1000100,5,800,200,ok,,,\n0,3,warmup,900000,5,800,200,ok,,,1\n", 1},
+		{"v4", RequestsHeader + "\n0,1,measured,1000000,5,900,200,ok,,,1,,,912\n0,2,measured,1000100,5,800,200,ok,,,,,,\n0,3,warmup,900000,5,800,200,ok,,,1,,,\n", 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			meta := stats.RunMeta{ID: "r", Status: stats.StatusDone, MeasuredStart: time.UnixMicro(999_000), MeasuredEnd: time.UnixMicro(2_000_000)}

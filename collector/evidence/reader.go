@@ -294,31 +294,14 @@ func (f *Folder) Summary() (*stats.Summary, error) {
 // a plan can have; it drops null entries.
 func checkSummary(s *stats.Summary) error {
 	n := 0
-	stages := s.Stages[:0]
-	for _, st := range s.Stages {
-		if st == nil {
-			continue
-		}
-		runs := st.Runs[:0]
-		for _, r := range st.Runs {
-			if r == nil {
-				continue
-			}
-			if err := CheckID(r.ID); err != nil {
-				return err
-			}
-			runs = append(runs, r)
-		}
-		st.Runs = runs
-		if st.ReportedRun != "" {
-			if err := CheckID(st.ReportedRun); err != nil {
-				return err
-			}
-		}
-		n += len(st.Runs) + 1
-		stages = append(stages, st)
+	var err error
+	s.Stages, err = checkStages(s.Stages, &n)
+	if err == nil {
+		s.Variants, err = checkStages(s.Variants, &n)
 	}
-	s.Stages = stages
+	if err != nil {
+		return err
+	}
 	if s.Sanity != nil {
 		if err := CheckID(s.Sanity.ID); err != nil {
 			return err
@@ -328,6 +311,36 @@ func checkSummary(s *stats.Summary) error {
 		return fmt.Errorf("refused: more than %d runs", stats.MaxRuns)
 	}
 	return nil
+}
+
+// checkStages checks a summary's stages (or variants), dropping null
+// entries, and adds their runs and stages to n.
+func checkStages(in []*stats.Stage, n *int) ([]*stats.Stage, error) {
+	stages := in[:0]
+	for _, st := range in {
+		if st == nil {
+			continue
+		}
+		runs := st.Runs[:0]
+		for _, r := range st.Runs {
+			if r == nil {
+				continue
+			}
+			if err := CheckID(r.ID); err != nil {
+				return nil, err
+			}
+			runs = append(runs, r)
+		}
+		st.Runs = runs
+		if st.ReportedRun != "" {
+			if err := CheckID(st.ReportedRun); err != nil {
+				return nil, err
+			}
+		}
+		*n += len(st.Runs) + 1
+		stages = append(stages, st)
+	}
+	return stages, nil
 }
 
 // Requests streams a run's requests.csv.gz to fn (see RowInfo for a

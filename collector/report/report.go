@@ -85,6 +85,7 @@ func render(w io.Writer, f *evidence.Folder) error {
 		return err
 	}
 	pg.Curve = CurveCharts(Campaign{Name: s.CampaignID, S: s, Classes: [4]string{"s5", "s1", "s3", "s2"}})
+	pg.Agentic = AgenticCharts(s)
 	sections := newSpill()
 	defer sections.close()
 	if pg.Notes, err = runSections(sections, f, s); err != nil {

@@ -61,7 +61,8 @@ type Run struct {
 	Responses int64 `json:"responses"`
 	// AchievedRPS is responses ÷ measured seconds; AchievedRatio is
 	// responses ÷ measured arrivals (sent, dropped or cut short): never
-	// more than 1, and 0 for a target that answered nothing.
+	// more than 1, and 0 for a target that answered nothing. An arrival of
+	// a delegation chain is the chain: its first hop's response counts.
 	AchievedRPS   float64          `json:"achieved_rps"`
 	AchievedRatio float64          `json:"achieved_ratio"`
 	Dropped       int64            `json:"dropped"` // measured phase
@@ -103,6 +104,19 @@ type Run struct {
 	// cgroup, metrics-server…) measured of the same window.
 	PromQL           *sample.PromQL `json:"promql,omitempty"`
 	EngineCPUSampled *CPU           `json:"engine_cpu_sampled,omitempty"`
+	// Grant is the baseline grant a baseline run sent ("" the campaign's
+	// workload); Chain the length of the run's delegation chains (0: none),
+	// Step set when it is shorter than the campaign's (workload.steps);
+	// Mix the weights its arrivals drew their grant from.
+	Grant exchange.Grant `json:"grant,omitempty"`
+	Chain int            `json:"chain,omitempty"`
+	Step  bool           `json:"step,omitempty"`
+	Mix   *exchange.Mix  `json:"mix,omitempty"`
+	// Hops are the figures of each hop of the run's chains, Chains the
+	// chains as wholes, Kinds each grant of a mixed run.
+	Hops   []HopStats  `json:"hops,omitempty"`
+	Chains *ChainStats `json:"chains,omitempty"`
+	Kinds  []KindStats `json:"kinds,omitempty"`
 }
 
 // ComputeRun derives a run's statistics from its request rows, resource
@@ -138,20 +152,26 @@ type Tally struct {
 	winStart, winEnd                           int64 // the measured window, µs
 	arrivals, requests, responses, ok, dropped int64
 	timeouts                                   int64
-	retried                                    int64
+	retried, firstResponses                    int64
 	warmupRequests, warmupDropped              int64
 	answeredInWindow                           int64
 	errors                                     map[string]int64
 	dur, fromSched, lag                        Samples
 	perSecond                                  secondTally
 	samples                                    sampleTally
+	agentic                                    *agenticTally // chains and mixes
+	chain                                      int
 }
 
 // NewTally starts the tally of run m's rows.
 func NewTally(m RunMeta) *Tally {
-	return &Tally{winStart: m.MeasuredStart.UnixMicro(), winEnd: m.MeasuredEnd.UnixMicro(),
+	t := &Tally{winStart: m.MeasuredStart.UnixMicro(), winEnd: m.MeasuredEnd.UnixMicro(),
 		perSecond: secondTally{startUS: m.MeasuredStart.UnixMicro()},
-		samples:   newSampleTally(m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro())}
+		samples:   newSampleTally(m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro()), chain: min(max(m.Chain, 0), MaxChain)}
+	if m.Chain > 0 || m.Mix != nil {
+		t.agentic = newAgenticTally(t.chain)
+	}
+	return t
 }
 
 // Add files one row.
@@ -169,7 +189,15 @@ func (t *Tally) Add(q *Request) {
 		}
 		return
 	}
-	t.arrivals += q.Arrivals()
+	if q.Hop > 0 || q.Kind != "" || t.agentic != nil {
+		if t.agentic == nil {
+			t.agentic = newAgenticTally(t.chain)
+		}
+		t.agentic.add(q)
+	}
+	if q.Hop <= 1 {
+		t.arrivals += q.Arrivals() // the hops after the first are the same arrival
+	}
 	if q.Dropped() {
 		t.dropped += q.Arrivals()
 		return
@@ -183,6 +211,9 @@ func (t *Tally) Add(q *Request) {
 	}
 	if q.Responded() {
 		t.responses++
+		if q.Hop <= 1 {
+			t.firstResponses++
+		}
 	}
 	if q.Outcome == exchange.OutcomeTimeout {
 		t.timeouts++
@@ -198,7 +229,9 @@ func (t *Tally) Add(q *Request) {
 	t.dur.Add(q.DurationUS)
 	t.fromSched.Add(q.SendLagUS + q.DurationUS)
 	t.perSecond.add(q.ScheduledUS, q.SendLagUS+q.DurationUS)
-	t.lag.Add(q.SendLagUS)
+	if q.Hop <= 1 { // a later hop's send lag is tokex's time between hops (ChainStats.TokexMs)
+		t.lag.Add(q.SendLagUS)
+	}
 }
 
 // Samples holds microsecond values for exact percentiles in 4 bytes each
@@ -241,7 +274,9 @@ func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
 		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
 		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd, CoolDown: m.CoolDown,
+		Grant: m.Grant, Chain: m.Chain, Step: m.Step, Mix: m.Mix,
 	}
+	t.agenticFigures(r)
 	r.MeasuredSeconds = m.MeasuredEnd.Sub(m.MeasuredStart).Seconds()
 	for _, w := range m.Warnings {
 		w.Run = m.ID
@@ -259,8 +294,8 @@ func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 	if r.MeasuredSeconds > 0 {
 		r.AchievedRPS = round3(float64(r.Responses) / r.MeasuredSeconds)
 	}
-	if arrivals > 0 {
-		r.AchievedRatio = round4(float64(r.Responses) / float64(arrivals))
+	if arrivals > 0 { // of a chain, its first hop's response
+		r.AchievedRatio = round4(float64(t.firstResponses) / float64(arrivals))
 	}
 	if r.Requests > 0 {
 		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))

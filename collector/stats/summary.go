@@ -23,7 +23,9 @@ const (
 )
 
 // SchemaVersion of summary.json and stats.json; bump on incompatible change.
-const SchemaVersion = 2 // 2: warnings are {code, run, detail}
+// 2: warnings are {code, run, detail}; 3: requests.csv.gz has kind, hop and
+// token_bytes, summary.json variants and agentic (issue 30).
+const SchemaVersion = 3
 
 // LatencyDefinition is stated in every summary so nobody has to guess.
 const LatencyDefinition = "latency_ms: from the moment the request is sent to the full response, " +
@@ -46,6 +48,9 @@ type Stage struct {
 	// FailedRuns failed their thresholds or could not run (status failed).
 	FailedRuns []string `json:"failed_runs,omitempty"`
 	Runs       []*Run   `json:"runs"`
+	// Workload is the runs' workload when it is not the campaign's own
+	// (Run.Workload): a stage of Summary.Variants.
+	Workload string `json:"workload,omitempty"`
 }
 
 // Reported returns the reported (median) run, or nil.
@@ -92,8 +97,14 @@ type Summary struct {
 	ThresholdsPassed  bool           `json:"thresholds_passed"`
 	Totals            Totals         `json:"totals"`
 	Stages            []*Stage       `json:"stages"`
-	Sanity            *Run           `json:"sanity,omitempty"` // discarded by protocol
-	Warnings          []Warning      `json:"warnings,omitempty"`
+	// Variants are the stages of the other workloads the campaign ran
+	// beside its own (workload.steps, workload.baseline): Stages and every
+	// table of them hold the campaign's own workload only.
+	Variants []*Stage `json:"variants,omitempty"`
+	// Agentic are the figures of chains, a baseline and a mix.
+	Agentic  *Agentic  `json:"agentic,omitempty"`
+	Sanity   *Run      `json:"sanity,omitempty"` // discarded by protocol
+	Warnings []Warning `json:"warnings,omitempty"`
 	// Idle is the engine at rest before the first run (campaign.idle).
 	Idle *Idle `json:"-"`
 	// Cost is the marginal cost: engine cores fitted against the rate.
@@ -113,20 +124,33 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.SendLagDefinition = SendLagDefinition(s.Driver)
 	s.ReportedRunRule = ReportedRunRule
 	s.CPUDefinition = CPUDefinition
-	byRate := map[float64]*Stage{}
-	s.Stages = nil
+	type stageKey struct {
+		rate     float64
+		workload string
+	}
+	byRate := map[stageKey]*Stage{}
+	s.Stages, s.Variants = nil, nil
 	s.Totals = Totals{}
 	passed := complete
+	var own []*Run
 	for _, r := range runs {
 		if r.Sanity {
 			s.Sanity = r
 			continue
 		}
-		st := byRate[r.TargetRPS]
+		w := r.Workload()
+		st := byRate[stageKey{r.TargetRPS, w}]
 		if st == nil {
-			st = &Stage{TargetRPS: r.TargetRPS}
-			byRate[r.TargetRPS] = st
-			s.Stages = append(s.Stages, st)
+			st = &Stage{TargetRPS: r.TargetRPS, Workload: w}
+			byRate[stageKey{r.TargetRPS, w}] = st
+			if w == "" {
+				s.Stages = append(s.Stages, st)
+			} else {
+				s.Variants = append(s.Variants, st)
+			}
+		}
+		if w == "" {
+			own = append(own, r)
 		}
 		st.Runs = append(st.Runs, r)
 		if r.Status == StatusDone {
@@ -141,7 +165,14 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 		s.Warnings = append(s.Warnings, r.Warnings...)
 	}
 	sort.Slice(s.Stages, func(i, j int) bool { return s.Stages[i].TargetRPS < s.Stages[j].TargetRPS })
-	for _, st := range s.Stages {
+	sort.SliceStable(s.Variants, func(i, j int) bool {
+		a, b := s.Variants[i], s.Variants[j]
+		if a.Workload != b.Workload {
+			return a.Workload < b.Workload
+		}
+		return a.TargetRPS < b.TargetRPS
+	})
+	for _, st := range append(slices.Clone(s.Stages), s.Variants...) {
 		sort.Slice(st.Runs, func(i, j int) bool { return st.Runs[i].Round < st.Runs[j].Round })
 		st.ReportedRun = MedianRun(st.Runs)
 		st.judge(s.Thresholds.Known())
@@ -153,7 +184,8 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 		s.Totals.SuccessRatio = round4(float64(s.Totals.OK) / float64(s.Totals.Exchanges))
 	}
 	s.ThresholdsPassed = passed && s.Totals.Runs > 0
-	s.buildCost(runs)
+	s.buildCost(own) // the campaign's own workload; each workload's is in Agentic.Costs
+	s.buildAgentic(runs)
 }
 
 func (t *Totals) addVerified(v *sample.Verification) {
@@ -231,6 +263,15 @@ func (s *Stage) failedWarning() Warning {
 		}
 		parts = append(parts, r.ID+" ("+why+")")
 	}
-	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %s failed: %s", units.StageLabel(s.TargetRPS),
+	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %s failed: %s", s.Label(),
 		len(s.FailedRuns), units.Count(len(s.Runs), "run"), strings.Join(parts, "; ")))
+}
+
+// Label names the stage: its rate, and its workload when it is not the
+// campaign's own ("100/s client_credentials", "100/s chain 1").
+func (s *Stage) Label() string {
+	if s.Workload == "" {
+		return units.StageLabel(s.TargetRPS)
+	}
+	return units.StageLabel(s.TargetRPS) + " " + s.Workload
 }

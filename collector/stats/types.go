@@ -66,7 +66,28 @@ type Request struct {
 	// own HTTP/1.1 client). Its outcome is the second attempt's; the race
 	// is not the server's error.
 	Retried bool
+	// Kind is the grant the request used; "" is a token exchange (every
+	// row written before kinds existed is one).
+	Kind exchange.Grant
+	// Hop is the exchange's place in its delegation chain, 1…MaxChain
+	// (workload.chain); 0 outside a chain. The hops of one chain are one
+	// arrival: they share agent and seq, and hop k is due (ScheduledUS)
+	// when hop k−1's response was read, so its send lag is tokex's own time
+	// between the hops.
+	Hop int
+	// TokenBytes is the length of the issued access_token of a successful
+	// request, 0 otherwise.
+	TokenBytes int
 }
+
+// MaxChain is the longest delegation chain (workload.chain).
+const MaxChain = 5
+
+// MaxTokenBytes bounds a row's token_bytes: a response is read up to 1 MiB.
+const MaxTokenBytes = 1 << 20
+
+// Grant is the row's kind, the exchange for a row without one.
+func (r *Request) Grant() exchange.Grant { return r.Kind.Or() }
 
 // ErrorKey is the request's key in Run.Errors: outcome[:detail].
 func (r *Request) ErrorKey() string {
@@ -147,4 +168,10 @@ type RunMeta struct {
 	// PromQL is the engine's CPU and memory over the window from an
 	// existing Prometheus: when set, the run's engine figure.
 	PromQL *sample.PromQL `json:",omitempty"`
+	// Grant, Chain and Mix are the run's workload (Run's fields of the
+	// same names).
+	Grant exchange.Grant `json:",omitempty"`
+	Chain int            `json:",omitempty"`
+	Step  bool           `json:",omitempty"`
+	Mix   *exchange.Mix  `json:",omitempty"`
 }

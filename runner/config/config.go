@@ -46,6 +46,9 @@ type Campaign struct {
 	Sampling   time.Duration    `yaml:"sample_interval"`
 	Out        string           `yaml:"out"`
 	Kube       Kube             `yaml:"kube"`
+	// Workload is what each arrival does (a chain, a mix) and the plain
+	// grant the exchange is compared with.
+	Workload Workload `yaml:"workload"`
 }
 
 // Capacity configures the capacity search (tokex capacity): the probes
@@ -307,6 +310,9 @@ type Subject struct {
 	// Premint signs each run's tokens before the run starts (local driver):
 	// the measured window then spends no CPU on signing.
 	Premint bool `yaml:"premint,omitempty"`
+	// Actor is the agent's own identity, sent as actor_token with every
+	// exchange.
+	Actor Actor `yaml:"actor,omitempty"`
 }
 
 // Shape is the subject tokens' shape beyond the article's claims.
@@ -397,6 +403,7 @@ func Article() Campaign {
 		Out:        "tokex-evidence",
 		Kube: Kube{Image: "grafana/k6:2.2.0", TTLAfterFinished: 10 * time.Minute, MetricsInterval: 5 * time.Second,
 			StartTimeout: 30 * time.Second},
+		Workload: Workload{Chain: 1},
 	}
 }
 
@@ -492,6 +499,7 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 		c.validateRequest,
 		c.validateAgents,
 		c.validatePlan,
+		c.validateWorkload,
 		c.validateSanity,
 		c.validateThresholds,
 	} {
@@ -1000,7 +1008,7 @@ func (c *Campaign) validateCapacity(doc *confload.Doc) error {
 
 // EstimatedDuration is the campaign's planned wall time.
 func (c *Campaign) EstimatedDuration() time.Duration {
-	runs := c.Idle + time.Duration(len(c.Stages)*c.Rounds)*(c.Warmup+c.Duration+c.Pause)
+	runs := c.Idle + time.Duration(len(c.Stages)*c.Rounds*c.Workload.Variants())*(c.Warmup+c.Duration+c.Pause)
 	if c.Sanity.Enabled {
 		runs += c.Sanity.Duration + c.Pause
 	}

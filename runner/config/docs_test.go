@@ -115,3 +115,21 @@ func TestTargetGuidesCode(t *testing.T) {
 		t.Errorf("oidc-provider.md: node --check: %v\n%s", err, out)
 	}
 }
+
+// docs/examples/chain3.yaml, the campaign docs/agentic.md measures with
+// `tokex run --config docs/examples/chain3.yaml`, loads and validates as
+// tokex run loads it, and is the campaign that page describes.
+func TestAgenticExampleCampaign(t *testing.T) {
+	c, doc, err := Load(filepath.Join("..", "..", "docs", "examples", "chain3.yaml"), "article")
+	if err == nil {
+		err = c.Validate(doc)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := c.Workload
+	if w.Chain != 3 || w.BaselineGrant() != "client_credentials" || !w.StepsOn() || c.Subject.Actor.Source != ActorMinted ||
+		c.Rounds != 3 || len(c.Stages) != 2 || c.Check.Verify.Sample != 0.05 || c.Subject.Alg != "ES256" || c.Target.URL != "" {
+		t.Errorf("docs/examples/chain3.yaml is not docs/agentic.md's campaign: %+v", c)
+	}
+}

@@ -74,6 +74,13 @@ subject:
   #   email: "{{user}}@example.com"
   #   email_verified: true
   #   groups: [perf, "team-{{user_number}}"]
+  # actor:                         # the agent's own identity as actor_token with every exchange (act names it)
+  #   source: minted               # minted: a JWT signed with tokex's actor key ('tokex jwks --serve' publishes it);
+  #                                # client_credentials: a token the agent's client gets from the target, kept until
+  #                                # refresh_before its expiry
+  #   issuer: https://pf-perf-subject/actors   # default: subject.issuer + /actors
+  #   lifetime: 5m
+  #   refresh_before: 30s
 
 # What counts as a successful exchange ('tokex smoke' applies the same check).
 check:
@@ -129,6 +136,16 @@ thresholds:
   # server's fails unless its warning is allowed here (it is still reported):
   # generator_late, generator_starved, host_saturated.
   # allow_warnings: [host_saturated]
+
+# What each arrival does (docs/agentic.md).
+workload:
+  chain: 1                         # a delegation chain of 1–5 exchanges: hop k exchanges hop k−1's token; rates count chains
+  # hops:                          # the services of hops 2…chain: default client <client_id_prefix>hop<k>, audience its id
+  #   - {client_id: svc-a, audience: https://a.example/api}
+  # steps: true                    # with a chain, also run chains of length 1…chain−1: each hop's CPU is a difference
+  # baseline: client_credentials   # also run this plain grant (or jwt_bearer), interleaved: the exchange's premium
+  # mix: {exchange: 70, client_credentials: 30}   # or draw each arrival's grant from weights, seeded:
+  # seed: 0                        # 0: drawn at the start and written to the evidence's config.yaml
 
 sample_interval: 1s                # engine and generator CPU/memory
 out: tokex-evidence

@@ -189,8 +189,8 @@ func TestScriptAndLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"constant-arrival-rate", "crypto.subtle.sign(SIGNER.signParams", "name: 'ECDSA', namedCurve: 'P-256'", "'status is 200'", "'has access_token'",
-		"'has issued_token_type'", "const VUS = 50;", "console.log(`tokex3,", "exec.scenario.iterationInInstance", "http_reqs{scenario:measured}"} {
+	for _, want := range []string{"constant-arrival-rate", "crypto.subtle.sign(SIGNERS[alg].signParams", "name: 'ECDSA', namedCurve: 'P-256'", "'status is 200'", "'has access_token'",
+		"'has issued_token_type'", "const VUS = 50;", "console.log(`tokex4,", "exec.scenario.iterationInInstance", "http_reqs{scenario:measured}"} {
 		if !strings.Contains(js, want) {
 			t.Errorf("script lacks %q", want)
 		}
@@ -220,6 +220,17 @@ func TestScriptAndLines(t *testing.T) {
 			stats.Request{Agent: 3, Phase: stats.Measured, Seq: 42, ScheduledUS: 1789978138123000, SendLagUS: 4000, DurationUS: 5321, Status: 200, Outcome: "ok"}},
 		{"tokex3,3,measured,42,1789978138123000,4000,5321,200,ok,,1000,3000", true, true, stats.Request{}}, // a tokex2 layout under tokex3
 		{"tokex3,3,measured,42,1789978138123000,4000,5321,200,ok,,1000,3000,-2", true, true, stats.Request{}},
+		{"tokex4,3,measured,42,1789978138123000,4000,5321,200,ok,,1000,3000,40,,,812", true, false,
+			stats.Request{Agent: 3, Phase: stats.Measured, Seq: 42, ScheduledUS: 1789978138123000, SendLagUS: 4000, DurationUS: 5321, Status: 200, Outcome: "ok", TokenBytes: 812}},
+		{"tokex4,3,measured,42,1789978138130000,1000,6000,200,ok,,0,0,40,,2,905", true, false,
+			stats.Request{Agent: 3, Phase: stats.Measured, Seq: 42, ScheduledUS: 1789978138130000, SendLagUS: 1000, DurationUS: 6000, Status: 200, Outcome: "ok", Hop: 2, TokenBytes: 905}},
+		{"tokex4,3,measured,42,1789978138123000,4000,5321,400,oauth_error,invalid_grant,1000,3000,40,client_credentials,,", true, false,
+			stats.Request{Agent: 3, Phase: stats.Measured, Seq: 42, ScheduledUS: 1789978138123000, SendLagUS: 4000, DurationUS: 5321, Status: 400, Outcome: "oauth_error", Detail: "invalid_grant", Kind: "client_credentials"}},
+		{"tokex4,3,measured,42,1,4000,5321,200,ok,,1000,3000,40", true, true, stats.Request{}},            // a tokex3 layout under tokex4
+		{"tokex4,3,measured,42,1,4000,5321,200,ok,,1000,3000,40,exchange,,", true, true, stats.Request{}}, // the exchange is written empty
+		{"tokex4,3,measured,42,1,4000,5321,200,ok,,1000,3000,40,,6,", true, true, stats.Request{}},
+		{"tokex4,3,measured,42,1,4000,5321,200,ok,,1000,3000,40,jwt_bearer,1,", true, true, stats.Request{}},
+		{"tokex4,3,measured,42,1,4000,5321,400,oauth_error,x,1000,3000,40,,1,900", true, true, stats.Request{}},
 	}
 	for _, c := range cases {
 		r, ok, err := ParseLine(c.line)
@@ -239,10 +250,14 @@ func TestScriptAndLines(t *testing.T) {
 
 func FuzzParseLine(f *testing.F) {
 	f.Add("tokex1,3,measured,42,1789978138123456,1000,5321,200,ok,")
+	f.Add("tokex4,3,measured,42,1789978138130000,1000,6000,200,ok,,0,0,40,,2,905")
 	f.Fuzz(func(t *testing.T, s string) {
 		r, ok, err := ParseLine(s)
 		if ok && err == nil && r.Outcome == "" {
 			t.Fatal("accepted a line without outcome")
+		}
+		if ok && err == nil && (r.Hop < 0 || r.Hop > stats.MaxChain || !r.Kind.Known() || r.TokenBytes > 0 && !r.OK()) {
+			t.Fatalf("accepted %+v", r.Request)
 		}
 	})
 }

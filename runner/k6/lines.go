@@ -45,7 +45,7 @@ func ParseLine(s string) (l Line, ok bool, err error) {
 	for _, v := range []struct {
 		prefix string
 		fields int
-	}{{LinePrefix, 12}, {linePrefixV2, 11}, {linePrefixV1, 9}} {
+	}{{LinePrefix, 15}, {linePrefixV3, 12}, {linePrefixV2, 11}, {linePrefixV1, 9}} {
 		if i = strings.Index(s, v.prefix); i >= 0 {
 			fields = v.fields
 			break
@@ -78,8 +78,11 @@ func ParseLine(s string) (l Line, ok bool, err error) {
 	if fields >= 11 {
 		l.StartLagUS, l.MintUS = n(f[9]), n(f[10])
 	}
-	if fields == 12 {
+	if fields >= 12 {
 		l.Began = n(f[11])
+	}
+	if fields == 15 {
+		err = agentic(r, f[12], f[13], f[14], err)
 	}
 	if err != nil {
 		return l, true, err
@@ -99,6 +102,34 @@ func ParseLine(s string) (l Line, ok bool, err error) {
 	return l, true, nil
 }
 
+// agentic reads a tokex4 line's kind, hop and token size.
+func agentic(r *stats.Request, kind, hop, size string, err error) error {
+	if err != nil {
+		return err
+	}
+	num := func(s string, hi int) (int, error) {
+		if s == "" {
+			return 0, nil
+		}
+		v, err := strconv.Atoi(s)
+		if err != nil || v < 0 || v > hi {
+			return 0, fmt.Errorf("%q out of range", s)
+		}
+		return v, nil
+	}
+	r.Kind = exchange.Grant(kind)
+	if r.Kind == exchange.GrantExchange || !r.Kind.Known() {
+		return errors.New("unknown kind " + kind)
+	}
+	if r.Hop, err = num(hop, stats.MaxChain); err != nil || r.Hop > 0 && r.Kind != "" {
+		return errors.Join(err, errors.New("a hop outside 1–5 or on a plain grant"))
+	}
+	if r.TokenBytes, err = num(size, stats.MaxTokenBytes); err != nil || r.TokenBytes > 0 && r.Outcome != exchange.OutcomeOK {
+		return errors.Join(err, errors.New("a token size out of range or on a failure"))
+	}
+	return nil
+}
+
 // LogLine recognises one of k6's own log lines in a Pod log: logfmt
 // (time=… level=… msg=…), legacy (WARN[0008] …) or raw (--log-format=raw,
 // as tokex runs k6: the message alone, unindented). The end-of-test summary
@@ -106,8 +137,8 @@ func ParseLine(s string) (l Line, ok bool, err error) {
 // error; a raw line is a warning unless it says thresholds were crossed.
 func LogLine(line string) (level, msg string, ok bool) {
 	line = strings.TrimRight(line, " \t\r\n")
-	if line == "" || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, LinePrefix) || strings.HasPrefix(line, linePrefixV2) ||
-		strings.HasPrefix(line, linePrefixV1) {
+	if line == "" || line[0] == ' ' || line[0] == '\t' || strings.HasPrefix(line, LinePrefix) || strings.HasPrefix(line, linePrefixV3) ||
+		strings.HasPrefix(line, linePrefixV2) || strings.HasPrefix(line, linePrefixV1) {
 		return "", "", false
 	}
 	levels := map[string]string{"warning": "warn", "WARN": "warn", "error": "error", "ERRO": "error", "fatal": "error",

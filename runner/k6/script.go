@@ -35,14 +35,18 @@ func Script(p ScriptParams) (string, error) {
 }
 
 // LinePrefix starts every per-request line of the agent script:
-// tokex3,<agent>,<phase>,<slot>,<scheduled_us>,<send_lag_us>,<duration_us>,<status>,<outcome>,<detail>,<start_lag_us>,<mint_us>,<began>
+// tokex4,<agent>,<phase>,<slot>,<scheduled_us>,<send_lag_us>,<duration_us>,<status>,<outcome>,<detail>,<start_lag_us>,<mint_us>,<began>,<kind>,<hop>,<token_bytes>
 // (slot and scheduled: the arrival slot of the iteration's begin time;
 // start lag: scheduled → k6 began the iteration; mint: minting the subject
 // token; began: the iterations k6 had begun in the scenario before this
-// one). Lines of the earlier versions end at mint (tokex2) or detail (tokex1).
-const LinePrefix = "tokex3,"
+// one; kind, hop and token_bytes as in requests.csv.gz: a chain's hop k
+// after the first is due, its scheduled time, when hop k−1's response was
+// read, with no start lag or minting). Lines of the earlier versions end at
+// began (tokex3), mint (tokex2) or detail (tokex1).
+const LinePrefix = "tokex4,"
 
 const (
+	linePrefixV3 = "tokex3,"
 	linePrefixV2 = "tokex2,"
 	linePrefixV1 = "tokex1,"
 )

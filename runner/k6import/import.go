@@ -413,6 +413,9 @@ func (p *parsed) scanPoints(a int, final bool, fn func(*stats.Request)) (k6.NDJS
 			p.judge.notePoint(pt)
 		}
 		if r.Outcome != "" {
+			if final {
+				p.judge.agentic(&r)
+			}
 			seq++
 			fn(&r)
 		}

@@ -34,6 +34,10 @@ type judge struct {
 
 	unmatched int64 // points tokex lines did not judge while lines exist
 	unjudged  int64 // points no check judged
+	// matched is the line the last point judged was matched to (ok false:
+	// none): its kind, hop and token size go to the point's row.
+	matched judged
+	ok      bool
 }
 
 type judgeKey struct {
@@ -43,8 +47,23 @@ type judgeKey struct {
 }
 
 type judged struct {
-	outcome exchange.Outcome
-	detail  string
+	outcome    exchange.Outcome
+	detail     string
+	kind       exchange.Grant
+	hop        int
+	tokenBytes int
+}
+
+// agentic gives row r the kind, hop and token size of the line its point
+// was matched to (tokex4 lines of the agent script), when it was.
+func (j *judge) agentic(r *stats.Request) {
+	if !j.ok {
+		return
+	}
+	r.Kind, r.Hop = j.matched.kind, j.matched.hop
+	if r.OK() {
+		r.TokenBytes = j.matched.tokenBytes
+	}
 }
 
 type reqEnd struct {
@@ -71,7 +90,7 @@ func (j *judge) readLines(p *parsed) error {
 				j.lines = map[judgeKey][]judged{}
 			}
 			k := judgeKey{l.Phase, l.Status, l.DurationUS}
-			j.lines[k] = append(j.lines[k], judged{l.Outcome, strings.Clone(l.Detail)})
+			j.lines[k] = append(j.lines[k], judged{l.Outcome, strings.Clone(l.Detail), l.Kind, l.Hop, l.TokenBytes})
 			j.nLines++
 		}
 		rc.Close()
@@ -124,6 +143,7 @@ func (j *judge) endFile(a int) {
 // outcome judges one request point of file a in the second pass.
 func (j *judge) outcome(a int, pt k6.Point, phase stats.Phase) (exchange.Outcome, string, int) {
 	o, detail, status := statusOutcome(pt.Tags)
+	j.ok = false
 	sc := pt.Tags["scenario"]
 	if j.ordinal == nil {
 		j.ordinal = map[string]int{}
@@ -137,6 +157,7 @@ func (j *judge) outcome(a int, pt k6.Point, phase stats.Phase) (exchange.Outcome
 		k := judgeKey{phase, status, int64(math.Round(pt.Value * 1000))}
 		if l := j.lines[k]; len(l) > 0 {
 			j.lines[k] = l[1:]
+			j.matched, j.ok = l[0], true
 			return l[0].outcome, l[0].detail, status
 		}
 		j.unmatched++

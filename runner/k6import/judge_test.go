@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner/k6"
 )
 
 // TestImportRedirectsAreNoSuccess: tokex's agent script against a target
@@ -76,5 +77,38 @@ func TestImportCarriesK6ErrorText(t *testing.T) {
 		"tokex2-k6v2.2.0-wrong-ca-agent-0.log": "agent-0.log"})
 	if len(r.TopErrors) != 1 || doc.ErrorKindText(r.TopErrors[0]) != `conn_error:1310 ×201 ("k6: x509: unknown authority (k6 error 1310)")` {
 		t.Errorf("top errors %v\n%s", r.TopErrors, ws)
+	}
+}
+
+// TestImportedRowsTakeTheLinesHops: a request point matched to a tokex4
+// line of the agent script gets its grant, hop and issued token size; one
+// matched to no line gets none.
+func TestImportedRowsTakeTheLinesHops(t *testing.T) {
+	j := &judge{}
+	for _, l := range []judged{{outcome: "ok", hop: 2, tokenBytes: 905}, {outcome: "ok", kind: "client_credentials", tokenBytes: 600}} {
+		k := judgeKey{stats.Measured, 200, map[int]int64{2: 5000, 0: 3000}[l.hop]}
+		if j.lines == nil {
+			j.lines = map[judgeKey][]judged{}
+		}
+		j.lines[k] = append(j.lines[k], l)
+		j.nLines++
+	}
+	point := func(ms float64) k6.Point {
+		return k6.Point{Metric: "http_req_duration", Value: ms, Tags: map[string]string{"status": "200", "scenario": "measured"}}
+	}
+	for _, tc := range []struct {
+		ms   float64
+		want stats.Request
+	}{
+		{5, stats.Request{Outcome: "ok", Hop: 2, TokenBytes: 905}},
+		{3, stats.Request{Outcome: "ok", Kind: "client_credentials", TokenBytes: 600}},
+		{4, stats.Request{Outcome: "ok"}},
+	} {
+		o, detail, _ := j.outcome(0, point(tc.ms), stats.Measured)
+		r := stats.Request{Outcome: o, Detail: detail}
+		j.agentic(&r)
+		if r != tc.want {
+			t.Errorf("%g ms: %+v, want %+v", tc.ms, r, tc.want)
+		}
 	}
 }

@@ -36,6 +36,8 @@ type Driver struct {
 	Context    string
 	Secret     string
 	Key        *jose.Key
+	// ActorKey signs the agents' actor tokens (subject.actor minted).
+	ActorKey *jose.Key
 	// Poll is how often Pods are re-judged against the start timeout (default 1 s).
 	Poll time.Duration
 
@@ -107,7 +109,7 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	if d.Key == nil || d.Key.Alg != jose.RS256 && d.Key.Alg != jose.ES256 {
 		return errors.New("the k6 agents need an RS256 or ES256 subject key")
 	}
-	d.objs = &Objects{Cfg: d.Cfg, CampaignID: d.CampaignID, Namespace: d.Namespace, Secret: d.Secret, Key: d.Key}
+	d.objs = &Objects{Cfg: d.Cfg, CampaignID: d.CampaignID, Namespace: d.Namespace, Secret: d.Secret, Key: d.Key, ActorKey: d.ActorKey}
 	if d.Poll == 0 {
 		d.Poll = time.Second
 	}

@@ -42,6 +42,7 @@ type Objects struct {
 	Namespace  string
 	Secret     string    // client secret of the agents
 	Key        *jose.Key // subject-token signing key (RS256 or ES256)
+	ActorKey   *jose.Key // actor-token signing key (subject.actor minted)
 	// LogLimit is the smallest containerLogMaxSize known of the agents'
 	// nodes (0: the kubelet's default), for kube.evidence_file auto.
 	LogLimit int64
@@ -68,11 +69,19 @@ func (o *Objects) SecretObject() (*corev1.Secret, error) {
 	if err != nil {
 		return nil, err
 	}
+	data := map[string]string{"client-secret": o.Secret, "subject-jwk": string(b)}
+	if o.actorMinted() {
+		a, err := json.Marshal(o.ActorKey.PrivateJWK())
+		if err != nil {
+			return nil, err
+		}
+		data["actor-jwk"] = string(a)
+	}
 	return &corev1.Secret{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{Name: o.Name(), Namespace: o.Namespace, Labels: o.CampaignLabels()},
 		Type:       corev1.SecretTypeOpaque,
-		StringData: map[string]string{"client-secret": o.Secret, "subject-jwk": string(b)},
+		StringData: data,
 	}, nil
 }
 
@@ -129,6 +138,12 @@ func (o *Objects) env(p event.PlannedRun, perAgentMilli int64) []corev1.EnvVar {
 		secretEnv("CLIENT_SECRET", "client-secret"),
 		secretEnv("SUBJECT_JWK", "subject-jwk"),
 	}
+	if w := o.workload(p); w != "" {
+		env = append(env, corev1.EnvVar{Name: "WORKLOAD", Value: w})
+	}
+	if o.actorMinted() {
+		env = append(env, secretEnv("ACTOR_JWK", "actor-jwk"))
+	}
 	return append(env, transportEnv(c)...)
 }
 
@@ -152,7 +167,7 @@ func transportEnv(c config.Campaign) []corev1.EnvVar {
 
 // form is the request's fixed part, form-encoded, for the script.
 func (o *Objects) form() string {
-	return o.Cfg.Request.Template().Compile().Fixed()
+	return o.Cfg.HopTemplate(1, 1).Compile().Fixed()
 }
 
 // JobName is the run's Job name.

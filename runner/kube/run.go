@@ -384,6 +384,25 @@ func (r *kubeRun) catchUp(ctx context.Context, f *follower, ps *podState) {
 	}
 }
 
+// laterHop files the row of a chain's hop after the first: a request k6
+// counts (http_reqs), not an arrival (no slot, no start lag), due when the
+// hop before was answered. It keeps its iteration's begin-time slot: when
+// k6 began the iteration late and its first hop is settled to an earlier
+// arrival, the chain's rows no longer link and the run counts them as
+// unlinked (stats.ChainStats).
+func (r *kubeRun) laterHop(ps *podState, q *stats.Request, live bool) {
+	ps.mu.Lock()
+	ps.counts[q.Phase]++
+	ps.mu.Unlock()
+	if !live {
+		if k, ok := r.out.(runner.Keeper); ok {
+			k.Keep(q)
+			return
+		}
+	}
+	r.out.Record(q)
+}
+
 // record files one log line: a request line becomes a row, anything else
 // is kept for the end-of-test summary.
 func (r *kubeRun) record(ps *podState, line string) {
@@ -408,6 +427,10 @@ func (r *kubeRun) record(ps *podState, line string) {
 func (r *kubeRun) row(ps *podState, l *k6.Line, live bool) {
 	q := &l.Request
 	q.Description = errorText(q)
+	if q.Hop > 1 { // a chain's later hop: a request of the arrival its first hop served
+		r.laterHop(ps, q, live)
+		return
+	}
 	start := q.ScheduledUS - int64(float64(q.Seq)*r.period)
 	ps.mu.Lock()
 	ps.counts[q.Phase]++

@@ -33,6 +33,8 @@ type Driver struct {
 	CampaignID string
 	Secret     string
 	SubjectKey *jose.Key
+	// ActorKey signs the agents' actor tokens (subject.actor minted).
+	ActorKey *jose.Key
 	// ClientKeys are the agents' private_key_jwt keys (Campaign.ClientKeys).
 	ClientKeys []*jose.Key
 	// ClientCerts are the agents' tls_client_auth certificates.
@@ -185,6 +187,7 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 		TLS: useTLS, Resources: append(append([]string{}, c.Request.Resources...), c.Request.Audiences...),
 		Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
 		ClientJWKS: d.clientJWKS(), ClientCA: ca, ClientSubjectDN: dn,
+		Services: c.HopClients(), GrantTypes: grantTypes(c), ActorKey: d.actorKey(), ActorIssuer: c.ActorIssuer(), PeerAudiences: c.Workload.ChainLen() > 1,
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded server: %w", err)
@@ -276,7 +279,7 @@ func (d *Driver) engineSource(tlsCfg *tls.Config) (proc.Source, string, error) {
 
 // Run implements runner.Driver: one run of the open-model generator.
 func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
-	if err := d.premint(ctx, p); err != nil {
+	if err := d.prepareRun(ctx, p); err != nil {
 		return runner.RunResult{Started: time.Now(), MeasuredStart: time.Now(), MeasuredEnd: time.Now()}, err
 	}
 	defer d.dropPremint()
@@ -330,6 +333,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	}
 	d.gen.Run(rctx, p, start, out.Record)
 	res.Verification = d.gen.Verification()
+	d.actorsAfter(p, out)
 	close(stop)
 	wg.Wait()
 	for _, s := range d.gen.Status(p.ID, time.Now(), event.AgentFinished) {
@@ -442,13 +446,14 @@ func (d *Driver) asserter(i int, key *jose.Key) *subject.Asserter {
 func (d *Driver) newGenerator(ctx context.Context, tlsCfg *tls.Config, out runner.Output) error {
 	c := d.Cfg
 	users := c.Users.Names()
-	d.gen = &Generator{URL: d.target, Body: c.Request.Template().Compile(), MaxInFlight: c.Agents.MaxInFlight,
-		Timeout: c.Request.Timeout, Check: c.Check.Exchange()}
+	d.gen = &Generator{URL: d.target, Body: c.HopTemplate(1, 1).Compile(), MaxInFlight: c.Agents.MaxInFlight,
+		Timeout: c.Request.Timeout, Check: c.Check.Exchange(), Work: d.workload(tlsCfg)}
 	for i := 0; i < c.Agents.Count; i++ {
 		a := &Agent{
 			Index: i, ClientID: c.ClientID(i), Secret: d.Secret,
 			Minter: &subject.Minter{Key: d.SubjectKey, Issuer: c.Subject.Issuer, Lifetime: c.Subject.Lifetime,
 				Users: users, Shape: c.Subject.Shape(), Prefix: fmt.Sprintf("%s-a%d-", d.CampaignID, i)},
+			Bearer: d.bearer(i, users),
 		}
 		if exchange.AuthMethod(c.Request.AuthMethod) == exchange.AuthPrivateKeyJWT {
 			if i >= len(d.ClientKeys) {

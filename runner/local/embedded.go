@@ -61,7 +61,12 @@ type EmbeddedOptions struct {
 	// delegation.max_depth (0: the server's default, 5).
 	PeerAudiences bool
 	MaxActDepth   int
-	Log           func(level, msg string)
+	// Services are the clients of a chain's later hops (workload.chain),
+	// registered beside the agents with their secret and grants: the
+	// agents and the services are then listed clients, each of which may
+	// ask for a token to another (PeerAudiences).
+	Services []string
+	Log      func(level, msg string)
 }
 
 // embeddedPrefix names the temporary folder of an embedded server.
@@ -200,6 +205,7 @@ func (e *Embedded) serverConfig(o EmbeddedOptions, caFile string) (authserver.Co
 		return cfg, err
 	}
 	e.agentic(&cfg, o, caFile)
+	e.services(&cfg, o)
 	if err := cfg.Validate(nil); err != nil {
 		return cfg, fmt.Errorf("embedded server config: %w", err)
 	}
@@ -243,6 +249,24 @@ func (e *Embedded) agentic(cfg *authserver.Config, o EmbeddedOptions, caFile str
 	cfg.Delegation.PeerAudiences = cfg.Delegation.PeerAudiences || o.PeerAudiences
 	if o.MaxActDepth > 0 {
 		cfg.Delegation.MaxDepth = o.MaxActDepth
+	}
+}
+
+// services lists the agents and a chain's services as clients of their
+// own, with the default clients' secret, grants, resources and scopes (a
+// chain authenticates with the secret only: config's validateWorkload).
+func (e *Embedded) services(cfg *authserver.Config, o EmbeddedOptions) {
+	if len(o.Services) == 0 || len(cfg.Clients) > 0 {
+		return
+	}
+	d := cfg.DefaultClients
+	ids := make([]string, 0, d.Count+len(o.Services))
+	for i := 0; i < d.Count; i++ {
+		ids = append(ids, fmt.Sprintf("%s%d", d.Prefix, i))
+	}
+	for _, id := range append(ids, o.Services...) {
+		cfg.Clients = append(cfg.Clients, authserver.ClientConfig{ID: id, SecretEnv: d.SecretEnv, GrantTypes: d.GrantTypes,
+			Resources: d.Resources, Scopes: d.Scopes})
 	}
 }
 

@@ -44,6 +44,12 @@ type Agent struct {
 	// Assertions signs each request's client assertion (private_key_jwt);
 	// nil for the other methods.
 	Assertions AssertionSource
+	// Bearer mints the assertions of jwt_bearer arrivals (the user's
+	// token for the token endpoint); nil without such arrivals.
+	Bearer TokenSource
+	// hops are the clients the agent sends as: its own, then the service
+	// of each later hop of a chain (prepareClients).
+	hops []*hopClient
 
 	// filter withholds descriptions that carry the secret (descFilter).
 	filter atomic.Pointer[secretFilter]
@@ -73,8 +79,20 @@ type AssertionSource interface {
 // private_key_jwt, its client assertion after a space (a compact JWS has
 // none): both are signed ahead of the request's schedule, in the mint
 // pipeline, so neither costs the send path.
-func (a *Agent) credential() (string, error) {
-	tok, err := a.Minter.Mint(a.ClientID)
+func (a *Agent) credential() (string, error) { return a.credentialFor(exchange.GrantExchange) }
+
+// credentialFor is credential for an arrival of grant g: the user's
+// subject token (an exchange), its assertion (jwt_bearer) or none
+// (client_credentials), with the client assertion after a space.
+func (a *Agent) credentialFor(g exchange.Grant) (string, error) {
+	var tok string
+	var err error
+	switch g {
+	case exchange.GrantExchange:
+		tok, err = a.Minter.Mint(a.ClientID)
+	case exchange.GrantJWTBearer:
+		tok, err = a.Bearer.Mint(a.ClientID)
+	}
 	if err != nil || a.Assertions == nil {
 		return tok, err
 	}
@@ -128,7 +146,11 @@ type Generator struct {
 	Check        exchange.Check
 	Verifier     *exchange.IssuedVerifier
 	VerifySample float64
+	// Work is what arrivals do beyond a single exchange (chains, plain
+	// grants, a mix, actor tokens).
+	Work Workload
 
+	run     *runWork            // this run's workload
 	details *exchange.DetailSet // this run's distinct details, bounded
 	sampler *verifySampler      // this run's, nil without verification
 	dials   dialWatch           // told of each connection the agents make
@@ -249,6 +271,7 @@ func (g *Generator) Connect(o TransportOptions) {
 			Protocols:           o.protocols(),
 		}
 		a.client = &http.Client{Transport: tr, Timeout: g.Timeout, CheckRedirect: exchange.NoRedirect}
+		g.prepare(a)
 	}
 }
 
@@ -315,6 +338,7 @@ func offset(rate float64, k int) time.Duration {
 // never from the scheduler.
 func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time, rec func(*stats.Request)) {
 	g.details = &exchange.DetailSet{}
+	g.run = g.workFor(p)
 	g.sampler = nil
 	if g.Verifier != nil && g.VerifySample > 0 {
 		g.sampler = newVerifySampler(g.VerifySample) // a fresh key per run
@@ -328,10 +352,10 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 		g.prepare(a)
 		a.work = make(chan job, g.MaxInFlight)
 		for w := 0; w < g.MaxInFlight; w++ {
-			go g.worker(ctx, a, a.work, pipes[a.Index], rec, &wg)
+			go g.worker(ctx, a, a.work, g.run, pipes[a.Index], rec, &wg)
 		}
 	}
-	drops := recordDrops(rec)
+	drops := recordDrops(rec, g.run)
 	defer func() {
 		wg.Wait()
 		drops.close()
@@ -344,15 +368,44 @@ func (g *Generator) Run(ctx context.Context, p event.PlannedRun, start time.Time
 	g.pace(ctx, p, start, total, sl, drops.add, &wg)
 }
 
-// pipelines starts each agent's token pipeline for a run of total arrivals.
-func (g *Generator) pipelines(ctx context.Context, p event.PlannedRun, total int) []*pipeline {
+// agentPipes are an agent's credential pipelines by grant: subject tokens
+// for exchanges, assertions for jwt_bearer, client assertions alone for
+// client_credentials (nil: the grant needs none).
+type agentPipes struct {
+	exchange, bearer, plain *pipeline
+}
+
+// none is the pipeline of a grant that needs no credential: it always has
+// an empty one.
+var none = &pipeline{}
+
+func (p *agentPipes) of(g exchange.Grant) *pipeline {
+	var pl *pipeline
+	switch g {
+	case exchange.GrantExchange:
+		pl = p.exchange
+	case exchange.GrantJWTBearer:
+		pl = p.bearer
+	default:
+		pl = p.plain
+	}
+	if pl == nil {
+		return none
+	}
+	return pl
+}
+
+// pipelines starts each agent's credential pipelines for a run of total
+// arrivals: one per grant its arrivals make that needs one, each filled
+// for the arrivals of its grant only.
+func (g *Generator) pipelines(ctx context.Context, p event.PlannedRun, total int) []*agentPipes {
 	nAgents := len(g.Agents)
 	perAgent := p.TargetRPS / float64(nAgents)
 	ahead := g.MintAhead
 	if ahead <= 0 {
 		ahead = 500 * time.Millisecond
 	}
-	pipes := make([]*pipeline, nAgents)
+	pipes := make([]*agentPipes, nAgents)
 	for _, a := range g.Agents {
 		a.sent.Store(0)
 		a.ok.Store(0)
@@ -360,17 +413,44 @@ func (g *Generator) pipelines(ctx context.Context, p event.PlannedRun, total int
 		a.dropped.Store(0)
 		n := (total - a.Index + nAgents - 1) / nAgents
 		buf := max(4, min(int(math.Ceil(perAgent*ahead.Seconds())), 4096, n))
-		if a.pre != nil {
-			pipes[a.Index] = &pipeline{pre: a.pre}
-			continue
+		ap := &agentPipes{}
+		pipes[a.Index] = ap
+		for _, kind := range exchange.Grants {
+			if !g.draws(kind) || kind == exchange.GrantClientCredentials && a.Assertions == nil {
+				continue
+			}
+			pl := &pipeline{pre: a.pre}
+			if kind != exchange.GrantExchange || a.pre == nil {
+				// The mint pipeline: bounded, so tokens are fresh and memory is flat.
+				// It refills in batches below half, so it wakes once per buf/2 tokens.
+				pl = &pipeline{ch: make(chan string, buf), low: make(chan struct{}, 1)}
+				go pl.fill(ctx, a, kind, g.run, n)
+			}
+			switch kind {
+			case exchange.GrantExchange:
+				ap.exchange = pl
+			case exchange.GrantJWTBearer:
+				ap.bearer = pl
+			default:
+				ap.plain = pl
+			}
 		}
-		// The mint pipeline: bounded, so tokens are fresh and memory is flat.
-		// It refills in batches below half, so it wakes once per buf/2 tokens.
-		pl := &pipeline{ch: make(chan string, buf), low: make(chan struct{}, 1)}
-		pipes[a.Index] = pl
-		go pl.fill(ctx, a, n)
 	}
 	return pipes
+}
+
+// draws reports a grant the run's arrivals may make.
+func (g *Generator) draws(kind exchange.Grant) bool {
+	w := g.run
+	if w.draw == nil {
+		return w.grant == kind
+	}
+	for _, x := range g.Work.Mix.Weights {
+		if x.Grant == kind {
+			return true
+		}
+	}
+	return false
 }
 
 // waiter waits until an arrival's time (sleeper; a fake clock in tests).
@@ -421,12 +501,12 @@ func (g *Generator) pace(ctx context.Context, p event.PlannedRun, start time.Tim
 // worker serves one agent's arrivals. Workers are long-lived (like k6's
 // pre-allocated VUs), so their stacks and request buffers are grown once,
 // not per request.
-func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job, tokens *pipeline, rec func(*stats.Request), wg *sync.WaitGroup) {
+// w is the run's work, given at the start: a worker that starts late, even
+// after its run ended, never reads the next run's.
+func (g *Generator) worker(ctx context.Context, a *Agent, work <-chan job, w *runWork, pipes *agentPipes, rec func(*stats.Request), wg *sync.WaitGroup) {
 	var buf []byte
 	for j := range work {
-		r := &stats.Request{Agent: a.Index, Seq: j.seq, Phase: j.phase, ScheduledUS: j.at.UnixMicro()}
-		g.send(ctx, a, j.at, r, tokens, &buf)
-		rec(r)
+		g.serve(ctx, a, j, w, pipes, rec, &buf)
 		a.inFlight.Add(-1)
 		wg.Done()
 	}
@@ -449,13 +529,20 @@ type droppedArrival struct {
 // the scheduler waits for the recorder (which then is as far behind).
 const dropQueue = 8192
 
-func recordDrops(rec func(*stats.Request)) *dropRecorder {
+func recordDrops(rec func(*stats.Request), w *runWork) *dropRecorder {
 	d := &dropRecorder{ch: make(chan droppedArrival, dropQueue), done: make(chan struct{})}
 	go func() {
 		defer close(d.done)
 		for x := range d.ch {
-			rec(&stats.Request{Agent: x.agent, Seq: x.j.seq, Phase: x.j.phase, ScheduledUS: x.j.at.UnixMicro(),
-				Outcome: exchange.OutcomeDropped})
+			r := &stats.Request{Agent: x.agent, Seq: x.j.seq, Phase: x.j.phase, ScheduledUS: x.j.at.UnixMicro(),
+				Outcome: exchange.OutcomeDropped}
+			switch kind := w.kindOf(x.agent, x.j.seq); {
+			case kind != exchange.GrantExchange:
+				r.Kind = kind
+			case w.chain > 1:
+				r.Hop = 1 // the chain never began
+			}
+			rec(r)
 		}
 	}()
 	return d
@@ -473,24 +560,22 @@ func (d *dropRecorder) close() {
 // its current client id and secret. Run calls it again before any worker
 // starts, so a changed secret is what gets sent.
 func (g *Generator) prepare(a *Agent) {
-	if a.h1 == nil {
-		return
-	}
-	u, _ := url.Parse(g.URL)
-	a.headPre, a.headPost = requestHead(u, g.headers(a))
+	g.prepareClients(a)
 }
 
 // headers are the request's headers besides Host, User-Agent and
-// Content-Length, sorted by name as net/http writes them.
-func (g *Generator) headers(a *Agent) [][2]string {
+// Content-Length, sorted by name as net/http writes them, for client id
+// with secret.
+func (g *Generator) headers(id, secret string) [][2]string {
 	h := [][2]string{{"Accept", "application/json"}}
 	if g.Body.Auth() == exchange.AuthBasic {
-		h = append(h, [2]string{"Authorization", exchange.BasicAuth(a.ClientID, a.Secret)})
+		h = append(h, [2]string{"Authorization", exchange.BasicAuth(id, secret)})
 	}
 	return append(h, [2]string{"Content-Type", "application/x-www-form-urlencoded"})
 }
 
-// send performs one exchange and fills r; buf is the caller's scratch.
+// send performs one single exchange with a token from tokens and fills
+// r; buf is the caller's scratch (Ping).
 func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.Request, tokens *pipeline, buf *[]byte) {
 	item, ok := tokens.take(ctx)
 	if !ok {
@@ -499,81 +584,97 @@ func (g *Generator) send(ctx context.Context, a *Agent, at time.Time, r *stats.R
 		return
 	}
 	tok, cred := a.splitCredential(item)
+	req := request{grant: exchange.GrantExchange, chain: 1, body: g.Body, client: a.clientAt(1), token: tok, cred: cred}
+	if g.Work.Actors != nil {
+		req.actor = g.Work.Actors.token(ctx, req.client.id)
+	}
+	g.sendOne(ctx, a, at, r, req, buf)
+}
+
+// sendOne sends one request due at and fills r; it returns the issued
+// access token of a success and when the answer was read.
+func (g *Generator) sendOne(ctx context.Context, a *Agent, at time.Time, r *stats.Request, req request, buf *[]byte) (string, time.Time) {
 	var outcome exchange.Outcome
-	var detail, desc string
+	var detail, desc, issued string
 	answered := func(status int, b []byte) {
-		outcome, detail, desc = g.classify(a, r, status, b)
-		detail = g.details.Admit(exchange.Scrub(detail, a.Secret, tok, cred))
+		outcome, detail, desc, issued = g.classify(a, r, req, status, b)
+		detail = g.details.Admit(exchange.Scrub(detail, a.Secret, req.token, req.cred, req.actor))
 	}
 	sent := time.Now()
 	a.sent.Add(1)
 	var err error
 	if a.h1 != nil {
-		*buf = g.request((*buf)[:0], a, tok, cred)
+		*buf = g.request((*buf)[:0], req)
 		r.Status, r.Retried, err = a.h1.do(ctx, *buf, answered)
 	} else {
-		r.Status, err = g.doHTTP(ctx, a, tok, cred, answered)
+		r.Status, err = g.doHTTP(ctx, a, req, answered)
 	}
 	if err != nil {
-		outcome, desc = exchange.ClassifyErr(ctx, err), exchange.TransportDescription(err)
+		outcome, desc, issued = exchange.ClassifyErr(ctx, err), exchange.TransportDescription(err), ""
 	}
 	done := time.Now()
 	r.SendLagUS = sent.Sub(at).Microseconds()
 	r.DurationUS = done.Sub(sent).Microseconds()
 	r.Outcome, r.Detail = outcome, detail
 	if desc != "" && outcome != exchange.OutcomeOK && outcome != exchange.OutcomeAborted {
-		r.Description = a.descFilter().Sanitize(desc, tok, cred)
+		r.Description = a.descFilter().Sanitize(desc, req.token, req.cred, req.actor)
 	}
 	if outcome == exchange.OutcomeOK {
 		a.ok.Add(1)
+		r.TokenBytes = min(len(issued), stats.MaxTokenBytes)
 	} else if outcome != exchange.OutcomeAborted {
 		a.errs.Add(1)
 	}
+	return issued, done
 }
 
-// classify applies the success check and, to a sample, the verification of
-// the issued token; desc is why a response failed.
-func (g *Generator) classify(a *Agent, r *stats.Request, status int, b []byte) (exchange.Outcome, string, string) {
-	outcome, detail, why := g.Check.Classify(status, b)
+// classify applies the grant's success check and, to a sample, the
+// verification of the issued token; desc is why a response failed, issued
+// the access token of a success.
+func (g *Generator) classify(a *Agent, r *stats.Request, req request, status int, b []byte) (exchange.Outcome, string, string, string) {
+	outcome, detail, why := g.Check.ForGrant(req.grant).Classify(status, b)
 	if s := g.sampler; outcome == exchange.OutcomeOK && s != nil && s.pick(a.Index, r.Seq) {
-		err := g.Verifier.Verify(b, a.ClientID)
+		err := g.verify(a, req, b)
 		s.count(r.Phase, err != nil)
 		if err != nil {
-			return exchange.OutcomeBadResponse, "200", err.Error()
+			return exchange.OutcomeBadResponse, "200", err.Error(), ""
 		}
 	}
 	if why == "" {
 		why = exchange.Description(status, b)
 	}
-	return outcome, detail, why
+	var issued string
+	if outcome == exchange.OutcomeOK {
+		issued, _ = exchange.AccessToken(b) // copied out of b, which the connection reuses
+	}
+	return outcome, detail, why, issued
 }
 
-// request appends the whole HTTP/1.1 request for one subject token and
-// client credential.
-func (g *Generator) request(dst []byte, a *Agent, tok, cred string) []byte {
-	dst = append(dst, a.headPre...)
+// request appends the whole HTTP/1.1 request req.
+func (g *Generator) request(dst []byte, req request) []byte {
+	dst = append(dst, req.client.headPre...)
 	n := len(dst)
-	dst = g.Body.AppendForm(dst, tok, a.ClientID, cred)
+	dst = req.body.AppendFormActor(dst, req.token, req.actor, req.client.id, req.cred)
 	// The body is built where it ends up; its length goes before it.
 	var num [20]byte
 	cl := strconv.AppendInt(num[:0], int64(len(dst)-n), 10)
-	shift := len(cl) + len(a.headPost)
+	shift := len(cl) + len(req.client.headPost)
 	dst = append(dst, make([]byte, shift)...)
 	copy(dst[n+shift:], dst[n:len(dst)-shift])
 	copy(dst[n:], cl)
-	copy(dst[n+len(cl):], a.headPost)
+	copy(dst[n+len(cl):], req.client.headPost)
 	return dst
 }
 
-// doHTTP sends one exchange with net/http. The status is set when a
+// doHTTP sends one request with net/http. The status is set when a
 // response arrived, also when reading its body failed.
-func (g *Generator) doHTTP(ctx context.Context, a *Agent, tok, cred string, answered func(int, []byte)) (int, error) {
-	body := g.Body.Form(tok, a.ClientID, cred)
-	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
-	for _, h := range g.headers(a) {
-		req.Header.Set(h[0], h[1])
+func (g *Generator) doHTTP(ctx context.Context, a *Agent, req request, answered func(int, []byte)) (int, error) {
+	body := string(req.body.AppendFormActor(nil, req.token, req.actor, req.client.id, req.cred))
+	hr, _ := http.NewRequestWithContext(ctx, http.MethodPost, g.URL, strings.NewReader(body))
+	for _, h := range g.headers(req.client.id, a.Secret) {
+		hr.Header.Set(h[0], h[1])
 	}
-	resp, err := a.client.Do(req)
+	resp, err := a.client.Do(hr)
 	if err != nil {
 		return 0, err
 	}
@@ -597,6 +698,9 @@ type pipeline struct {
 
 // take returns the next token, or false when ctx ended first.
 func (p *pipeline) take(ctx context.Context) (string, bool) {
+	if p == none {
+		return "", ctx.Err() == nil
+	}
 	if p.pre != nil {
 		if ctx.Err() != nil {
 			return "", false
@@ -618,10 +722,15 @@ func (p *pipeline) take(ctx context.Context) (string, bool) {
 	}
 }
 
-func (p *pipeline) fill(ctx context.Context, a *Agent, n int) {
+// fill mints the credentials of the agent's arrivals (seq 0 … n−1) of
+// grant kind, in order.
+func (p *pipeline) fill(ctx context.Context, a *Agent, kind exchange.Grant, w *runWork, n int) {
 	for i := 0; i < n; {
 		for ; i < n && len(p.ch) < cap(p.ch); i++ {
-			tok, err := a.credential()
+			if w.draw != nil && w.draw(a.Index, int64(i)) != kind {
+				continue
+			}
+			tok, err := a.credentialFor(kind)
 			if err != nil {
 				tok = "" // cannot happen with a valid key; sent as-is it fails visibly
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 )
 
 // fakeClock is the scheduler's clock in tests: it records what it was
@@ -162,7 +163,7 @@ func TestPaceAllocatesNothing(t *testing.T) {
 
 func TestDropRecorderRecordsEveryDropInOrder(t *testing.T) {
 	var rows []stats.Request
-	d := recordDrops(func(r *stats.Request) { rows = append(rows, *r) })
+	d := recordDrops(func(r *stats.Request) { rows = append(rows, *r) }, &runWork{grant: exchange.GrantExchange, chain: 1})
 	a := &Agent{Index: 3}
 	start := time.Unix(1700000000, 0)
 	const n = 3 * dropQueue // more than the queue holds: add waits, nothing is lost

@@ -57,6 +57,13 @@ func (d *Driver) preflight(ctx context.Context, enginePID int) (forecast.Forecas
 		}
 		return nil
 	}
+	if ac := d.gen.Work.Actors; ac != nil && enginePID != 0 {
+		// The runs get their actor tokens before they start; so do these
+		// exchanges, or they would go without one.
+		if err := ac.warm(ctx, []string{a.ClientID}); err != nil {
+			return c, fmt.Errorf("%w (subject.actor)", err)
+		}
+	}
 	for i := 0; i < 3 && enginePID != 0; i++ {
 		if err := one(); err != nil {
 			return c, err

@@ -86,6 +86,8 @@ type runOptions struct {
 	// clientCerts are the agents' tls_client_auth certificates.
 	clientCerts *config.ClientCerts
 	key         *jose.Key
+	// actorKey signs the agents' actor tokens (subject.actor minted).
+	actorKey *jose.Key
 	// engine is the engine process a resumed campaign sampled last.
 	sampled *evidence.EngineProcess
 }
@@ -182,6 +184,14 @@ func (o *runOptions) complete(cmd *cobra.Command) error {
 	}
 	if o.key, err = c.SubjectKey(); err != nil {
 		return err
+	}
+	if c.Subject.Actor.Source == config.ActorMinted {
+		if o.actorKey, err = c.ActorKey(); err != nil {
+			return err
+		}
+	}
+	if o.resume == "" {
+		o.cfg.Workload.DrawSeed() // before config.yaml records it
 	}
 	if o.resumed != nil { // before anything is sent
 		fmt.Fprintf(cmd.ErrOrStderr(), "tokex: resume: %s\n", runner.Reach(c, o.secretSource, o.resumeEngine()))
@@ -335,14 +345,14 @@ func (o *runOptions) newDriver() (runner.Driver, error) {
 		return o.deps.driver(c)
 	}
 	if c.Driver != "kube" {
-		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ClientKeys: o.clientKeys, ClientCerts: o.clientCerts, ProgramSearch: o.programSearch(),
-			PID: string(o.pid), Recorded: o.sampled, HostCheck: o.hostCheck, WaitQuiet: o.waitQuiet}, nil
+		return &local.Driver{Cfg: c, CampaignID: o.id, Secret: o.secret, SubjectKey: o.key, ActorKey: o.actorKey, ClientKeys: o.clientKeys,
+			ClientCerts: o.clientCerts, ProgramSearch: o.programSearch(), PID: string(o.pid), Recorded: o.sampled, HostCheck: o.hostCheck, WaitQuiet: o.waitQuiet}, nil
 	}
 	if err := o.kube.connect(c.Kube.Namespace); err != nil {
 		return nil, err
 	}
 	return &kube.Driver{Cfg: c, CampaignID: o.id, Client: o.kube.Client, Metrics: o.kube.Metrics, RESTConfig: o.kube.Config,
-		Namespace: o.kube.Namespace, Context: o.kube.Context, Secret: o.secret, Key: o.key, API: o.kube.API}, nil
+		Namespace: o.kube.Namespace, Context: o.kube.Context, Secret: o.secret, Key: o.key, ActorKey: o.actorKey, API: o.kube.API}, nil
 }
 
 // pidApplies refuses --pid where no engine process on this host is

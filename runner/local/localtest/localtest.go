@@ -107,6 +107,7 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 	var w *evidence.Writer
 	id := filepath.Base(dir)
 	if o.Resume == nil {
+		c.Workload.DrawSeed()
 		y, _ := c.Redacted()
 		w, err = evidence.Create(dir, y, evidence.Manifest{Tool: "tokex", Version: "test", CampaignID: id, Name: c.Name, Driver: "local", Started: time.Now()})
 	} else {
@@ -125,6 +126,11 @@ func Run(t testing.TB, ctx context.Context, c config.Campaign, dir string, o Opt
 		}
 	})
 	drv := &local.Driver{Cfg: c, CampaignID: id, Secret: Secret, SubjectKey: key, Program: Program()}
+	if c.Subject.Actor.Source == config.ActorMinted { // as tokex run does
+		if drv.ActorKey, err = c.ActorKey(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	source := ""                                       // the secret methods: no log line, as before
 	switch exchange.AuthMethod(c.Request.AuthMethod) { // as tokex run does
 	case exchange.AuthPrivateKeyJWT:
