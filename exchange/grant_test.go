@@ -112,6 +112,7 @@ func TestAccessToken(t *testing.T) {
 		{`{"access_token":7}`, "", false},
 		{`{"nested":{"access_token":"x"}}`, "", false},
 		{`["access_token","x"]`, "", false},
+		{`{"x":"access_token","access_token":"tok"}`, "tok", true}, // the key's text as a value first
 	} {
 		got, ok := AccessToken([]byte(tc.body))
 		if got != tc.want || ok != tc.ok {

@@ -159,6 +159,14 @@ func (s *DetailSet) Admit(d string) string {
 // nonEmptyString reports whether the (valid) JSON object body has a
 // top-level member key whose value is a non-empty string.
 func nonEmptyString(body []byte, key string) bool {
+	j := memberValue(body, key)
+	return j >= 0 && j+1 < len(body) && body[j] == '"' && body[j+1] != '"'
+}
+
+// memberValue is the offset of the value of the (valid) JSON object body's
+// top-level member key, or -1. A string equal to key that is a value, not
+// a name, is passed over.
+func memberValue(body []byte, key string) int {
 	depth := 0
 	for i := 0; i < len(body); i++ {
 		switch body[i] {
@@ -169,18 +177,17 @@ func nonEmptyString(body []byte, key string) bool {
 		case '"':
 			end := scanString(body, i+1) // after the closing quote
 			if end < 0 {
-				return false
+				return -1
 			}
 			if depth == 1 && string(body[i+1:end-1]) == key {
 				if j := skipSpace(body, end); j < len(body) && body[j] == ':' {
-					j = skipSpace(body, j+1)
-					return j+1 < len(body) && body[j] == '"' && body[j+1] != '"'
+					return skipSpace(body, j+1)
 				}
 			}
 			i = end - 1
 		}
 	}
-	return false
+	return -1
 }
 
 // AccessToken is the top-level access_token string of a response already
@@ -189,39 +196,17 @@ func nonEmptyString(body []byte, key string) bool {
 // does).
 func AccessToken(body []byte) (string, bool) {
 	const key = "access_token"
-	depth := 0
-	for i := 0; i < len(body); i++ {
-		switch body[i] {
-		case '{', '[':
-			depth++
-		case '}', ']':
-			depth--
-		case '"':
-			end := scanString(body, i+1)
-			if end < 0 {
-				return "", false
-			}
-			if depth == 1 && string(body[i+1:end-1]) == key {
-				j := skipSpace(body, end)
-				if j >= len(body) || body[j] != ':' {
-					return "", false
-				}
-				j = skipSpace(body, j+1)
-				if j >= len(body) || body[j] != '"' {
-					return "", false
-				}
-				vend := scanString(body, j+1)
-				if vend < 0 {
-					return "", false
-				}
-				raw := body[j+1 : vend-1]
-				if bytes.IndexByte(raw, '\\') < 0 {
-					return string(raw), true
-				}
-				return StringMember(body, key)
-			}
-			i = end - 1
-		}
+	j := memberValue(body, key)
+	if j < 0 || j >= len(body) || body[j] != '"' {
+		return "", false
 	}
-	return "", false
+	vend := scanString(body, j+1)
+	if vend < 0 {
+		return "", false
+	}
+	raw := body[j+1 : vend-1]
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw), true
+	}
+	return StringMember(body, key)
 }
