@@ -375,7 +375,7 @@ func runMeta(p event.PlannedRun, res RunResult, descs []sample.ErrorDescription)
 	return stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
 		Agents: p.Agents, Replicas: p.Replicas, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
 		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: descs, SendLagParts: res.SendLagParts,
-		Verification: res.Verification, Grant: p.Grant, Chain: p.Chain, Step: p.Step}
+		Verification: res.Verification, Connections: res.Connections, Grant: p.Grant, Chain: p.Chain, Step: p.Step}
 }
 
 // mixOf is the mix run p's arrivals draw their grant from: the campaign's,
