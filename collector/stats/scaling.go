@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // ScalingDefinition states what summary.json "scaling" holds.
@@ -337,3 +338,36 @@ func (sc *Scaling) ScaleOut() (curve.ScaleOut, bool) {
 
 // RateLabel is curve's rate label (1 decimal below 10/s).
 func RateLabel(v float64) string { return curve.RateLabel(math.Round(v*10) / 10) }
+
+// OfReplicas is the summary of one engine count of a campaign over engine
+// counts, as if it had measured that count alone (its stages without the
+// count, so that two counts compare rate by rate: tokex compare DIR@1
+// DIR@2); its id carries the count ("ID@2"). ok is false when the campaign
+// has no such count.
+func (s *Summary) OfReplicas(n int) (*Summary, bool) {
+	var runs []*Run
+	for _, st := range s.Stages {
+		if st.Replicas != n {
+			continue
+		}
+		for _, r := range st.Runs {
+			c := *r
+			c.Replicas = 0
+			runs = append(runs, &c)
+		}
+	}
+	if len(runs) == 0 {
+		return nil, false
+	}
+	out := &Summary{CampaignID: fmt.Sprintf("%s@%d", s.CampaignID, n), Name: s.Name + units.EnginesLabel(n), Tool: s.Tool, Driver: s.Driver,
+		Target: s.Target, Status: s.Status, Reason: s.Reason, Started: s.Started, Finished: s.Finished, Thresholds: s.Thresholds}
+	if s.Scaling != nil {
+		for _, p := range s.Scaling.Counts {
+			if p.Replicas == n {
+				out.Capacity = p.Capacity
+			}
+		}
+	}
+	BuildSummary(out, runs, s.Status == CampaignDone)
+	return out, true
+}
