@@ -178,23 +178,27 @@ func (s *Summary) scalePoint(runs []*Run, n int) ScalePoint {
 // topRuns are the finished runs at the top of a count: those of the rate
 // its search found (the capacity), else of its highest stage.
 func topRuns(runs []*Run, capa *curve.Result) []*Run {
-	rate := 0.0
-	if capa != nil && capa.Capacity > 0 {
-		rate = capa.Capacity
-	} else {
+	at := func(rate float64) []*Run {
+		var out []*Run
 		for _, r := range runs {
-			if !r.Sanity && r.Status == StatusDone && r.TargetRPS > rate {
-				rate = r.TargetRPS
+			if !r.Sanity && r.Status == StatusDone && r.TargetRPS == rate {
+				out = append(out, r)
 			}
 		}
+		return out
 	}
-	var out []*Run
-	for _, r := range runs {
-		if !r.Sanity && r.Status == StatusDone && r.TargetRPS == rate {
-			out = append(out, r)
+	if capa != nil && capa.Capacity > 0 {
+		if out := at(capa.Capacity); len(out) > 0 {
+			return out
 		}
 	}
-	return out
+	rate := 0.0
+	for _, r := range runs {
+		if !r.Sanity && r.Status == StatusDone && r.TargetRPS > rate {
+			rate = r.TargetRPS
+		}
+	}
+	return at(rate)
 }
 
 func countDone(runs []*Run) int {
@@ -370,4 +374,27 @@ func (s *Summary) OfReplicas(n int) (*Summary, bool) {
 	}
 	BuildSummary(out, runs, s.Status == CampaignDone)
 	return out, true
+}
+
+// Short is the scaling in one line for a dashboard panel: each count's
+// efficiency (with a search) or engine-core throughput against the base
+// count's ("" without counts).
+func (sc *Scaling) Short() string {
+	if sc == nil {
+		return ""
+	}
+	var parts []string
+	for _, p := range sc.Counts {
+		switch {
+		case p.Replicas == sc.Base:
+		case p.Efficiency != nil:
+			parts = append(parts, fmt.Sprintf("%d: %s", p.Replicas, p.Efficiency))
+		case p.PerCoreRatio > 0:
+			parts = append(parts, fmt.Sprintf("%d: %.2f/core", p.Replicas, p.PerCoreRatio))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("scaling vs %d engine(s): ", sc.Base) + strings.Join(parts, " · ")
 }
