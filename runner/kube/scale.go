@@ -443,3 +443,28 @@ func scalingChecks(ctx context.Context, c kubernetes.Interface, ns string, k con
 	}
 	return append([]Check{check}, accessChecks(ctx, c, all)...)
 }
+
+// ScalingNote says, for `tokex manifests`, what a campaign over engine
+// counts does besides creating its objects, and the access it needs ("":
+// none).
+func ScalingNote(c config.Campaign, ns string) string {
+	e := c.Kube.Engines
+	if len(e.Replicas) == 0 {
+		return ""
+	}
+	if e.Namespace != "" {
+		ns = e.Namespace
+	}
+	what := "the engine Pods' Deployment or StatefulSet"
+	if e.Workload != "" {
+		what = e.Workload
+	}
+	s := fmt.Sprintf("# kube.engines.replicas %v: besides these objects tokex scales %s in %s through its scale\n"+
+		"# subresource to each count in turn (waiting for that many Ready Pods behind %s) and back at the end:\n"+
+		"# get, update, patch on deployments/scale and statefulsets/scale; get, list on horizontalpodautoscalers\n"+
+		"# (deploy/rbac.yaml, Role tokex-engines)", e.Replicas, what, ns, e.Service)
+	if e.PauseHPA {
+		s += ";\n# --pause-hpa: update on horizontalpodautoscalers (Role tokex-pause-hpa), to pin its HPA to each count and restore it"
+	}
+	return s + "\n"
+}

@@ -39,6 +39,7 @@ config and override flags as 'tokex run --driver kube' and contacts no cluster.`
 			if err != nil {
 				return err
 			}
+			fmt.Fprint(cmd.OutOrStdout(), kube.ScalingNote(o.cfg, ns))
 			return printYAML(cmd.OutOrStdout(), docs)
 		},
 	}
