@@ -178,7 +178,9 @@ func scaleVerify(t *testing.T, ctx context.Context, c *Cluster) {
 		t.Fatalf("as the ServiceAccount: exit %d\n%s", code, out.String())
 	}
 	_ = c.Client.RbacV1().RoleBindings("default").Delete(ctx, "tokex-engines", metav1.DeleteOptions{})
-	defer func() { _ = c.Apply(ctx, bytes.ReplaceAll(rbac, []byte("namespace: pf-perf"), []byte("namespace: default")), nil) }()
+	defer func() {
+		_ = c.Apply(ctx, bytes.ReplaceAll(rbac, []byte("namespace: pf-perf"), []byte("namespace: default")), nil)
+	}()
 	out.Reset()
 	if code := cli.Main([]string{"verify", "--config", cfgFile, "--kubeconfig", imp}, &out, &errb); code != 1 || !strings.Contains(out.String(), "✗ may update deployments/scale.apps") {
 		t.Fatalf("without the engines' binding: exit %d\n%s", code, out.String())
