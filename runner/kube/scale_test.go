@@ -109,7 +109,12 @@ func (f *scaleCluster) reconcile(int) {
 	if err != nil {
 		return
 	}
-	n := int(*obj.(*appsv1.Deployment).Spec.Replicas)
+	f.reconcileTo(int(*obj.(*appsv1.Deployment).Spec.Replicas))
+}
+
+// reconcileTo makes n engine Pods and their endpoints (f.rmu held, or
+// before any scale).
+func (f *scaleCluster) reconcileTo(n int) {
 	ctx := context.Background()
 	pods := f.CoreV1().Pods("eng")
 	l, _ := pods.List(ctx, metav1.ListOptions{})
@@ -142,7 +147,7 @@ func scaleDriver(f *scaleCluster) *Driver {
 	c.Kube.Engines.Namespace, c.Kube.Engines.Selector, c.Kube.Engines.Service = "eng", "app=engine", "eng"
 	c.Kube.Engines.Replicas = []int{1, 2, 3}
 	c.Kube.Engines.Settle = time.Millisecond
-	c.Kube.Engines.ReadyTimeout = 3 * time.Second
+	c.Kube.Engines.ReadyTimeout = 30 * time.Second // a bound, never reached when the fake controller keeps up
 	return &Driver{Cfg: c, Client: f, Namespace: "load", Poll: 5 * time.Millisecond}
 }
 
@@ -187,7 +192,10 @@ func TestScaleWaitsAndFails(t *testing.T) {
 	f := newScaleCluster(t, 2)
 	d := scaleDriver(f)
 	d.Cfg.Kube.Engines.ReadyTimeout = 200 * time.Millisecond
+	// The three Pods exist, not Ready, before the scale: the state the
+	// waiter sees is final at once, however slow the machine.
 	f.neverUp = true
+	f.reconcileTo(3)
 	_, err := d.Scale(context.Background(), 3, nopOut{})
 	if err == nil || !strings.Contains(err.Error(), "3 engines not Ready behind the Service within 200ms") || !strings.Contains(err.Error(), "3 engine Pod(s), 0 Ready") {
 		t.Fatalf("err %v", err)
