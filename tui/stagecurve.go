@@ -113,7 +113,7 @@ func (c *stageCurve) curve() string {
 	if cost := doc.CostShort(sum.Cost); cost != "" && len(lines) < h {
 		lines = append(lines, s.Engine.Render(ansi.Truncate(cost, w, "…")))
 	}
-	if sc := sum.Scaling.Short(); sc != "" && len(lines) < h { // a campaign over engine counts
+	if sc := doc.ScalingShort(sum.Scaling); sc != "" && len(lines) < h { // a campaign over engine counts
 		lines = append(lines, s.Engine.Render(ansi.Truncate(sc, w, "…")))
 	}
 	return strings.Join(lines, "\n")

@@ -375,26 +375,3 @@ func (s *Summary) OfReplicas(n int) (*Summary, bool) {
 	BuildSummary(out, runs, s.Status == CampaignDone)
 	return out, true
 }
-
-// Short is the scaling in one line for a dashboard panel: each count's
-// efficiency (with a search) or engine-core throughput against the base
-// count's ("" without counts).
-func (sc *Scaling) Short() string {
-	if sc == nil {
-		return ""
-	}
-	var parts []string
-	for _, p := range sc.Counts {
-		switch {
-		case p.Replicas == sc.Base:
-		case p.Efficiency != nil:
-			parts = append(parts, fmt.Sprintf("%d: %s", p.Replicas, p.Efficiency))
-		case p.PerCoreRatio > 0:
-			parts = append(parts, fmt.Sprintf("%d: %.2f/core", p.Replicas, p.PerCoreRatio))
-		}
-	}
-	if len(parts) == 0 {
-		return ""
-	}
-	return fmt.Sprintf("scaling vs %d engine(s): ", sc.Base) + strings.Join(parts, " · ")
-}

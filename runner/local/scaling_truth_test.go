@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -62,7 +63,7 @@ func TestTruthScalingEfficiency(t *testing.T) {
 	}
 	one, two := sc.Counts[0], sc.Counts[1]
 	for _, p := range sc.Counts {
-		t.Logf("%s", p.Line(sc.Base))
+		t.Logf("%s", doc.ScaleLine(p, sc.Base))
 	}
 	truth1 := 1000 / float64(cost.Milliseconds())
 	if one.Capacity == nil || one.Capacity.Capacity < 0.8*truth1 || one.Capacity.Capacity > 1.1*truth1 {

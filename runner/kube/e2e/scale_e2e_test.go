@@ -17,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 
 	"github.com/tokex-dev/tokex/cmd/tokex/cli"
+	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -276,7 +277,7 @@ func scaleCampaignRun(t *testing.T, ctx context.Context, c *Cluster) {
 	if !strings.Contains(stdout.String(), "2 engine(s): ") || !strings.Contains(stdout.String(), "engine CPU balance") {
 		t.Errorf("the scaling lines are not printed:\n%s", stdout.String())
 	}
-	t.Logf("scaling: %s", strings.Join(s.Scaling.Lines(), " | "))
+	t.Logf("scaling: %s", strings.Join(doc.ScalingLines(s.Scaling), " | "))
 }
 
 // scaleHPA: an HPA on the Deployment is refused without --pause-hpa (the
