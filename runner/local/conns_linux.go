@@ -123,5 +123,8 @@ func spread(engines []FleetEngine, port int, ports map[int]int) *stats.Connectio
 		}
 	}
 	c.Finish()
+	if c.Spread == 0 && c.Unmatched == 0 {
+		return nil // no connection open (a connection per request): nothing to say
+	}
 	return c
 }
