@@ -225,6 +225,9 @@ func scaleCampaignRun(t *testing.T, ctx context.Context, c *Cluster) {
 	// New Pods get PodMetrics 20–40 s after they run: the settle covers it.
 	cfg := scaleCampaign([]int{1, 2}, 45*time.Second)
 	cfg.Kube.Engines.Replicas = nil // from the flag
+	// metrics-server has a sample of each Pod every 10 s: a 15 s window
+	// holds one of each (an 8 s one may hold none).
+	cfg.Duration = 15 * time.Second
 	y, _ := cfg.Redacted()
 	cfgFile := filepath.Join(t.TempDir(), "campaign.yaml")
 	_ = os.WriteFile(cfgFile, y, 0o644)
