@@ -136,6 +136,7 @@ func TestKubeScaling(t *testing.T) {
 		if res.Status != "aborted" || replicas(t, ctx, c) != 3 {
 			t.Errorf("status %s, %d replicas after Ctrl-C (want 3)", res.Status, replicas(t, ctx, c))
 		}
+		t.Logf("after Ctrl-C: status %s, %d replicas", res.Status, replicas(t, ctx, c))
 	})
 	t.Run("restored after a failed run", func(t *testing.T) {
 		cfg := scaleCampaign([]int{2}, time.Second)
@@ -145,6 +146,7 @@ func TestKubeScaling(t *testing.T) {
 		if res.Status != "failed" || !strings.Contains(res.Reason, "ImagePullBackOff") || replicas(t, ctx, c) != 3 {
 			t.Errorf("status %s (%s), %d replicas (want 3)", res.Status, res.Reason, replicas(t, ctx, c))
 		}
+		t.Logf("after a failed run: status %s, %d replicas", res.Status, replicas(t, ctx, c))
 	})
 	t.Run("HPA refused, then paused and restored", func(t *testing.T) { scaleHPA(t, ctx, c) })
 }
@@ -257,6 +259,7 @@ func scaleCampaignRun(t *testing.T, ctx context.Context, c *Cluster) {
 	if want := "[3→1 restore=false endpoints=1 1→2 restore=false endpoints=2 2→3 restore=true endpoints=0]"; fmt.Sprint(scales) != want {
 		t.Errorf("manifest scaling %v, want %s", scales, want)
 	}
+	t.Logf("manifest scaling %v; the Deployment at %d replicas after the campaign", scales, replicas(t, ctx, c))
 	s, err := f.Summary()
 	if err != nil {
 		t.Fatal(err)
