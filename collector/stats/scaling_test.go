@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // scaledRun is a finished run of n engines at rate whose engines burn
@@ -97,39 +98,6 @@ func TestScalingEfficiencyUnknown(t *testing.T) {
 	}
 }
 
-// TestProjectionUsesMeasuredEfficiency (issue 28 item 2): the engines a
-// rate needs come from the measured efficiency, held beyond the largest
-// count, instead of assuming 1.
-func TestProjectionUsesMeasuredEfficiency(t *testing.T) {
-	s := &Summary{Thresholds: Thresholds{P95Ms: 500}, Capacities: map[int]*curve.Result{
-		1: {Capacity: 100, Upper: 110, Objective: curve.Objective{P95Ms: 500}}, 2: {Capacity: 180, Upper: 200}}}
-	BuildSummary(s, scaledCampaign(), true)
-	s.Project(1000)
-	p := s.Projection
-	if p == nil || p.Engines != 12 || p.ScalingEfficiency != 0.9 {
-		t.Fatalf("projection %+v", p)
-	}
-	if !strings.Contains(strings.Join(p.Assumptions, "; "), "measured efficiency (1: 1.00, 2: 0.90") || !strings.Contains(p.Line, "at the measured scaling efficiency 0.90") {
-		t.Errorf("assumptions %q line %q", p.Assumptions, p.Line)
-	}
-	// Without the counts the same capacity assumes even scaling: 10.
-	one := &Summary{Thresholds: s.Thresholds}
-	var runs []*Run
-	for _, r := range scaledCampaign() {
-		if r.Replicas == 1 {
-			c := *r
-			c.Replicas = 0
-			runs = append(runs, &c)
-		}
-	}
-	one.Capacity = s.Capacities[1]
-	BuildSummary(one, runs, true)
-	one.Project(1000)
-	if one.Projection == nil || one.Projection.Engines != 10 || one.Projection.ScalingEfficiency != 0 {
-		t.Errorf("even scaling: %+v", one.Projection)
-	}
-}
-
 // TestOfReplicas: one count of a campaign, alone, for compare.
 func TestOfReplicas(t *testing.T) {
 	s := &Summary{CampaignID: "c", Thresholds: Thresholds{P95Ms: 500}, Status: CampaignDone,
@@ -150,16 +118,16 @@ func TestOfReplicas(t *testing.T) {
 // TestEnginePods: each engine's cores from its own samples, and balance.
 func TestEnginePods(t *testing.T) {
 	m := RunMeta{MeasuredStart: at(0), MeasuredEnd: at(10)}
-	var res []ResourceSample
+	var res []sample.Resource
 	for i := int64(0); i <= 11; i++ {
-		res = append(res, ResourceSample{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "a", CPUSecondsTotal: 1 + 0.6*float64(i), CPUMillicores: 600},
-			ResourceSample{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "b", CPUSecondsTotal: 1 + 0.2*float64(i), CPUMillicores: 200})
+		res = append(res, sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "a", CPUSecondsTotal: 1 + 0.6*float64(i), CPUMillicores: 600},
+			sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "b", CPUSecondsTotal: 1 + 0.2*float64(i), CPUMillicores: 200})
 	}
 	pods, bal := enginePods(res, m)
 	if len(pods) != 2 || math.Abs(pods[0].Cores-0.6) > 1e-3 || math.Abs(pods[1].Cores-0.2) > 1e-3 || bal != 1.5 {
 		t.Errorf("pods %+v balance %v", pods, bal)
 	}
-	var one []ResourceSample
+	var one []sample.Resource
 	for _, r := range res {
 		if r.Name == "a" {
 			one = append(one, r)
