@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
@@ -63,7 +62,11 @@ func TestTruthScalingEfficiency(t *testing.T) {
 	}
 	one, two := sc.Counts[0], sc.Counts[1]
 	for _, p := range sc.Counts {
-		t.Logf("%s", doc.ScaleLine(p, sc.Base))
+		var capa string
+		if p.Capacity != nil {
+			capa = p.Capacity.Bracket()
+		}
+		t.Logf("%d engine(s): capacity %s, %v exchanges/s per engine core at %v/s, engine CPU balance %.2f, connections %s", p.Replicas, capa, p.PerCore, p.At, p.Balance, p.Connections.Line())
 	}
 	truth1 := 1000 / float64(cost.Milliseconds())
 	if one.Capacity == nil || one.Capacity.Capacity < 0.8*truth1 || one.Capacity.Capacity > 1.1*truth1 {
