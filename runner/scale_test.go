@@ -1,4 +1,4 @@
-package runner
+package runner_test
 
 import (
 	"context"
@@ -14,13 +14,15 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
+	"github.com/tokex-dev/tokex/runner/runnertest"
 )
 
-// scalingDriver is fakeDriver with engine counts: it records every scale
-// and restore in order with the runs, and can fail a scale.
+// scalingDriver is the fake driver with engine counts: it records every
+// scale and restore in order with the runs, and can fail a scale.
 type scalingDriver struct {
-	*fakeDriver
+	*runnertest.Driver
 	scaleErr   map[int]error
 	restoreErr error
 
@@ -31,22 +33,22 @@ type scalingDriver struct {
 }
 
 func newScalingDriver(n int) *scalingDriver {
-	d := &scalingDriver{fakeDriver: &fakeDriver{n: n}, current: 3, original: 3}
+	d := &scalingDriver{Driver: &runnertest.Driver{N: n}, current: 3, original: 3}
 	return d
 }
 
-func (d *scalingDriver) Run(ctx context.Context, p event.PlannedRun, out Output) (RunResult, error) {
+func (d *scalingDriver) Run(ctx context.Context, p event.PlannedRun, out runner.Output) (runner.RunResult, error) {
 	d.smu.Lock()
 	d.log = append(d.log, p.ID)
 	cur := d.current
 	d.smu.Unlock()
 	if p.Replicas != cur {
-		return RunResult{}, fmt.Errorf("run %s of %d engines with %d running", p.ID, p.Replicas, cur)
+		return runner.RunResult{}, fmt.Errorf("run %s of %d engines with %d running", p.ID, p.Replicas, cur)
 	}
-	return d.fakeDriver.Run(ctx, p, out)
+	return d.Driver.Run(ctx, p, out)
 }
 
-func (d *scalingDriver) Scale(ctx context.Context, n int, _ Output) (stats.Scale, error) {
+func (d *scalingDriver) Scale(ctx context.Context, n int, _ runner.Output) (stats.Scale, error) {
 	d.smu.Lock()
 	defer d.smu.Unlock()
 	d.log = append(d.log, fmt.Sprintf("scale %d", n))
@@ -58,7 +60,7 @@ func (d *scalingDriver) Scale(ctx context.Context, n int, _ Output) (stats.Scale
 	return s, ctx.Err()
 }
 
-func (d *scalingDriver) Restore(context.Context, Output) (stats.Scale, bool, error) {
+func (d *scalingDriver) Restore(context.Context, runner.Output) (stats.Scale, bool, error) {
 	d.smu.Lock()
 	defer d.smu.Unlock()
 	if d.current == d.original {
@@ -80,13 +82,20 @@ func (d *scalingDriver) steps() []string {
 }
 
 func scalingCampaign(counts ...int) config.Campaign {
-	c := fakeCampaign()
+	c := runnertest.Campaign()
 	c.Stages, c.Rounds = []float64{10}, 2
 	c.Target.Embedded.Engines = counts
 	return c
 }
 
-func runScaling(t *testing.T, ctx context.Context, c config.Campaign, d Driver, dir string, done map[string]*stats.Run) fakeRun {
+// scaleRun is what a campaign over engine counts returned and emitted.
+type scaleRun struct {
+	summary *stats.Summary
+	err     error
+	events  []event.Event
+}
+
+func runScaling(t *testing.T, ctx context.Context, c config.Campaign, d runner.Driver, dir string, done map[string]*stats.Run) scaleRun {
 	t.Helper()
 	var w *evidence.Writer
 	var err error
@@ -98,11 +107,11 @@ func runScaling(t *testing.T, ctx context.Context, c config.Campaign, d Driver, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := fakeRun{dir: dir}
+	var r scaleRun
 	bus := &event.Bus{}
 	bus.Subscribe(w.Consume)
 	bus.Subscribe(func(e event.Event) { r.events = append(r.events, e) })
-	camp := &Campaign{Cfg: c, ID: "c", Driver: d, Bus: bus, Evidence: w, Tool: "test", Done: done}
+	camp := &runner.Campaign{Cfg: c, ID: "c", Driver: d, Bus: bus, Evidence: w, Tool: "test", Done: done}
 	r.summary, r.err = camp.Run(ctx)
 	return r
 }
@@ -161,7 +170,7 @@ func TestCampaignRestoresEngines(t *testing.T) {
 	boom := errors.New("boom")
 	t.Run("failed run", func(t *testing.T) {
 		d := newScalingDriver(10)
-		d.runErr = map[string]error{"04-n2-r1-10rps": boom}
+		d.RunErr = map[string]error{"04-n2-r1-10rps": boom}
 		r := runScaling(t, context.Background(), scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
 		if r.err == nil || r.summary.Status != "failed" {
 			t.Fatalf("%+v %v", r.summary, r.err)
@@ -174,7 +183,7 @@ func TestCampaignRestoresEngines(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		d := newScalingDriver(10)
-		d.during = func(p event.PlannedRun) {
+		d.During = func(p event.PlannedRun) {
 			if p.ID == "01-n1-r1-10rps" {
 				cancel()
 			}
@@ -213,10 +222,10 @@ func TestCampaignRestoresEngines(t *testing.T) {
 		}
 	})
 	t.Run("driver cannot scale", func(t *testing.T) {
-		d := &fakeDriver{n: 10}
+		d := &runnertest.Driver{N: 10}
 		r := runScaling(t, context.Background(), scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
-		if r.err == nil || !strings.Contains(r.err.Error(), "cannot set the engine count") || len(d.ran()) != 0 {
-			t.Fatalf("err %v, ran %v", r.err, d.ran())
+		if r.err == nil || !strings.Contains(r.err.Error(), "cannot set the engine count") || len(d.Runs()) != 0 {
+			t.Fatalf("err %v, ran %v", r.err, d.Runs())
 		}
 	})
 }
@@ -227,7 +236,7 @@ func TestCampaignOverEngineCountsResumes(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	d := newScalingDriver(10)
-	d.during = func(p event.PlannedRun) {
+	d.During = func(p event.PlannedRun) {
 		if p.ID == "04-n2-r1-10rps" {
 			cancel()
 		}
