@@ -125,6 +125,56 @@ func (s *Summary) buildScaling(runs []*Run, base int) {
 	}
 	sc.relate()
 	s.Scaling = sc
+	if w, ok := hostBound(runs, sc); ok {
+		s.Warnings = append(s.Warnings, w)
+	}
+}
+
+// machineCodes say that a run's figures are the machine's as well as the
+// server's.
+var machineCodes = []WarningCode{WarnGeneratorLate, WarnGeneratorStarved, WarnHostSaturated}
+
+// hostBound is the scaling_host_bound warning when an efficiency was
+// computed from capacities whose bracketing probes (the rate found and
+// the one that broke) carried a machine warning the thresholds allowed.
+func hostBound(runs []*Run, sc *Scaling) (Warning, bool) {
+	if !slices.ContainsFunc(sc.Counts, func(p ScalePoint) bool { return p.Replicas != sc.Base && p.Efficiency != nil }) {
+		return Warning{}, false
+	}
+	var parts []string
+	for _, p := range sc.Counts {
+		if p.Capacity == nil || p.Capacity.Capacity <= 0 {
+			continue
+		}
+		var codes []string
+		for _, r := range ofReplicas(runs, p.Replicas) {
+			if r.Sanity || (r.TargetRPS != p.Capacity.Capacity && r.TargetRPS != p.Capacity.Upper) {
+				continue
+			}
+			for _, w := range r.Warnings {
+				if slices.Contains(machineCodes, w.Code) && !slices.Contains(codes, string(w.Code)) {
+					codes = append(codes, string(w.Code))
+				}
+			}
+		}
+		if len(codes) > 0 {
+			sort.Strings(codes)
+			parts = append(parts, fmt.Sprintf("%d engine(s), probes at %s: %s", p.Replicas, bracketRates(p.Capacity), strings.Join(codes, ", ")))
+		}
+	}
+	if len(parts) == 0 {
+		return Warning{}, false
+	}
+	return Warn(WarnScalingHostBound, "", "the capacities the scaling efficiency compares were measured while this machine, not only the engines, set the figures (warnings the thresholds allowed): "+
+		strings.Join(parts, "; ")+": the efficiency is this host's as much as the server's"), true
+}
+
+// bracketRates are the rates of a search's bracket: "219/s and 225/s".
+func bracketRates(c *curve.Result) string {
+	if c.Upper > 0 {
+		return units.StageLabel(c.Capacity) + " and " + units.StageLabel(c.Upper)
+	}
+	return units.StageLabel(c.Capacity)
 }
 
 // scalePoint is one count's figures from its runs.

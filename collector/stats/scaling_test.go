@@ -98,6 +98,49 @@ func TestScalingEfficiencyUnknown(t *testing.T) {
 	}
 }
 
+// TestScalingHostBound (issue 28, honest numbers): an efficiency from
+// capacities whose bracketing probes the machine set (a host_saturated the
+// thresholds allowed) carries scaling_host_bound naming the count and the
+// codes; the same campaign on a quiet host, or a warning on a rate that
+// brackets no capacity, carries none.
+func TestScalingHostBound(t *testing.T) {
+	build := func(warnAt float64) *Summary {
+		runs := scaledCampaign()
+		for _, r := range runs {
+			if r.Replicas == 2 && r.TargetRPS == warnAt {
+				r.Warnings = append(r.Warnings, Warn(WarnHostSaturated, r.ID, "host saturated"), Warn(WarnGeneratorLate, r.ID, "late"))
+			}
+		}
+		s := &Summary{Thresholds: Thresholds{P95Ms: 500, SuccessRatio: 0.99, AllowWarnings: InvalidatingCodes}, Capacities: map[int]*curve.Result{
+			1: {Capacity: 100, Upper: 110}, 2: {Capacity: 50, Upper: 100}}}
+		BuildSummary(s, runs, true)
+		return s
+	}
+	has := func(s *Summary) string {
+		for _, w := range s.Warnings {
+			if w.Code == WarnScalingHostBound {
+				return w.Detail
+			}
+		}
+		return ""
+	}
+	if d := has(build(100)); !strings.Contains(d, "2 engine(s), probes at 50/s and 100/s: generator_late, host_saturated") || strings.Contains(d, "1 engine(s)") {
+		t.Errorf("the broken probe at 100/s was the machine's: %q", d)
+	}
+	if d := has(build(0)); d != "" {
+		t.Errorf("a quiet host: %q", d)
+	}
+	runs := scaledCampaign()
+	for _, r := range runs {
+		r.Warnings = []Warning{Warn(WarnHostSaturated, r.ID, "host saturated")}
+	}
+	s := &Summary{Thresholds: Thresholds{P95Ms: 500, AllowWarnings: InvalidatingCodes}, Capacities: map[int]*curve.Result{1: {Capacity: 100}}}
+	BuildSummary(s, runs, true)
+	if d := has(s); d != "" {
+		t.Errorf("no efficiency, no warning: %q", d)
+	}
+}
+
 // TestOfReplicas: one count of a campaign, alone, for compare.
 func TestOfReplicas(t *testing.T) {
 	s := &Summary{CampaignID: "c", Thresholds: Thresholds{P95Ms: 500}, Status: CampaignDone,
