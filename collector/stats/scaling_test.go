@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/usage"
 )
 
 // scaledRun is a finished run of n engines at rate whose engines burn
@@ -158,16 +159,25 @@ func TestOfReplicas(t *testing.T) {
 	}
 }
 
-// TestEnginePods: each engine's cores from its own samples, and balance.
+// TestEnginePods: each engine's cores from its own samples (its counter,
+// else its sampled rate), and their balance.
 func TestEnginePods(t *testing.T) {
 	m := RunMeta{MeasuredStart: at(0), MeasuredEnd: at(10)}
+	group := func(rs []sample.Resource) *usage.Group {
+		g := usage.NewGroup(m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro(), true)
+		for i := range rs {
+			g.Add(&rs[i])
+		}
+		return &g
+	}
 	var res []sample.Resource
 	for i := int64(0); i <= 11; i++ {
 		res = append(res, sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "a", CPUSecondsTotal: 1 + 0.6*float64(i), CPUMillicores: 600},
-			sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "b", CPUSecondsTotal: 1 + 0.2*float64(i), CPUMillicores: 200})
+			sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "b", CPUSecondsTotal: 1 + 0.2*float64(i), CPUMillicores: 200},
+			sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "c", CPUMillicores: 400}) // no counter: its rate
 	}
-	pods, bal := enginePods(res, m)
-	if len(pods) != 2 || math.Abs(pods[0].Cores-0.6) > 1e-3 || math.Abs(pods[1].Cores-0.2) > 1e-3 || bal != 1.5 {
+	pods, bal := enginePods(group(res), m)
+	if len(pods) != 3 || math.Abs(pods[0].Cores-0.6) > 1e-3 || math.Abs(pods[1].Cores-0.2) > 1e-3 || math.Abs(pods[2].Cores-0.4) > 1e-3 || bal != 1.5 {
 		t.Errorf("pods %+v balance %v", pods, bal)
 	}
 	var one []sample.Resource
@@ -176,7 +186,7 @@ func TestEnginePods(t *testing.T) {
 			one = append(one, r)
 		}
 	}
-	if pods, _ := enginePods(one, m); pods != nil {
+	if pods, _ := enginePods(group(one), m); pods != nil {
 		t.Errorf("one engine has no balance: %+v", pods)
 	}
 }
