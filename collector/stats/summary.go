@@ -178,23 +178,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 		passed = passed && r.ThresholdsPassed
 		s.Warnings = append(s.Warnings, r.Warnings...)
 	}
-	sort.Slice(s.Stages, func(i, j int) bool {
-		a, b := s.Stages[i], s.Stages[j]
-		if a.Replicas != b.Replicas {
-			return a.Replicas < b.Replicas
-		}
-		return a.TargetRPS < b.TargetRPS
-	})
-	sort.SliceStable(s.Variants, func(i, j int) bool {
-		a, b := s.Variants[i], s.Variants[j]
-		if a.Workload != b.Workload {
-			return a.Workload < b.Workload
-		}
-		if a.Replicas != b.Replicas {
-			return a.Replicas < b.Replicas
-		}
-		return a.TargetRPS < b.TargetRPS
-	})
+	s.sortStages()
 	for _, st := range append(slices.Clone(s.Stages), s.Variants...) {
 		sort.Slice(st.Runs, func(i, j int) bool { return st.Runs[i].Round < st.Runs[j].Round })
 		st.ReportedRun = MedianRun(st.Runs)
@@ -214,6 +198,28 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.buildCost(ofReplicas(own, base)) // the campaign's own workload; each workload's is in Agentic.Costs
 	s.buildAgentic(runs)
 	s.buildScaling(own, base)
+}
+
+// sortStages orders the stages by engine count, then rate, and the other
+// workloads' stages by workload, count and rate.
+func (s *Summary) sortStages() {
+	sort.Slice(s.Stages, func(i, j int) bool {
+		a, b := s.Stages[i], s.Stages[j]
+		if a.Replicas != b.Replicas {
+			return a.Replicas < b.Replicas
+		}
+		return a.TargetRPS < b.TargetRPS
+	})
+	sort.SliceStable(s.Variants, func(i, j int) bool {
+		a, b := s.Variants[i], s.Variants[j]
+		if a.Workload != b.Workload {
+			return a.Workload < b.Workload
+		}
+		if a.Replicas != b.Replicas {
+			return a.Replicas < b.Replicas
+		}
+		return a.TargetRPS < b.TargetRPS
+	})
 }
 
 func (t *Totals) addVerified(v *sample.Verification) {
