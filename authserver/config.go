@@ -18,7 +18,10 @@ import (
 // Config is the server's YAML configuration. Zero values take the defaults
 // of Default(), which match the seed article.
 type Config struct {
-	Addr         string        `yaml:"addr"`
+	Addr string `yaml:"addr"`
+	// ReusePort listens with SO_REUSEPORT, so that several engines share
+	// the port (the local driver's --engines; Linux spreads connections).
+	ReusePort    bool          `yaml:"reuse_port,omitempty"`
 	Issuer       string        `yaml:"issuer"` // default: the server's own base URL
 	TokenPath    string        `yaml:"token_path"`
 	MaxBodyBytes int64         `yaml:"max_body_bytes"`

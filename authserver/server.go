@@ -240,8 +240,13 @@ func (s *Server) allScopes() []string {
 	return out
 }
 
-// Listen opens the configured address.
+// Listen opens the configured address (with SO_REUSEPORT when reuse_port:
+// the local driver's engines share one port).
 func (s *Server) Listen() (net.Listener, error) {
+	if s.cfg.ReusePort {
+		lc := net.ListenConfig{Control: reusePort}
+		return lc.Listen(context.Background(), "tcp", s.cfg.Addr)
+	}
 	return net.Listen("tcp", s.cfg.Addr)
 }
 

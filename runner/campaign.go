@@ -122,7 +122,7 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 	plan := Plan(&c.Cfg)
 	started := time.Now()
 	if err := c.recordPlan(plan); err != nil {
-		return c.finish(ctx, started, nil, nil, nil, err) // the folder says why it holds no run
+		return c.finish(ctx, started, nil, nil, capacities{}, err) // the folder says why it holds no run
 	}
 	if c.Search {
 		plan = sanityOnly(plan)
@@ -150,14 +150,25 @@ func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
 		}
 	}
 	c.idle, c.idleOut = c.Evidence.Manifest().Idle, out
-	if err == nil {
+	var one *curve.Result
+	var searches map[int]*curve.Result
+	switch {
+	case err != nil:
+	case len(c.Cfg.ReplicaCounts()) > 0:
+		runs, searches, err = c.runCounts(ctx, plan, runs, out)
+	default:
 		runs, err = c.runPlan(ctx, plan, runs)
+		if err == nil && c.Search && ctx.Err() == nil {
+			_, runs, one, err = c.runSearch(ctx, plan, runs, 0)
+		}
 	}
-	var search *curve.Result
-	if err == nil && c.Search && ctx.Err() == nil {
-		runs, search, err = c.runSearch(ctx, plan, runs)
-	}
-	return c.finish(ctx, started, runs, c.idle, search, err)
+	return c.finish(ctx, started, runs, c.idle, capacities{one: one, byCount: searches}, err)
+}
+
+// capacities are a campaign's capacity searches: one, or one per engine count.
+type capacities struct {
+	one     *curve.Result
+	byCount map[int]*curve.Result
 }
 
 // recordPlan records the search's settings and the plan in the manifest
@@ -227,7 +238,7 @@ func (c *Campaign) runPlan(ctx context.Context, plan []event.PlannedRun, runs []
 }
 
 // finish builds the summary, records how the campaign ended and writes it.
-func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.Run, idle *stats.Idle, capacity *curve.Result, err error) (*stats.Summary, error) {
+func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.Run, idle *stats.Idle, found capacities, err error) (*stats.Summary, error) {
 	status, reason := stats.CampaignDone, ""
 	switch {
 	case err != nil:
@@ -238,7 +249,7 @@ func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.
 	s := &stats.Summary{
 		CampaignID: c.ID, Name: c.Cfg.Name, Tool: c.Tool, Driver: c.Driver.Name(), Target: c.Driver.Target(),
 		Status: status, Reason: reason, Started: started, Finished: time.Now(), Thresholds: c.Cfg.Thresholds,
-		Idle: idle, Capacity: capacity,
+		Idle: idle, Capacity: found.one, Capacities: found.byCount, Scales: c.Evidence.Manifest().Scaling,
 	}
 	stats.BuildSummary(s, runs, status == stats.CampaignDone)
 	search.Project(s, c.Cfg.Capacity.Project)
@@ -362,9 +373,9 @@ func (c *Campaign) supervise(rctx context.Context, stopRun context.CancelCauseFu
 // runOne then marks it aborted or failed when it did not.
 func runMeta(p event.PlannedRun, res RunResult, descs []sample.ErrorDescription) stats.RunMeta {
 	return stats.RunMeta{ID: p.ID, Index: p.Index, Round: p.Round, Sanity: p.Sanity, TargetRPS: p.TargetRPS,
-		Agents: p.Agents, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
+		Agents: p.Agents, Replicas: p.Replicas, Started: res.Started, MeasuredStart: res.MeasuredStart, MeasuredEnd: res.MeasuredEnd,
 		Status: stats.StatusDone, Warnings: res.Warnings, ErrorDescriptions: descs, SendLagParts: res.SendLagParts,
-		Verification: res.Verification, Grant: p.Grant, Chain: p.Chain, Step: p.Step}
+		Verification: res.Verification, Connections: res.Connections, Grant: p.Grant, Chain: p.Chain, Step: p.Step}
 }
 
 // mixOf is the mix run p's arrivals draw their grant from: the campaign's,

@@ -66,6 +66,9 @@ type RunResult struct {
 	SendLagParts *stats.SendLagParts
 	// Verification counts the issued tokens verified (check.verify).
 	Verification *sample.Verification
+	// Connections: the agents' connections over the engines at the end
+	// of the run (local engines sharing a port).
+	Connections *stats.Connections
 }
 
 // Driver runs load somewhere: in-process (local) or in a cluster (kube).

@@ -81,5 +81,6 @@ func LoadResume(dir string) (*Resumed, error) {
 	return r, nil
 }
 
-// probeID is a capacity probe's run id (probeRun): "03-p2-r1-200rps".
-var probeID = regexp.MustCompile(`^[0-9]+-p[0-9]+-r[0-9]+-`)
+// probeID is a capacity probe's run id (probeRun): "03-p2-r1-200rps", or
+// with an engine count "05-n2-p1-r1-200rps".
+var probeID = regexp.MustCompile(`^[0-9]+-(n[0-9]+-)?p[0-9]+-r[0-9]+-`)

@@ -100,12 +100,14 @@ func (c *Campaign) measureIdle(ctx context.Context, out *output) (*stats.Idle, e
 	return &idle, c.Evidence.SetIdle(idle)
 }
 
-// sanityOnly keeps the sanity run of a plan: a capacity search plans its
-// probes as it goes.
+// sanityOnly keeps the sanity runs of a plan (one per engine count),
+// numbered first: a capacity search plans its probes as it goes.
 func sanityOnly(plan []event.PlannedRun) []event.PlannedRun {
 	var out []event.PlannedRun
 	for _, p := range plan {
 		if p.Sanity {
+			p.Index = len(out)
+			p.ID = runID(p.Index, p.Replicas, "sanity")
 			out = append(out, p)
 		}
 	}
@@ -151,10 +153,10 @@ func SearchObjective(c *config.Campaign) curve.Objective {
 // and rate, added to the plan as it is decided. The search is a function
 // of the finished runs, so a resumed campaign replays them (c.Done) and
 // asks for exactly the run that was under way.
-func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs []*stats.Run) ([]*stats.Run, *curve.Result, error) {
+func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs []*stats.Run, replicas int) ([]event.PlannedRun, []*stats.Run, *curve.Result, error) {
 	s := curve.NewSearch(SearchPolicy(&c.Cfg), SearchObjective(&c.Cfg))
 	if err := c.rest(ctx); err != nil {
-		return runs, nil, err
+		return plan, runs, nil, err
 	}
 	c.measureUnloaded(ctx)
 	probe := 0
@@ -167,7 +169,7 @@ func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs 
 		if step.Round == 1 {
 			probe++
 		}
-		p := c.probeRun(len(plan), probe, step)
+		p := c.probeRun(len(plan), probe, step, replicas)
 		plan = append(plan, p)
 		st := c.Done[p.ID]
 		if st != nil {
@@ -194,15 +196,16 @@ func (c *Campaign) runSearch(ctx context.Context, plan []event.PlannedRun, runs 
 		}
 	}
 	r := s.Result()
-	return runs, &r, err
+	return plan, runs, &r, err
 }
 
-// probeRun plans one round of a probe: "03-p2-r1-200rps".
-func (c *Campaign) probeRun(index, probe int, step curve.Step) event.PlannedRun {
+// probeRun plans one round of a probe: "03-p2-r1-200rps", with an engine
+// count "05-n2-p1-r1-200rps".
+func (c *Campaign) probeRun(index, probe int, step curve.Step, replicas int) event.PlannedRun {
 	return event.PlannedRun{
-		ID:    fmt.Sprintf("%02d-p%d-r%d-%srps", index, probe, step.Round, strconv.FormatFloat(step.Rate, 'f', -1, 64)),
+		ID:    runID(index, replicas, fmt.Sprintf("p%d-r%d-%srps", probe, step.Round, strconv.FormatFloat(step.Rate, 'f', -1, 64))),
 		Index: index, Round: step.Round, TargetRPS: step.Rate, Warmup: c.Cfg.Warmup, Duration: c.Cfg.Duration,
-		Agents: c.Cfg.Agents.Count, Chain: mainVariant(&c.Cfg).chain,
+		Agents: c.Cfg.Agents.Count, Chain: mainVariant(&c.Cfg).chain, Replicas: replicas,
 	}
 }
 

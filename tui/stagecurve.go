@@ -11,7 +11,6 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
-	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // stageCurve is the chart grid's last cell: the article's curve as the
@@ -62,7 +61,7 @@ func stagePoints(sum *stats.Summary) []stagePoint {
 	}
 	var out []stagePoint
 	for _, st := range sum.Stages {
-		p := stagePoint{label: units.StageLabel(st.TargetRPS), lo: math.Inf(1), fail: len(st.FailedRuns)}
+		p := stagePoint{label: st.Label(), lo: math.Inf(1), fail: len(st.FailedRuns)}
 		for _, r := range st.Runs {
 			if r.Status == stats.StatusDone && r.Requests > 0 {
 				p.lo, p.hi = min(p.lo, r.LatencyMs.P95), max(p.hi, r.LatencyMs.P95)
@@ -113,6 +112,9 @@ func (c *stageCurve) curve() string {
 	// straight line's, or the cost curve's segments.
 	if cost := doc.CostShort(sum.Cost); cost != "" && len(lines) < h {
 		lines = append(lines, s.Engine.Render(ansi.Truncate(cost, w, "…")))
+	}
+	if sc := doc.ScalingShort(sum.Scaling); sc != "" && len(lines) < h { // a campaign over engine counts
+		lines = append(lines, s.Engine.Render(ansi.Truncate(sc, w, "…")))
 	}
 	return strings.Join(lines, "\n")
 }

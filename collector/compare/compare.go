@@ -35,7 +35,9 @@ type Metric struct {
 // Stage is one target rate present in either campaign.
 type Stage struct {
 	TargetRPS float64 `json:"target_rps"`
-	Only      string  `json:"only,omitempty"` // "A" or "B" when the stage is in one campaign only
+	// Replicas is the stages' engine count (campaigns over engine counts).
+	Replicas int    `json:"replicas,omitempty"`
+	Only     string `json:"only,omitempty"` // "A" or "B" when the stage is in one campaign only
 	// RunsA and RunsB say how many of the stage's runs passed in A and B
 	// ("✓ 3/3 passed", "✗ 1/3 failed"): a failed run's figures are not the server's.
 	RunsA   string   `json:"runs_a,omitempty"`
@@ -147,21 +149,26 @@ var metrics = []getter{
 func Compare(a, b *stats.Summary) *Result {
 	res := &Result{A: a.CampaignID, B: b.CampaignID, Cost: costOf(a, b)}
 	sa, sb := byRate(a), byRate(b)
-	rates := map[float64]bool{}
+	rates := map[stageKey]bool{}
 	for r := range sa {
 		rates[r] = true
 	}
 	for r := range sb {
 		rates[r] = true
 	}
-	var keys []float64
+	var keys []stageKey
 	for r := range rates {
 		keys = append(keys, r)
 	}
-	sort.Float64s(keys)
-	for _, rate := range keys {
-		st := Stage{TargetRPS: rate}
-		x, y := sa[rate], sb[rate]
+	sort.Slice(keys, func(i, j int) bool {
+		if keys[i].replicas != keys[j].replicas {
+			return keys[i].replicas < keys[j].replicas
+		}
+		return keys[i].rate < keys[j].rate
+	})
+	for _, k := range keys {
+		st := Stage{TargetRPS: k.rate, Replicas: k.replicas}
+		x, y := sa[k], sb[k]
 		switch {
 		case x == nil:
 			st.Only = "B"
@@ -290,12 +297,24 @@ func (r *Result) workloadLines() []string {
 	return out
 }
 
-func byRate(s *stats.Summary) map[float64]*stats.Stage {
-	out := map[float64]*stats.Stage{}
+// stageKey is a stage's engine count and rate: campaigns over engine
+// counts compare count by count.
+type stageKey struct {
+	replicas int
+	rate     float64
+}
+
+func byRate(s *stats.Summary) map[stageKey]*stats.Stage {
+	out := map[stageKey]*stats.Stage{}
 	for _, st := range s.Stages {
-		out[st.TargetRPS] = st
+		out[stageKey{st.Replicas, st.TargetRPS}] = st
 	}
 	return out
+}
+
+// label names a compared stage as the summaries do.
+func (st Stage) label() string {
+	return units.StageLabel(st.TargetRPS) + units.EnginesLabel(st.Replicas)
 }
 
 func value(r *stats.Run, g getter) (float64, bool) {
@@ -333,16 +352,16 @@ func (r *Result) Table() table.Table {
 	t := table.New("Stage", "Metric", "A", "B", "B − A", "Noise (round spread)", "Verdict")
 	for _, st := range r.Stages {
 		if st.Only != "" {
-			t.Add(units.StageLabel(st.TargetRPS), "", "", "", "", "", "only in "+st.Only)
+			t.Add(st.label(), "", "", "", "", "", "only in "+st.Only)
 			continue
 		}
-		t.Add(units.StageLabel(st.TargetRPS), "runs", st.RunsA, st.RunsB, "", "", "")
+		t.Add(st.label(), "runs", st.RunsA, st.RunsB, "", "", "")
 		for _, m := range st.Metrics {
 			if m.Missing {
-				t.Add(units.StageLabel(st.TargetRPS), m.Name, "", "", "", "", m.Verdict)
+				t.Add(st.label(), m.Name, "", "", "", "", m.Verdict)
 				continue
 			}
-			t.Add(units.StageLabel(st.TargetRPS), m.Name,
+			t.Add(st.label(), m.Name,
 				fmt.Sprintf("%.2f %s", m.A, m.Unit), fmt.Sprintf("%.2f %s", m.B, m.Unit),
 				fmt.Sprintf("%+.2f (%+.1f%%)", m.Diff, m.DiffPct), fmt.Sprintf("±%.2f (%d/%d rounds)", m.Noise, m.Rounds[0], m.Rounds[1]), m.Verdict)
 		}

@@ -15,6 +15,7 @@ var Gated = []string{"p95", "p99", "cpu_ms_per_exchange"}
 // (Regression), or could not be judged.
 type Finding struct {
 	TargetRPS float64 `json:"target_rps"`
+	Replicas  int     `json:"replicas,omitempty"` // the stage's engine count (campaigns over engine counts)
 	Metric    Metric  `json:"metric"`
 }
 
@@ -23,7 +24,7 @@ type Finding struct {
 func (f Finding) String() string {
 	m := f.Metric
 	return fmt.Sprintf("%s %s: %.2f → %.2f %s (%+.2f %s, %+.1f %%), beyond the round-to-round noise of ±%.2f %s (%d/%d rounds)",
-		units.StageLabel(f.TargetRPS), m.Name, m.A, m.B, m.Unit, m.Diff, m.Unit, m.DiffPct, m.Noise, m.Unit, m.Rounds[0], m.Rounds[1])
+		units.StageLabel(f.TargetRPS)+units.EnginesLabel(f.Replicas), m.Name, m.A, m.B, m.Unit, m.Diff, m.Unit, m.DiffPct, m.Noise, m.Unit, m.Rounds[0], m.Rounds[1])
 }
 
 // IsGated reports whether a figure is one the gate judges.
@@ -40,7 +41,7 @@ func (r *Result) Regressions() []Finding {
 	for _, st := range r.Stages {
 		for _, m := range st.Metrics {
 			if m.Regressed() {
-				out = append(out, Finding{TargetRPS: st.TargetRPS, Metric: m})
+				out = append(out, Finding{TargetRPS: st.TargetRPS, Replicas: st.Replicas, Metric: m})
 			}
 		}
 	}

@@ -628,7 +628,7 @@ func (c *Curve) bands(lv []level) {
 // within them and along an end segment's straight line beyond them (said
 // so), with the marginal cost there. nil without the degrees of freedom
 // for an interval.
-func ProjectCurve(c *Curve, rate, capacity float64, objective string) *Projection {
+func ProjectCurve(c *Curve, rate, capacity float64, objective string, out ...ScaleOut) *Projection {
 	if !c.Bent() || rate <= 0 {
 		return nil
 	}
@@ -640,8 +640,9 @@ func ProjectCurve(c *Curve, rate, capacity float64, objective string) *Projectio
 	p.Assumptions = []string{"the same engine, hardware and request mix as measured"}
 	p.Line = fmt.Sprintf("to serve %s you need about %.2f engine cores of CPU (95%% CI %.2f–%.2f)", RateLabel(rate), p.Cores, p.CoresCI[0], p.CoresCI[1])
 	ext := aloneExt
+	how := ""
 	if capacity > 0 {
-		p.Engines = int(math.Ceil(rate/capacity - 1e-9))
+		p.Engines, p.ScalingEfficiency, how = scaleOut(out).engines(rate, capacity, objective)
 		p.EngineRate = rate / float64(p.Engines)
 		one, _, oneExt, ok := c.At(p.EngineRate)
 		if !ok {
@@ -649,8 +650,8 @@ func ProjectCurve(c *Curve, rate, capacity float64, objective string) *Projectio
 		}
 		p.EngineCores = float64(p.Engines) * one.Cores
 		ext = oneExt
-		p.Line = fmt.Sprintf("to serve %s with %s you need about %d engine(s) of the measured size at %s each, burning %.2f cores together (95%% CI %.2f–%.2f; CPU alone, one engine at %s: %.2f cores, 95%% CI %.2f–%.2f)",
-			RateLabel(rate), objective, p.Engines, rateLabel3(p.EngineRate), p.EngineCores, float64(p.Engines)*one.CI[0], float64(p.Engines)*one.CI[1],
+		p.Line = fmt.Sprintf("to serve %s with %s you need about %d engine(s) of the measured size%s at %s each, burning %.2f cores together (95%% CI %.2f–%.2f; CPU alone, one engine at %s: %.2f cores, 95%% CI %.2f–%.2f)",
+			RateLabel(rate), objective, p.Engines, p.efficiencyNote(), rateLabel3(p.EngineRate), p.EngineCores, float64(p.Engines)*one.CI[0], float64(p.Engines)*one.CI[1],
 			RateLabel(rate), p.Cores, p.CoresCI[0], p.CoresCI[1])
 	}
 	_, m, _, _ := c.At(p.EngineRate)
@@ -672,7 +673,7 @@ func ProjectCurve(c *Curve, rate, capacity float64, objective string) *Projectio
 		p.Assumptions = append(p.Assumptions, "the CPU alone, one engine, "+aloneExt)
 	}
 	if capacity > 0 {
-		p.Assumptions = append(p.Assumptions, fmt.Sprintf("engines of the measured size scale out evenly, each at most %s (its capacity at %s)", RateLabel(capacity), objective))
+		p.Assumptions = append(p.Assumptions, how)
 	} else {
 		p.Assumptions = append(p.Assumptions, "the latency objective is not checked: no capacity was searched (tokex capacity)")
 	}

@@ -331,16 +331,47 @@ type Projection struct {
 	EngineRate   float64   `json:"engine_rate,omitempty"`
 	Marginal     *Estimate `json:"marginal,omitempty"`
 	Extrapolated string    `json:"extrapolated,omitempty"`
+	// ScalingEfficiency is the measured scaling efficiency at Engines
+	// (capacity(N) ÷ N × capacity(1)) the projection used; 0: none was
+	// measured, engines assumed to scale out evenly.
+	ScalingEfficiency float64 `json:"scaling_efficiency,omitempty"`
 	// SegmentMarginal is the marginal cost of the straight line the rate
 	// lies on (within the measured rates): more precise than Marginal,
 	// from its band alone, if that line holds there.
 	SegmentMarginal *Estimate `json:"segment_marginal,omitempty"`
 }
 
+// ScaleOut is how engines add up, for a projection: how many serve a rate
+// and the assumption that says why. The zero value is the even scale-out a
+// projection assumes without a measurement (each engine at most its
+// capacity); a campaign over engine counts gives the measured one.
+type ScaleOut struct {
+	Engines    func(rate float64) int
+	Assumption string
+	// Efficiency is the measured scaling efficiency at Engines(rate) (0:
+	// assumed 1).
+	Efficiency func(engines int) float64
+}
+
+// engines is how many engines of capacity serve rate, and why.
+func (o ScaleOut) engines(rate, capacity float64, objective string) (int, float64, string) {
+	if o.Engines != nil {
+		n := o.Engines(rate)
+		eff := 0.0
+		if o.Efficiency != nil {
+			eff = o.Efficiency(n)
+		}
+		return n, eff, o.Assumption
+	}
+	return int(math.Ceil(rate/capacity - 1e-9)), 0,
+		fmt.Sprintf("engines of the measured size scale out evenly, each at most %s (its capacity at %s)", RateLabel(capacity), objective)
+}
+
 // Project answers "to serve rate exchanges/s you need about K engine cores".
-// capacity is one engine's capacity under objective (0: unknown). A bent
-// cost curve projects with ProjectCurve instead.
-func Project(f *Fit, rate, capacity float64, objective string) *Projection {
+// capacity is one engine's capacity under objective (0: unknown); out, when
+// given, is the measured scale-out. A bent cost curve projects with
+// ProjectCurve instead.
+func Project(f *Fit, rate, capacity float64, objective string, out ...ScaleOut) *Projection {
 	if !f.OK() || rate <= 0 {
 		return nil
 	}
@@ -352,11 +383,12 @@ func Project(f *Fit, rate, capacity float64, objective string) *Projection {
 	}
 	p.Line = fmt.Sprintf("to serve %s you need about %.2f engine cores of CPU (95%% CI %.2f–%.2f)", RateLabel(rate), p.Cores, p.CoresCI[0], p.CoresCI[1])
 	if capacity > 0 {
-		p.Engines = int(math.Ceil(rate/capacity - 1e-9))
+		var how string
+		p.Engines, p.ScalingEfficiency, how = scaleOut(out).engines(rate, capacity, objective)
 		p.EngineCores = float64(p.Engines)*f.FixedCores + f.MarginalCPUMs*rate/1000
-		p.Assumptions = append(p.Assumptions, fmt.Sprintf("engines of the measured size scale out evenly, each at most %s (its capacity at %s)", RateLabel(capacity), objective))
-		p.Line = fmt.Sprintf("to serve %s with %s you need about %d engine(s) of the measured size burning %.2f cores together (CPU alone: %.2f cores, 95%% CI %.2f–%.2f)",
-			RateLabel(rate), objective, p.Engines, p.EngineCores, p.Cores, p.CoresCI[0], p.CoresCI[1])
+		p.Assumptions = append(p.Assumptions, how)
+		p.Line = fmt.Sprintf("to serve %s with %s you need about %d engine(s) of the measured size%s burning %.2f cores together (CPU alone: %.2f cores, 95%% CI %.2f–%.2f)",
+			RateLabel(rate), objective, p.Engines, p.efficiencyNote(), p.EngineCores, p.Cores, p.CoresCI[0], p.CoresCI[1])
 	} else {
 		p.Assumptions = append(p.Assumptions, "the latency objective is not checked: no capacity was searched (tokex capacity)")
 	}
@@ -377,3 +409,20 @@ func Distinct(v []float64) int {
 }
 
 func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// scaleOut is the optional ScaleOut of a projection.
+func scaleOut(out []ScaleOut) ScaleOut {
+	if len(out) > 0 {
+		return out[0]
+	}
+	return ScaleOut{}
+}
+
+// efficiencyNote says the measured scaling efficiency the engine count
+// used, "" when it was assumed.
+func (p *Projection) efficiencyNote() string {
+	if p.ScalingEfficiency <= 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (at the measured scaling efficiency %.2f)", p.ScalingEfficiency)
+}

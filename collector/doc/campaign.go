@@ -245,7 +245,7 @@ func tiles(s *stats.Summary) []Tile {
 		if r == nil {
 			continue
 		}
-		label, tone := "p95 at "+units.StageLabel(st.TargetRPS), table.Plain
+		label, tone := "p95 at "+st.Label(), table.Plain
 		if len(st.FailedRuns) > 0 {
 			label, tone = label+" ("+RunsVerdict(st)+")", table.Bad
 		}
@@ -255,7 +255,7 @@ func tiles(s *stats.Summary) []Tile {
 		}
 		out = append(out, Tile{label, fmt.Sprintf("%s · %.2f%% ok", p95, r.SuccessRatio*100), tone})
 		if r.EngineCPU != nil {
-			out = append(out, Tile{"CPU-ms / exchange at " + units.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f", r.EngineCPU.CPUMsPerExchange), table.Plain})
+			out = append(out, Tile{"CPU-ms / exchange at " + st.Label(), fmt.Sprintf("%.2f", r.EngineCPU.CPUMsPerExchange), table.Plain})
 		}
 	}
 	return out

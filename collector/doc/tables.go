@@ -18,11 +18,11 @@ func LatencyTable(s *stats.Summary) table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(units.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", "", VerdictText(s, st))
+			t.Add(st.Label(), "no finished run", "", "", "", "", "", "", "", VerdictText(s, st))
 			continue
 		}
 		l := r.LatencyMs
-		row := []string{units.StageLabel(st.TargetRPS), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
+		row := []string{st.Label(), fmt.Sprintf("%.1f%% achieved", r.AchievedRatio*100),
 			units.Thousands(r.Requests), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
 		t.Add(append(append(row, latencyCells(r, l)...), VerdictText(s, st))...)
 	}
@@ -45,10 +45,10 @@ func ScheduleTable(s *stats.Summary) table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(units.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", "", "", VerdictText(s, st))
+			t.Add(st.Label(), "no finished run", "", "", "", "", "", "", VerdictText(s, st))
 			continue
 		}
-		row := []string{units.StageLabel(st.TargetRPS), units.Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
+		row := []string{st.Label(), units.Thousands(r.Dropped), fmt.Sprintf("%.2f%%", r.SuccessRatio*100)}
 		t.Add(append(append(row, latencyCells(r, r.LatencyFromSched)...), VerdictText(s, st))...)
 	}
 	return t
@@ -62,11 +62,11 @@ func ResourceTable(s *stats.Summary) table.Table {
 	for _, st := range s.Stages {
 		r := st.Reported()
 		if r == nil {
-			t.Add(units.StageLabel(st.TargetRPS), "no finished run", "", "", "", "", VerdictText(s, st))
+			t.Add(st.Label(), "no finished run", "", "", "", "", VerdictText(s, st))
 			continue
 		}
 		if r.EngineCPU == nil {
-			t.Add(units.StageLabel(st.TargetRPS), "n/a", "n/a", "n/a", "n/a", "n/a", VerdictText(s, st))
+			t.Add(st.Label(), "n/a", "n/a", "n/a", "n/a", "n/a", VerdictText(s, st))
 			continue
 		}
 		c := r.EngineCPU
@@ -74,7 +74,7 @@ func ResourceTable(s *stats.Summary) table.Table {
 		if r.Requests > 0 {
 			perEx = fmt.Sprintf("%.2f CPU-ms", c.CPUMsPerExchange)
 		}
-		t.Add(units.StageLabel(st.TargetRPS), fmt.Sprintf("%.2f cores", c.AvgCores),
+		t.Add(st.Label(), fmt.Sprintf("%.2f cores", c.AvgCores),
 			fmt.Sprintf("%.2f cores", c.PeakCores), perEx, units.BytesIEC(r.EngineMemoryBytes), SourceLabel(c), VerdictText(s, st))
 	}
 	return t
@@ -96,7 +96,7 @@ func ResultsTable(s *stats.Summary, flagged func(runID string) bool) table.Table
 				spread[i] = "[" + spread[i] + "]"
 			}
 		}
-		row := append([]string{units.StageLabel(st.TargetRPS), strings.Join(spread, " ")}, resultCells(st.Reported())...)
+		row := append([]string{st.Label(), strings.Join(spread, " ")}, resultCells(st.Reported())...)
 		mark, tone := resultMark(s, st)
 		for _, r := range st.Runs {
 			if flagged(r.ID) {
@@ -150,7 +150,7 @@ func SpreadTable(s *stats.Summary) table.Table {
 	t.ID, t.Columns[3].Toned = "spread", true
 	for _, st := range s.Stages {
 		v, tone := StageVerdict(s, st)
-		t.AddTone(tone, units.StageLabel(st.TargetRPS), strings.Join(Spread(st), " / "), st.ReportedRun, v)
+		t.AddTone(tone, st.Label(), strings.Join(Spread(st), " / "), st.ReportedRun, v)
 	}
 	return t
 }

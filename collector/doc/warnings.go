@@ -74,6 +74,8 @@ var advices = []advice{
 	{stats.WarnForecastExceeded, "the pre-flight forecast: this machine cannot drive the stage, so the machine sets its figures",
 		"drop the stage, or run the server or the load elsewhere"},
 	{stats.WarnMarginalCostVaries, "no single CPU-ms per exchange describes this server", "read the cost curve's segments; project within one"},
+	{stats.WarnScalingHostBound, "the scaling efficiency measures this machine as much as the server",
+		"give each engine its own CPUs and the load generator others (a bigger host, or the cluster: --replicas)"},
 	{stats.WarnCPUCounterInvalid, "a CPU counter went back or jumped: the CPU comes from the sampled rates", "look for a server restart or a counter reset"},
 	{stats.WarnLatencyPeriodic, "latency waves at a regular period: a periodic stall", "look for timers at that period: idle timeouts, cache refreshes, GC"},
 	{stats.WarnLagLowerBound, "some start lags and latencies from schedule are lower bounds", "more k6 VUs, so that it keeps up"},

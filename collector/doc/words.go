@@ -182,9 +182,9 @@ func SpreadLine(s *stats.Summary) string {
 			ps = append(ps, v)
 		}
 		if plain {
-			parts = append(parts, units.StageLabel(st.TargetRPS)+": "+strings.Join(ps, "/")+" ms")
+			parts = append(parts, st.Label()+": "+strings.Join(ps, "/")+" ms")
 		} else {
-			parts = append(parts, units.StageLabel(st.TargetRPS)+": "+strings.Join(ps, " / "))
+			parts = append(parts, st.Label()+": "+strings.Join(ps, " / "))
 		}
 	}
 	return strings.Join(parts, " · ")
@@ -259,6 +259,10 @@ func CostLines(s *stats.Summary) []string {
 		out = append(out, s.Capacity.Line())
 	}
 	out = append(out, costLines(s.Cost)...)
+	if s.Scaling != nil && len(out) > 0 { // a campaign over engine counts: the figures above are its smallest count's
+		out[0] = fmt.Sprintf("%d engine(s), the smallest count measured: %s", s.Scaling.Base, out[0])
+	}
+	out = append(out, ScalingLines(s.Scaling)...)
 	if s.Projection != nil {
 		out = append(out, s.Projection.Line+" — assuming "+strings.Join(s.Projection.Assumptions, "; "))
 	}

@@ -61,6 +61,10 @@ type PlannedRun struct {
 	Grant exchange.Grant `json:"grant,omitempty"`
 	Chain int            `json:"chain,omitempty"`
 	Step  bool           `json:"step,omitempty"`
+	// Replicas is the engine count the run measures in a campaign over
+	// engine counts (kube.engines.replicas, --engines); 0: one size, as
+	// the engines were (every campaign before them).
+	Replicas int `json:"replicas,omitempty"`
 }
 
 // Total is warmup plus the measured phase.

@@ -40,6 +40,7 @@ type Listing struct {
 // of it finished, the reported run's p95.
 type ListedStage struct {
 	TargetRPS float64
+	Replicas  int // the engine count (campaigns over engine counts)
 	P95Ms     float64
 	Reported  bool
 }
@@ -109,6 +110,7 @@ type listManifest struct {
 		Plan struct {
 			Sanity    bool    `json:"sanity"`
 			TargetRPS float64 `json:"target_rps"`
+			Replicas  int     `json:"replicas"`
 		} `json:"plan"`
 		Status stats.RunStatus `json:"status"`
 	} `json:"runs"`
@@ -119,6 +121,7 @@ type listSummary struct {
 	ThresholdsPassed bool `json:"thresholds_passed"`
 	Stages           []*struct {
 		TargetRPS   float64 `json:"target_rps"`
+		Replicas    int     `json:"replicas"`
 		ReportedRun string  `json:"reported_run"`
 		Runs        []*struct {
 			ID        string `json:"id"`
@@ -195,9 +198,9 @@ func listOne(dir string) (Listing, error) {
 			l.Done++
 		}
 		switch {
-		case slices.ContainsFunc(l.Stages, func(s ListedStage) bool { return s.TargetRPS == r.Plan.TargetRPS }):
+		case slices.ContainsFunc(l.Stages, func(s ListedStage) bool { return s.TargetRPS == r.Plan.TargetRPS && s.Replicas == r.Plan.Replicas }):
 		case len(l.Stages) < MaxListedStages:
-			l.Stages = append(l.Stages, ListedStage{TargetRPS: r.Plan.TargetRPS})
+			l.Stages = append(l.Stages, ListedStage{TargetRPS: r.Plan.TargetRPS, Replicas: r.Plan.Replicas})
 		default:
 			l.MoreStages = true
 		}
@@ -232,7 +235,7 @@ func (l *Listing) summary(d *safefs.Dir) {
 		if st == nil { // null entries are dropped, as checkSummary does
 			continue
 		}
-		i := slices.IndexFunc(l.Stages, func(x ListedStage) bool { return x.TargetRPS == st.TargetRPS })
+		i := slices.IndexFunc(l.Stages, func(x ListedStage) bool { return x.TargetRPS == st.TargetRPS && x.Replicas == st.Replicas })
 		if i < 0 {
 			continue
 		}
@@ -321,7 +324,11 @@ const MaxStageCell = 48
 func (l Listing) StageCells(p95 func(ms float64) string) (rates, p95s string) {
 	var rs, ps []string
 	for _, s := range l.Stages {
-		rs = append(rs, units.StageLabel(s.TargetRPS))
+		r := units.StageLabel(s.TargetRPS)
+		if s.Replicas > 0 { // "100/s@2": at 2 engines, as tokex compare DIR@2
+			r += fmt.Sprintf("@%d", s.Replicas)
+		}
+		rs = append(rs, r)
 		p := "—"
 		if s.Reported {
 			p = p95(s.P95Ms)

@@ -433,8 +433,9 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 		Tool: f.Manifest.Tool + " " + f.Manifest.Version, Status: f.Manifest.Status, Reason: f.Manifest.Reason,
 		Started: f.Manifest.Started, Finished: f.Manifest.Finished, Thresholds: th, Idle: f.Manifest.Idle,
 	}
+	s.Scales = f.Manifest.Scaling
 	if f.Manifest.Search != nil {
-		s.Capacity = search.Replay(*f.Manifest.Search, runs)
+		s.Capacity, s.Capacities = search.Replays(*f.Manifest.Search, runs)
 	}
 	stats.BuildSummary(s, runs, complete)
 	return s, nil

@@ -78,6 +78,9 @@ type Manifest struct {
 	Owner string `json:"owner,omitempty"`
 	// EngineProcesses: the engine processes sampled, the latest last.
 	EngineProcesses []EngineProcess `json:"engine_processes,omitempty"`
+	// Scaling: the engine counts a campaign over them set, and the
+	// restore at its end (nil: one size, as the engines were).
+	Scaling []stats.Scale `json:"scaling,omitempty"`
 }
 
 // Run returns the manifest entry of id.

@@ -17,14 +17,14 @@ func FromCompare(r *compare.Result, at time.Time) *Suites {
 	props := []Property{Prop("a", r.A), Prop("b", r.B), Prop("noise rule", "a difference no larger than the largest spread between rounds of the stage, in A or B, is within noise"),
 		Prop("gated", fmt.Sprint(compare.Gated))}
 	for _, st := range r.Stages {
-		suite := NewSuite(pkg, "stage "+units.StageLabel(st.TargetRPS), len(d.Suites), at, props...)
+		suite := NewSuite(pkg, "stage "+units.StageLabel(st.TargetRPS)+units.EnginesLabel(st.Replicas), len(d.Suites), at, props...)
 		if st.Only != "" {
 			suite.Add("stage in both", Skip, "only in "+st.Only, 0)
 			d.Suites = append(d.Suites, suite)
 			continue
 		}
 		for _, m := range st.Metrics {
-			name := m.Name + " at " + units.StageLabel(st.TargetRPS)
+			name := m.Name + " at " + units.StageLabel(st.TargetRPS) + units.EnginesLabel(st.Replicas)
 			msg := fmt.Sprintf("%s: A %.3f %s, B %.3f %s, B − A %+.3f (%+.1f %%), noise ±%.3f (%d/%d rounds): %s",
 				name, m.A, m.Unit, m.B, m.Unit, m.Diff, m.DiffPct, m.Noise, m.Rounds[0], m.Rounds[1], m.Verdict)
 			switch {

@@ -21,7 +21,7 @@ func FromSummary(s *stats.Summary, command string) *Suites {
 	props := []Property{Prop("campaign", s.CampaignID), Prop("target", s.Target), Prop("driver", s.Driver),
 		Prop("thresholds", doc.ThresholdsText(s.Thresholds)), Prop("status", s.Status)}
 	for _, st := range s.Stages {
-		suite := NewSuite(pkg, "stage "+units.StageLabel(st.TargetRPS), len(d.Suites), stageStart(st, s.Started), props...)
+		suite := NewSuite(pkg, "stage "+st.Label(), len(d.Suites), stageStart(st, s.Started), props...)
 		stageCases(&suite, st, brokenProbe(s.Capacity, st.TargetRPS))
 		d.Suites = append(d.Suites, suite)
 	}
@@ -108,7 +108,7 @@ func stageCases(suite *Suite, st *stats.Stage, broken bool) {
 			o = Fail
 		}
 		suite.Add(fmt.Sprintf("%s %g", name, limit), o, fmt.Sprintf("%s%s %g at %s: %d/%s passed (%s)",
-			prefix, name, limit, units.StageLabel(st.TargetRPS), passed, units.Count(judged, "run"), strings.Join(parts, ", ")), per)
+			prefix, name, limit, st.Label(), passed, units.Count(judged, "run"), strings.Join(parts, ", ")), per)
 	}
 	var unfinished []string
 	for _, r := range st.Runs {

@@ -277,10 +277,14 @@ func (e *Exporter) live() []*prometheus.GaugeVec {
 	return []*prometheus.GaugeVec{e.targetRate, e.achieved, e.inFlight, e.sendLag}
 }
 
-// stageLabel is a run's stage: its target rate, or "sanity".
+// stageLabel is a run's stage: its target rate ("100@2" at 2 engines, in
+// a campaign over engine counts), or "sanity".
 func stageLabel(p event.PlannedRun) string {
 	if p.Sanity {
 		return "sanity"
+	}
+	if p.Replicas > 0 {
+		return strconv.FormatFloat(p.TargetRPS, 'g', -1, 64) + "@" + strconv.Itoa(p.Replicas)
 	}
 	return strconv.FormatFloat(p.TargetRPS, 'g', -1, 64)
 }

@@ -86,6 +86,9 @@ func render(w io.Writer, f *evidence.Folder) error {
 	}
 	pg.Curve = CurveCharts(Campaign{Name: s.CampaignID, S: s, Classes: [4]string{"s5", "s1", "s3", "s2"}})
 	pg.Agentic = AgenticCharts(s)
+	if s.Scaling != nil { // one curve per engine count, and how the counts compare
+		pg.Curve = append(ScalingCharts(s), CurveCharts(countCampaigns(s)...)...)
+	}
 	sections := newSpill()
 	defer sections.close()
 	if pg.Notes, err = runSections(sections, f, s); err != nil {

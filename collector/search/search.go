@@ -84,10 +84,38 @@ func Project(s *stats.Summary, rate float64) {
 	capacity, objective := 0.0, ""
 	if s.Capacity != nil && s.Capacity.Capacity > 0 {
 		capacity, objective = s.Capacity.Capacity, s.Capacity.Objective.String()
+		if s.Scaling != nil && s.Scaling.Base > 1 {
+			capacity /= float64(s.Scaling.Base) // one engine's share of the base count's
+		}
+	}
+	// A campaign over engine counts measured how engines add up.
+	var out []curve.ScaleOut
+	if so, ok := s.Scaling.ScaleOut(); ok {
+		out = append(out, so)
 	}
 	if s.Cost.Curve.Bent() {
-		s.Projection = curve.ProjectCurve(s.Cost.Curve, rate, capacity, objective)
+		s.Projection = curve.ProjectCurve(s.Cost.Curve, rate, capacity, objective, out...)
 		return
 	}
-	s.Projection = curve.Project(s.Cost.Fit, rate, capacity, objective)
+	s.Projection = curve.Project(s.Cost.Fit, rate, capacity, objective, out...)
+}
+
+// Replays replays a campaign's capacity search: one over all its runs, or
+// for a campaign over engine counts one per count over that count's runs
+// (nil map without counts).
+func Replays(spec Spec, runs []*stats.Run) (*curve.Result, map[int]*curve.Result) {
+	by := map[int][]*stats.Run{}
+	for _, r := range runs {
+		if r != nil && r.Replicas > 0 {
+			by[r.Replicas] = append(by[r.Replicas], r)
+		}
+	}
+	if len(by) == 0 {
+		return Replay(spec, runs), nil
+	}
+	out := map[int]*curve.Result{}
+	for n, rs := range by {
+		out[n] = Replay(spec, rs)
+	}
+	return nil, out
 }

@@ -134,6 +134,9 @@ func (s *Summary) buildCost(runs []*Run) {
 		s.Warnings = append(s.Warnings, Warn(WarnMarginalCostVaries, "", cc.VariesDetail()))
 	}
 	for _, st := range s.Stages {
+		if st.Replicas != baseReplicas(runs) {
+			continue // a campaign over engine counts: the base count's, the others' are in Scaling
+		}
 		if r := st.Reported(); r != nil && r.EngineCPU != nil && r.EngineCPU.CPUMsPerExchange > 0 {
 			c.Observed = append(c.Observed, ObservedCost{TargetRPS: st.TargetRPS, CPUMs: r.EngineCPU.CPUMsPerExchange})
 		}

@@ -56,7 +56,10 @@ type Run struct {
 	Reason    string    `json:"reason,omitempty"`
 	TargetRPS float64   `json:"target_rps"`
 	Agents    int       `json:"agents"`
-	Requests  int64     `json:"requests"` // measured phase, sent
+	// Replicas is the engine count the run measured (kube.engines.replicas,
+	// --engines); 0: one size, as the engines were.
+	Replicas int   `json:"replicas,omitempty"`
+	Requests int64 `json:"requests"` // measured phase, sent
 	// Responses are the requests the server answered (any HTTP status).
 	Responses int64 `json:"responses"`
 	// AchievedRPS is responses ÷ measured seconds; AchievedRatio is
@@ -74,23 +77,30 @@ type Run struct {
 	// second attempt's outcome; measured phase.
 	Retried int64 `json:"retried,omitempty"`
 	// TopErrors are the most common failures with what the server said.
-	TopErrors         []ErrorKind       `json:"top_errors,omitempty"`
-	LatencyMs         Latency           `json:"latency_ms"`
-	LatencyFromSched  Latency           `json:"latency_from_schedule_ms"`
-	SendLagMs         Latency           `json:"send_lag_ms"`
-	SendLagParts      *SendLagParts     `json:"send_lag_parts,omitempty"` // kube: start lag and minting
-	EngineCPU         *CPU              `json:"engine_cpu"`
-	EngineMemoryBytes int64             `json:"engine_memory_bytes"`
-	GeneratorCPU      *CPU              `json:"generator_cpu,omitempty"`
-	ThresholdsPassed  bool              `json:"thresholds_passed"`
-	Thresholds        []ThresholdResult `json:"thresholds"`
-	WarmupRequests    int64             `json:"warmup_requests"`
-	WarmupDropped     int64             `json:"warmup_dropped"`
-	Started           time.Time         `json:"started"`
-	MeasuredStart     time.Time         `json:"measured_start"`
-	MeasuredEnd       time.Time         `json:"measured_end"`
-	MeasuredSeconds   float64           `json:"measured_seconds"`
-	Warnings          []Warning         `json:"warnings,omitempty"`
+	TopErrors         []ErrorKind   `json:"top_errors,omitempty"`
+	LatencyMs         Latency       `json:"latency_ms"`
+	LatencyFromSched  Latency       `json:"latency_from_schedule_ms"`
+	SendLagMs         Latency       `json:"send_lag_ms"`
+	SendLagParts      *SendLagParts `json:"send_lag_parts,omitempty"` // kube: start lag and minting
+	EngineCPU         *CPU          `json:"engine_cpu"`
+	EngineMemoryBytes int64         `json:"engine_memory_bytes"`
+	// EnginePods is each engine's cores in the measured window, and
+	// EngineBalance their max ÷ mean (1: even), with two engines or more.
+	EnginePods    []PodCPU `json:"engine_pods,omitempty"`
+	EngineBalance float64  `json:"engine_balance,omitempty"`
+	// Connections: how the agents' connections were spread over the
+	// engines (local engines sharing a port).
+	Connections      *Connections      `json:"connections,omitempty"`
+	GeneratorCPU     *CPU              `json:"generator_cpu,omitempty"`
+	ThresholdsPassed bool              `json:"thresholds_passed"`
+	Thresholds       []ThresholdResult `json:"thresholds"`
+	WarmupRequests   int64             `json:"warmup_requests"`
+	WarmupDropped    int64             `json:"warmup_dropped"`
+	Started          time.Time         `json:"started"`
+	MeasuredStart    time.Time         `json:"measured_start"`
+	MeasuredEnd      time.Time         `json:"measured_end"`
+	MeasuredSeconds  float64           `json:"measured_seconds"`
+	Warnings         []Warning         `json:"warnings,omitempty"`
 	// LatencyPeriod is a regular latency wave (curve.PeriodDefinition).
 	LatencyPeriod *curve.Period `json:"latency_period,omitempty"`
 	// Verification counts the issued tokens verified in the measured
@@ -272,7 +282,7 @@ func (s *Samples) Summarize() Latency {
 func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 	r := &Run{
 		ID: m.ID, Index: m.Index, Round: m.Round, Sanity: m.Sanity, Status: m.Status, Reason: m.Reason,
-		TargetRPS: m.TargetRPS, Agents: m.Agents, Started: m.Started,
+		TargetRPS: m.TargetRPS, Agents: m.Agents, Replicas: m.Replicas, Started: m.Started,
 		MeasuredStart: m.MeasuredStart, MeasuredEnd: m.MeasuredEnd, CoolDown: m.CoolDown,
 		Grant: m.Grant, Chain: m.Chain, Step: m.Step, Mix: m.Mix,
 	}
@@ -304,12 +314,15 @@ func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 	st := &t.samples
 	sampled, sampledMem := groupCPU(&st.engine, st.start, st.end, t.answeredInWindow)
 	r.engineFigure(m, sampled, sampledMem, t.answeredInWindow)
+	r.EnginePods, r.EngineBalance = enginePods(&st.engine, m)
+	r.Connections = m.Connections
 	if w, bad := counterWarning(&st.engine, "engine", m.ID); bad {
 		r.Warnings = append(r.Warnings, w)
 	}
 	exited := slices.ContainsFunc(m.Warnings, func(w Warning) bool { return w.Code == WarnEngineExited })
 	if exited {
 		r.EngineCPU, r.EngineCPUSampled = nil, nil // no figure from samples of a process that stopped inside the window
+		r.EnginePods, r.EngineBalance = nil, 0
 	}
 	if g, _ := groupCPU(&st.generator, st.start, st.end, 0); g != nil {
 		r.GeneratorCPU = g

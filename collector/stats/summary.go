@@ -41,8 +41,10 @@ const ReportedRunRule = "the median of the stage's finished runs ordered by verd
 
 // Stage groups the rounds of one target rate.
 type Stage struct {
-	TargetRPS   float64 `json:"target_rps"`
-	ReportedRun string  `json:"reported_run"` // see ReportedRunRule; "" when none finished
+	TargetRPS float64 `json:"target_rps"`
+	// Replicas is the engine count of the stage's runs (0: one size, as found).
+	Replicas    int    `json:"replicas,omitempty"`
+	ReportedRun string `json:"reported_run"` // see ReportedRunRule; "" when none finished
 	// ThresholdsPassed: every run of the stage finished and passed.
 	ThresholdsPassed bool `json:"thresholds_passed"`
 	// FailedRuns failed their thresholds or could not run (status failed).
@@ -113,6 +115,16 @@ type Summary struct {
 	Capacity *curve.Result `json:"capacity,omitempty"`
 	// Projection answers --project RATE from the fit and the capacity.
 	Projection *curve.Projection `json:"projection,omitempty"`
+	// Scaling is a campaign over engine counts, count by count, with the
+	// scaling efficiency (docs/scaling.md); Stages, Cost and Capacity are
+	// then those of every count's stages, the base count's cost, and the
+	// base count's capacity.
+	Scaling *Scaling `json:"scaling,omitempty"`
+	// Capacities are the capacity searches of each engine count, and
+	// Scales what each scale did (the manifest's scaling): inputs of
+	// Scaling, set before BuildSummary.
+	Capacities map[int]*curve.Result `json:"-"`
+	Scales     []Scale               `json:"-"`
 }
 
 // BuildSummary groups runs into stages, picks each stage's median run and
@@ -125,6 +137,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.ReportedRunRule = ReportedRunRule
 	s.CPUDefinition = CPUDefinition
 	type stageKey struct {
+		replicas int
 		rate     float64
 		workload string
 	}
@@ -139,10 +152,11 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 			continue
 		}
 		w := r.Workload()
-		st := byRate[stageKey{r.TargetRPS, w}]
+		key := stageKey{r.Replicas, r.TargetRPS, w}
+		st := byRate[key]
 		if st == nil {
-			st = &Stage{TargetRPS: r.TargetRPS, Workload: w}
-			byRate[stageKey{r.TargetRPS, w}] = st
+			st = &Stage{TargetRPS: r.TargetRPS, Workload: w, Replicas: r.Replicas}
+			byRate[key] = st
 			if w == "" {
 				s.Stages = append(s.Stages, st)
 			} else {
@@ -164,14 +178,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 		passed = passed && r.ThresholdsPassed
 		s.Warnings = append(s.Warnings, r.Warnings...)
 	}
-	sort.Slice(s.Stages, func(i, j int) bool { return s.Stages[i].TargetRPS < s.Stages[j].TargetRPS })
-	sort.SliceStable(s.Variants, func(i, j int) bool {
-		a, b := s.Variants[i], s.Variants[j]
-		if a.Workload != b.Workload {
-			return a.Workload < b.Workload
-		}
-		return a.TargetRPS < b.TargetRPS
-	})
+	s.sortStages()
 	for _, st := range append(slices.Clone(s.Stages), s.Variants...) {
 		sort.Slice(st.Runs, func(i, j int) bool { return st.Runs[i].Round < st.Runs[j].Round })
 		st.ReportedRun = MedianRun(st.Runs)
@@ -184,8 +191,35 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 		s.Totals.SuccessRatio = round4(float64(s.Totals.OK) / float64(s.Totals.Exchanges))
 	}
 	s.ThresholdsPassed = passed && s.Totals.Runs > 0
-	s.buildCost(own) // the campaign's own workload; each workload's is in Agentic.Costs
+	base := baseReplicas(own)
+	if base > 0 && s.Capacities != nil {
+		s.Capacity = s.Capacities[base]
+	}
+	s.buildCost(ofReplicas(own, base)) // the campaign's own workload; each workload's is in Agentic.Costs
 	s.buildAgentic(runs)
+	s.buildScaling(own, base)
+}
+
+// sortStages orders the stages by engine count, then rate, and the other
+// workloads' stages by workload, count and rate.
+func (s *Summary) sortStages() {
+	sort.Slice(s.Stages, func(i, j int) bool {
+		a, b := s.Stages[i], s.Stages[j]
+		if a.Replicas != b.Replicas {
+			return a.Replicas < b.Replicas
+		}
+		return a.TargetRPS < b.TargetRPS
+	})
+	sort.SliceStable(s.Variants, func(i, j int) bool {
+		a, b := s.Variants[i], s.Variants[j]
+		if a.Workload != b.Workload {
+			return a.Workload < b.Workload
+		}
+		if a.Replicas != b.Replicas {
+			return a.Replicas < b.Replicas
+		}
+		return a.TargetRPS < b.TargetRPS
+	})
 }
 
 func (t *Totals) addVerified(v *sample.Verification) {
@@ -267,11 +301,13 @@ func (s *Stage) failedWarning() Warning {
 		len(s.FailedRuns), units.Count(len(s.Runs), "run"), strings.Join(parts, "; ")))
 }
 
-// Label names the stage: its rate, and its workload when it is not the
-// campaign's own ("100/s client_credentials", "100/s chain 1").
+// Label names the stage: its rate, its workload when it is not the
+// campaign's own ("100/s client_credentials", "100/s chain 1"), and its
+// engine count in a campaign over engine counts ("500/s, 2 engines").
 func (s *Stage) Label() string {
-	if s.Workload == "" {
-		return units.StageLabel(s.TargetRPS)
+	l := units.StageLabel(s.TargetRPS)
+	if s.Workload != "" {
+		l += " " + s.Workload
 	}
-	return units.StageLabel(s.TargetRPS) + " " + s.Workload
+	return l + units.EnginesLabel(s.Replicas)
 }

@@ -150,6 +150,7 @@ type RunMeta struct {
 	Sanity        bool
 	TargetRPS     float64
 	Agents        int
+	Replicas      int `json:",omitempty"` // the engine count measured (0: one size, as found)
 	Started       time.Time
 	MeasuredStart time.Time
 	MeasuredEnd   time.Time
@@ -174,4 +175,7 @@ type RunMeta struct {
 	Chain int            `json:",omitempty"`
 	Step  bool           `json:",omitempty"`
 	Mix   *exchange.Mix  `json:",omitempty"`
+	// Connections: the agents' connections over the engines (local
+	// engines sharing a port).
+	Connections *Connections `json:",omitempty"`
 }

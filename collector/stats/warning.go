@@ -67,6 +67,13 @@ const (
 	// so no single CPU-ms per exchange describes the server; the cost
 	// curve's segments in the detail (campaign-wide).
 	WarnMarginalCostVaries WarningCode = "marginal_cost_varies"
+	// A campaign over engine counts: the probes that bracket a count's
+	// capacity (the rate found and the one that broke) carried warnings
+	// that their figures are the machine's (host_saturated,
+	// generator_late, generator_starved), which the thresholds allowed:
+	// the scaling efficiency measures the host as much as the server
+	// (campaign-wide; the counts and codes in the detail).
+	WarnScalingHostBound WarningCode = "scaling_host_bound"
 	// A cumulative CPU counter went back or advanced faster than any
 	// server can (an overflow, a restart, a hostile metrics endpoint): the
 	// CPU figure comes from the sampled rates, never from it.

@@ -18,6 +18,17 @@ func StageLabel(rps float64) string {
 	return fmt.Sprintf("%.1f/s", rps)
 }
 
+// EnginesLabel is ", 2 engines" for an engine count, "" for none.
+func EnginesLabel(n int) string {
+	switch {
+	case n == 1:
+		return ", 1 engine"
+	case n > 1:
+		return fmt.Sprintf(", %d engines", n)
+	}
+	return ""
+}
+
 // Thousands formats 150008 as 150,008. It works on the decimal digits, so
 // every int64 has a form (negating math.MinInt64 would overflow).
 func Thousands(n int64) string {

@@ -116,6 +116,42 @@ func (g *Group) Sum() (Figures, bool) {
 	return f, true
 }
 
+// Member is one process's figures over the window.
+type Member struct {
+	Name          string
+	Seconds       int     // with a sample
+	AvgMillicores float64 // the average of its seconds
+	// CPUSeconds is what its cumulative counter advanced between the
+	// window's ends; Cumulative is false unless it is a CPU counter read
+	// around both ends.
+	CPUSeconds float64
+	Cumulative bool
+}
+
+// Members are each member's figures, by name (nil with too many members):
+// the engines of a campaign over engine counts, one by one.
+func (g *Group) Members() []Member {
+	if g.overflow {
+		return nil
+	}
+	var out []Member
+	for _, m := range g.sorted() {
+		f := Member{Name: m.name, Seconds: len(m.ticks)}
+		if len(m.ticks) > 0 {
+			var cpu float64
+			for _, t := range m.ticks {
+				cpu += t.cpu / float64(t.count)
+			}
+			f.AvgMillicores = cpu / float64(len(m.ticks))
+		}
+		if g.counters {
+			f.CPUSeconds, f.Cumulative = cumulativeCPU([]*member{m})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
 // CounterFault is the first member, by name, whose cumulative counter is
 // not a CPU counter, and why ("" when every one is, or without figures).
 func (g *Group) CounterFault() (name, why string) {

@@ -16,6 +16,7 @@ package knowncost
 
 import (
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -343,6 +344,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	from := fs.Float64("fall-from", 0, "requests/s up to which one more request costs -cost")
 	to := fs.Float64("fall-to", 0, "requests/s from which one more request costs -cost-low")
 	window := fs.Duration("rate-window", 2*time.Second, "the window over which the server measures its arrival rate")
+	reuse := fs.Bool("reuseport", false, "listen with SO_REUSEPORT: several servers share -addr's port (the kernel spreads connections)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -356,7 +358,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	}
 	runtime.GOMAXPROCS(*procs)
 	s := &Server{Cost: *cost, Low: *low, FallFrom: *from, FallTo: *to, RateWindow: *window, Metrics: *metrics, StallEvery: *stallEvery, StallFor: *stallFor}
-	ln, err := net.Listen("tcp", *addr)
+	var lc net.ListenConfig
+	if *reuse {
+		lc.Control = reusePort
+	}
+	ln, err := lc.Listen(context.Background(), "tcp", *addr)
 	if err != nil {
 		fmt.Fprintln(stderr, "knowncost:", err)
 		return 1
@@ -412,4 +418,15 @@ func wrapChild(args []string, depth int, stderr io.Writer) int {
 		return 1
 	}
 	return 0
+}
+
+// reusePort sets SO_REUSEPORT before the socket binds.
+func reusePort(_, _ string, c syscall.RawConn) error {
+	var serr error
+	if err := c.Control(func(fd uintptr) {
+		serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	}); err != nil {
+		return err
+	}
+	return serr
 }

@@ -33,6 +33,9 @@ type Options struct {
 	CostLow          time.Duration
 	FallFrom, FallTo float64
 	RateWindow       time.Duration
+	// ReusePort listens with SO_REUSEPORT: servers started on one Addr
+	// share its port (a fleet of engines).
+	ReusePort bool
 }
 
 // Process is a running server process (or its outermost wrapper).
@@ -63,6 +66,9 @@ func Start(ctx context.Context, exe string, o Options) (*Process, error) {
 	if o.CostLow > 0 {
 		args = append(args, "-cost-low", o.CostLow.String(), "-fall-from", strconv.FormatFloat(o.FallFrom, 'g', -1, 64),
 			"-fall-to", strconv.FormatFloat(o.FallTo, 'g', -1, 64))
+	}
+	if o.ReusePort {
+		args = append(args, "-reuseport")
 	}
 	if o.RateWindow > 0 {
 		args = append(args, "-rate-window", o.RateWindow.String())

@@ -81,6 +81,22 @@ type Kube struct {
 		// engine Pods' cAdvisor series: each run's engine CPU and memory
 		// are asked of it over the run's window (PromQL, method promql).
 		Prometheus string `yaml:"prometheus"`
+		// Replicas are the engine counts the campaign measures in turn:
+		// the workload is scaled to each, the plan run against it, and the
+		// original count restored at the end (docs/scaling.md).
+		Replicas []int `yaml:"replicas,omitempty"`
+		// Workload is the engines' Deployment or StatefulSet
+		// ("deployment/NAME", "statefulset/NAME"); default: found from the
+		// selected Pods' owners.
+		Workload string `yaml:"workload,omitempty"`
+		// Settle is the wait after a count is Ready and behind the Service
+		// (default 15s); ReadyTimeout bounds the wait for it (default 5m).
+		Settle       time.Duration `yaml:"settle,omitempty"`
+		ReadyTimeout time.Duration `yaml:"ready_timeout,omitempty"`
+		// PauseHPA pins a HorizontalPodAutoscaler of the workload to each
+		// count (min = max) and restores its bounds at the end; without it
+		// a campaign with replicas refuses a workload an HPA scales.
+		PauseHPA bool `yaml:"pause_hpa,omitempty"`
 	} `yaml:"engines"`
 	// Agent Pod shape, in Kubernetes' own JSON field names.
 	Resources    map[string]any    `yaml:"resources"`
@@ -222,6 +238,10 @@ type Embedded struct {
 	// Engine is the server's program, tokex-engine; default: beside tokex,
 	// or tokex itself (see local.FindServerProgram).
 	Engine string `yaml:"engine,omitempty"`
+	// Engines are the engine counts the campaign measures in turn: that
+	// many processes sharing the port (SO_REUSEPORT), each pinned to its
+	// own CPUs where the host has enough (docs/scaling.md).
+	Engines []int `yaml:"engines,omitempty"`
 }
 
 // Request is the exchange request's fixed part.
@@ -502,6 +522,7 @@ func (c *Campaign) Validate(doc *confload.Doc) error {
 		c.validateWorkload,
 		c.validateSanity,
 		c.validateThresholds,
+		c.validateReplicas,
 	} {
 		if err := check(doc); err != nil {
 			return err
@@ -1011,6 +1032,9 @@ func (c *Campaign) EstimatedDuration() time.Duration {
 	runs := c.Idle + time.Duration(len(c.Stages)*c.Rounds*c.Workload.Variants())*(c.Warmup+c.Duration+c.Pause)
 	if c.Sanity.Enabled {
 		runs += c.Sanity.Duration + c.Pause
+	}
+	if n := len(c.ReplicaCounts()); n > 1 {
+		runs = time.Duration(n) * (runs + c.Settle())
 	}
 	return runs
 }

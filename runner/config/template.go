@@ -38,6 +38,7 @@ target:
     # tls: true                    # HTTPS + HTTP/2, like the article's engines
     # config: serve.yaml           # a 'tokex serve' config to start from
     # engine: /opt/tokex/tokex-engine  # the server's program (default: beside tokex; docs/reference-server.md)
+    # engines: [1, 2]              # engine counts measured in turn, sharing the port (docs/scaling.md)
 
 # The RFC 8693 request, as in the article.
 request:
@@ -161,6 +162,10 @@ kube:
   #   service: pf-pingfederate-engine
   #   port: 9031
   #   prometheus: http://prometheus.monitoring:9090   # each run's engine CPU and memory from cAdvisor's series (PromQL)
+  #   replicas: [1, 2, 4]          # engine counts measured in turn, restored after (docs/scaling.md)
+  #   workload: deployment/pf-pingfederate-engine  # default: the engine Pods' owner
+  #   settle: 15s                  # after each count is Ready
+  #   pause_hpa: false             # pin an HPA of the workload to each count (else refused)
   # resources:                     # agent Pods, in Kubernetes' own field names. Unset requests are
   #   requests: {cpu: 350m}        # sized per run: CPU 100m + rate per agent × 5 ms (RS256; ES256 3 ms), memory 64Mi
   #   limits: {cpu: "1"}           # + VUs × 0.4Mi (2 × max_in_flight with a warmup) + rate × 0.1Mi. A CPU limit can starve k6.

@@ -56,6 +56,8 @@ type Driver struct {
 
 	nodesMu sync.Mutex
 	nodes   map[string]bool // nodes of the current run's agent Pods
+
+	wl *workload // the engines' workload a campaign over engine counts scales
 }
 
 // noteNode records a node the current run's agents run on.
@@ -237,18 +239,26 @@ func podFailure(pod *corev1.Pod, age, startTimeout time.Duration) string {
 	return ""
 }
 
-// Close deletes everything the campaign created.
+// Close deletes everything the campaign created, and restores the engines'
+// workload if a campaign over engine counts left it scaled (the campaign
+// restores it itself; this is the backstop).
 func (d *Driver) Close() error {
 	if d.stopMet != nil {
 		d.stopMet()
 		d.metWG.Wait()
 	}
+	var rerr error
+	if d.wl != nil && d.wl.changed {
+		ctx, cancel := context.WithTimeout(context.Background(), runner.RestoreTimeout)
+		_, _, rerr = d.Restore(ctx, nil)
+		cancel()
+	}
 	if !d.created {
-		return nil
+		return rerr
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	return Cleanup(ctx, d.Client, d.Namespace, d.objs.Selector())
+	return errors.Join(rerr, Cleanup(ctx, d.Client, d.Namespace, d.objs.Selector()))
 }
 
 // Cleanup deletes tokex's Jobs (with their Pods), Secrets and ConfigMaps

@@ -41,7 +41,11 @@ func Verify(ctx context.Context, c kubernetes.Interface, namespace, contextName 
 	}
 	out = append(out, engineChecks(ctx, c, engNS, k.Engines.Selector)...)
 	out = append(out, serviceCheck(ctx, c, engNS, k.Engines.Service), metricsCheck(c))
-	return append(out, permissionChecks(ctx, c, namespace, engNS, k.EvidenceFile != fileNever)...)
+	out = append(out, permissionChecks(ctx, c, namespace, engNS, k.EvidenceFile != fileNever)...)
+	if len(k.Engines.Replicas) > 0 {
+		out = append(out, scalingChecks(ctx, c, engNS, k)...)
+	}
+	return out
 }
 
 // engineChecks: the engine Pods exist, are Ready and share no node.
@@ -118,8 +122,6 @@ func metricsCheck(c kubernetes.Interface) Check {
 // the caller may do each thing a campaign does; exec copies the agents'
 // evidence files (kube.evidence_file).
 func permissionChecks(ctx context.Context, c kubernetes.Interface, ns, engNS string, exec bool) []Check {
-	var out []Check
-	type access struct{ verb, group, resource, sub, ns string }
 	all := []access{
 		{"create", "batch", "jobs", "", ns},
 		{"delete", "batch", "jobs", "", ns},
@@ -133,6 +135,15 @@ func permissionChecks(ctx context.Context, c kubernetes.Interface, ns, engNS str
 	if exec {
 		all = append(all, access{"create", "", "pods", "exec", ns})
 	}
+	return accessChecks(ctx, c, all)
+}
+
+// access is one thing a campaign does, asked of the API server.
+type access struct{ verb, group, resource, sub, ns string }
+
+// accessChecks asks the API server (SelfSubjectAccessReview) about each.
+func accessChecks(ctx context.Context, c kubernetes.Interface, all []access) []Check {
+	var out []Check
 	for _, a := range all {
 		r := &authv1.SelfSubjectAccessReview{Spec: authv1.SelfSubjectAccessReviewSpec{ResourceAttributes: &authv1.ResourceAttributes{
 			Namespace: a.ns, Verb: a.verb, Group: a.group, Resource: a.resource, Subresource: a.sub}}}

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -56,6 +57,10 @@ type Driver struct {
 	HostCheck, WaitQuiet time.Duration
 	// othersSampler replaces the host's /proc in tests.
 	sampleOthers othersSampler
+	// Fleet, when set, is the engines a campaign over engine counts
+	// scales instead of the embedded server's (tests: a server of known
+	// cost).
+	Fleet Fleet
 
 	gen      *Generator
 	pre      *preminter // subject.premint
@@ -71,6 +76,14 @@ type Driver struct {
 	gone     chan struct{}
 	goneOnce sync.Once
 	goneErr  error
+
+	// A campaign over engine counts (scale.go): the engines, their CPU
+	// sets, and their sampler (restarted with each count).
+	fleet   Fleet
+	pins    [][]int
+	pinNote string
+	engStop context.CancelFunc
+	engWG   sync.WaitGroup
 }
 
 // EngineProcess implements runner.EngineReporter.
@@ -115,6 +128,10 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 	if d.emb != nil {
 		enginePID = d.emb.PID
 	}
+	if d.fleet != nil {
+		enginePID = d.fleet.Engines()[0].PID
+		d.gen.TrackPorts()
+	}
 	fc, err := d.preflight(ctx, enginePID)
 	if err != nil {
 		fc = forecast.Forecast{Method: "calibration failed: " + err.Error()}
@@ -130,6 +147,12 @@ func (d *Driver) Start(ctx context.Context, out runner.Output) error {
 // target and the processes to sample.
 func (d *Driver) startTarget(ctx context.Context, out runner.Output) (*tls.Config, []proc.Target, error) {
 	c := d.Cfg
+	if len(c.ReplicaCounts()) > 0 {
+		d.pins, d.pinNote = cpuSets(slices.Max(c.ReplicaCounts()))
+	}
+	if d.Fleet != nil {
+		return d.startFleet(out)
+	}
 	if c.Embedded() {
 		return d.startEmbedded(ctx, out)
 	}
@@ -188,6 +211,7 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 		Scopes: strings.Fields(c.Request.Scope), BaseConfig: c.Target.Embedded.Config, Log: logf("server"),
 		ClientJWKS: d.clientJWKS(), ClientCA: ca, ClientSubjectDN: dn,
 		Services: c.HopClients(), GrantTypes: grantTypes(c), ActorKey: d.actorKey(), ActorIssuer: c.ActorIssuer(), PeerAudiences: c.Workload.ChainLen() > 1,
+		Fleet: len(c.ReplicaCounts()) > 0, CPUs: at(d.pins, 0),
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded server: %w", err)
@@ -198,6 +222,10 @@ func (d *Driver) startEmbedded(ctx context.Context, out runner.Output) (*tls.Con
 		msg, level = msg+": "+InflatedDetail, "warn"
 	}
 	logf("tokex")(level, msg)
+	if emb.Fleet != nil {
+		d.fleet = emb.Fleet
+		return emb.TLS, fleetTargets(d.fleet.Engines()), nil
+	}
 	return emb.TLS, []proc.Target{{Role: "engine", Source: proc.Process{PID: emb.PID, Label: "tokex-serve"}}}, nil
 }
 
@@ -208,16 +236,8 @@ func (d *Driver) startSamplers(targets []proc.Target, out runner.Output) {
 	sctx, cancel := context.WithCancel(context.Background())
 	d.cancel = cancel
 	warn := func(msg string) { out.Emit(event.Log{At: time.Now(), Source: "tokex", Level: "warn", Message: msg}) }
-	d.samplers.Add(2)
-	go func() {
-		defer d.samplers.Done()
-		proc.Sample(sctx, c.Sampling, targets, func(e event.Event) {
-			if r, ok := e.(event.Resource); ok && r.Role == "engine" {
-				d.engineAt.Store(r.At.UnixMicro())
-			}
-			out.Emit(e)
-		}, warn)
-	}()
+	d.sampleEngines(targets, out)
+	d.samplers.Add(1)
 	// The generator is sampled with the host, at the same instant, so its
 	// CPU can be held against the cores it may use and the host's load.
 	go func() {
@@ -334,6 +354,7 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 	d.gen.Run(rctx, p, start, out.Record)
 	res.Verification = d.gen.Verification()
 	d.actorsAfter(p, out)
+	res.Connections = d.connections()
 	close(stop)
 	wg.Wait()
 	for _, s := range d.gen.Status(p.ID, time.Now(), event.AgentFinished) {
@@ -360,14 +381,19 @@ func (d *Driver) Run(ctx context.Context, p event.PlannedRun, out runner.Output)
 // watchEngine stops the run (cancel) when the engine exits: the embedded
 // server, or the process sampled for a remote target.
 func (d *Driver) watchEngine(rctx context.Context, cancel context.CancelFunc, died *atomic.Pointer[error]) {
-	var embExited <-chan struct{}
+	var embExited, fleetDied <-chan struct{}
 	if d.emb != nil {
 		embExited = d.emb.Exited()
+	}
+	if d.fleet != nil {
+		embExited, fleetDied = nil, d.fleet.Died()
 	}
 	var err error
 	select {
 	case <-embExited:
 		err = fmt.Errorf("%w: embedded server exited: %v", runner.ErrEngineExited, d.emb.ExitErr())
+	case <-fleetDied:
+		err = fmt.Errorf("%w: an engine of %s exited", runner.ErrEngineExited, d.fleet.Describe())
 	case <-d.gone:
 		err = d.goneErr
 	case <-rctx.Done():
@@ -398,6 +424,7 @@ func (d *Driver) Close() error {
 		d.cancel()
 		d.samplers.Wait()
 	}
+	d.stopEngineSampler()
 	if d.gen != nil {
 		d.gen.Close()
 	}

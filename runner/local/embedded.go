@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -67,6 +69,11 @@ type EmbeddedOptions struct {
 	// ask for a token to another (PeerAudiences).
 	Services []string
 	Log      func(level, msg string)
+	// Fleet makes the engine the first of several sharing its port
+	// (SO_REUSEPORT, one signing key): Embedded.Fleet grows it. CPUs pins
+	// this first engine (nil: unpinned).
+	Fleet bool
+	CPUs  []int
 }
 
 // embeddedPrefix names the temporary folder of an embedded server.
@@ -85,6 +92,10 @@ type Embedded struct {
 	dir     string
 	proc    *serverProcess
 	jwks    *subject.IssuerServer
+	// Fleet: the engines sharing the port (EmbeddedOptions.Fleet), else nil.
+	Fleet *embeddedFleet
+	cfg   authserver.Config // the engines' configuration
+	port  int
 }
 
 // StartEmbedded starts the JWKS endpoint and the server, waits for its
@@ -113,17 +124,27 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 	if err != nil {
 		return e, err
 	}
+	if o.Fleet {
+		if err = e.fleetConfig(&cfg); err != nil {
+			return e, err
+		}
+	}
+	e.cfg = cfg
 	cfgFile := filepath.Join(e.dir, "serve.yaml")
 	if err = writeYAML(cfgFile, cfg); err != nil {
 		return e, err
 	}
-	e.proc, err = startServer(ctx, serverCommand{
+	cmd := serverCommand{
 		Path: o.Program.Path, Args: o.Program.Args, Config: cfgFile,
 		Env:         append(os.Environ(), "TOKEX_CLIENT_SECRET="+o.Secret),
 		SysProcAttr: sysProcAttr(),
 		Stdout:      func(line string) { o.Log("info", line) },
 		Stderr:      func(line string) { o.Log(levelOf(line), line) },
 		Timeout:     15 * time.Second,
+	}
+	err = withAffinity(o.CPUs, func() error {
+		e.proc, err = startServer(ctx, cmd)
+		return err
 	})
 	if err != nil {
 		return e, fmt.Errorf("embedded server: %w", err)
@@ -133,7 +154,37 @@ func StartEmbedded(ctx context.Context, o EmbeddedOptions) (e *Embedded, err err
 		OnEmbeddedStart(e.PID)
 	}
 	e.URL = e.proc.Ready.URL + cfg.TokenPath
+	if o.Fleet {
+		if e.port, err = urlPort(e.proc.Ready.URL); err != nil {
+			return e, err
+		}
+		if e.Fleet, err = newEmbeddedFleet(e, cmd); err != nil {
+			return e, err
+		}
+	}
 	return e, e.waitHealthy(ctx, e.proc.Ready.URL)
+}
+
+// fleetConfig makes the engines' configuration shareable: SO_REUSEPORT,
+// and one signing key (each engine would make its own, and a token one
+// signed would not verify against the keys another serves).
+func (e *Embedded) fleetConfig(cfg *authserver.Config) error {
+	cfg.ReusePort = true
+	if cfg.Signing.KeyFile != "" {
+		return nil
+	}
+	var err error
+	cfg.Signing.KeyFile, err = signingKey(e.dir, cfg.Signing.Alg)
+	return err
+}
+
+// urlPort is the port of an engine's base URL.
+func urlPort(base string) (int, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(u.Port())
 }
 
 // tempFolder makes the folder of the server's config and keys, after
@@ -336,6 +387,9 @@ func (e *Embedded) ExitErr() error {
 // endpoint, and removes the temporary folder with the TLS key.
 func (e *Embedded) Close() error {
 	var err error
+	if e.Fleet != nil {
+		e.Fleet.close()
+	}
 	if e.proc != nil {
 		e.proc.Stop(5 * time.Second)
 	}

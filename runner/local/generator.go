@@ -157,9 +157,63 @@ type Generator struct {
 }
 
 // dialWatch tells the run's Connector of each connection made to the
-// target: the sign of life of a server too slow to answer in time.
+// target: the sign of life of a server too slow to answer in time; and
+// keeps, for engines sharing a port, which agent holds which local port.
 type dialWatch struct {
-	fn atomic.Pointer[func(time.Time)]
+	fn    atomic.Pointer[func(time.Time)]
+	ports portLog
+}
+
+// portLog is the agents' connections by local port (bounded: a connection
+// per request would make one per exchange; the newest win).
+type portLog struct {
+	mu    sync.Mutex
+	on    bool
+	agent map[int]int // local port -> agent
+}
+
+// maxPorts bounds portLog: every port of the ephemeral range.
+const maxPorts = 1 << 16
+
+func (l *portLog) note(agent int, c net.Conn) {
+	if c == nil {
+		return
+	}
+	a, ok := c.LocalAddr().(*net.TCPAddr)
+	if !ok {
+		return
+	}
+	l.mu.Lock()
+	if l.on {
+		if l.agent == nil || len(l.agent) >= maxPorts {
+			l.agent = map[int]int{}
+		}
+		l.agent[a.Port] = agent
+	}
+	l.mu.Unlock()
+}
+
+// Ports is a copy of the agents' connections by local port (nil unless
+// kept: TrackPorts).
+func (g *Generator) Ports() map[int]int {
+	l := &g.dials.ports
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.on {
+		return nil
+	}
+	out := make(map[int]int, len(l.agent))
+	for p, a := range l.agent {
+		out[p] = a
+	}
+	return out
+}
+
+// TrackPorts keeps the agents' connections by local port from now on.
+func (g *Generator) TrackPorts() {
+	g.dials.ports.mu.Lock()
+	g.dials.ports.on = true
+	g.dials.ports.mu.Unlock()
 }
 
 // set makes f hear of the connections made from now on; nil: nobody.
@@ -171,11 +225,12 @@ func (d *dialWatch) set(f func(time.Time)) {
 	d.fn.Store(&f)
 }
 
-// dialed says a connection was just made.
-func (d *dialWatch) dialed() {
+// dialed says agent just made connection c.
+func (d *dialWatch) dialed(agent int, c net.Conn) {
 	if d == nil {
 		return
 	}
+	d.ports.note(agent, c)
 	if f := d.fn.Load(); f != nil {
 		(*f)(time.Now())
 	}
@@ -242,7 +297,7 @@ func (g *Generator) Connect(o TransportOptions) {
 			a.h1 = newH1Client(u, o.agentTLS(a.Index), o.HTTP2 && o.Protocol == "", g.Timeout, o.Conns)
 		}
 		if a.h1 != nil {
-			a.h1.idleFor, a.h1.dials = idle, &g.dials
+			a.h1.idleFor, a.h1.dials, a.h1.agent = idle, &g.dials, a.Index
 			g.prepare(a)
 			continue
 		}
@@ -256,7 +311,7 @@ func (g *Generator) Connect(o TransportOptions) {
 			DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
 				c, err := dial(ctx, network, addr)
 				if err == nil {
-					g.dials.dialed()
+					g.dials.dialed(a.Index, c)
 				}
 				return c, err
 			},

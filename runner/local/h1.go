@@ -36,6 +36,7 @@ type h1Client struct {
 	idleFor time.Duration
 	// dials hears of each connection made (the run's Connector); nil: none.
 	dials *dialWatch
+	agent int // the agent whose client this is
 
 	mu    sync.Mutex
 	idle  []*h1Conn            // most recently used last
@@ -195,7 +196,7 @@ func (h *h1Client) get(ctx context.Context, now time.Time, fresh bool) (*h1Conn,
 	}
 	nc, err := h.dial(ctx)
 	if err == nil {
-		h.dials.dialed()
+		h.dials.dialed(h.agent, nc)
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -267,6 +267,28 @@ func TestManifestsRedactSecrets(t *testing.T) {
 	}
 }
 
+// TestManifestsSayTheScaling (issue 28): with --replicas, manifests says
+// that tokex scales the engines' workload and the access that needs, and
+// plans a Job per run of each count.
+func TestManifestsSayTheScaling(t *testing.T) {
+	t.Setenv("TOKEX_CLIENT_SECRET", "manifest-secret-777")
+	cfg := filepath.Join(t.TempDir(), "campaign.yaml")
+	y := "driver: kube\ntarget: {url: https://pf:9031/as/token.oauth2}\nkube:\n  engines: {selector: app=pf, service: pf, port: 9031}\n"
+	if err := os.WriteFile(cfg, []byte(y), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := run(t, "manifests", "--config", cfg, "--stages", "100", "--rounds", "1", "--replicas", "1,2", "--pause-hpa", "-n", "pf-perf")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	for _, want := range []string{"# kube.engines.replicas [1 2]: besides these objects tokex scales the engine Pods' Deployment or StatefulSet in pf-perf",
+		"get, update, patch on deployments/scale", "Role tokex-pause-hpa", "tokex.dev/run: 01-n1-r1-100rps", "tokex.dev/run: 03-n2-r1-100rps"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("manifests lack %q", want)
+		}
+	}
+}
+
 // TestEngineCommand: `tokex engine` is the engine's own command line
 // (hidden), for when no tokex-engine binary is found.
 func TestEngineCommand(t *testing.T) {

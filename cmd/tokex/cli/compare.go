@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,7 +28,9 @@ p99 and CPU-ms per exchange, B − A, and a verdict. A difference no larger than
 the spread between the rounds of that stage (in A or B) is "within noise".
 Then the marginal costs (engine cores fitted against rate) and their
 difference with its 95 % interval, and the capacities when searched.
---html FILE also writes the two cost curves overlaid.
+--html FILE also writes the two cost curves overlaid. DIR@N is engine count
+N of a campaign over engine counts (--engines, --replicas): tokex compare
+DIR@1 DIR@2 sets two counts of one campaign side by side.
 
 --fail-on-regression makes it a CI gate: exit 1 when p95, p99 or CPU-ms per
 exchange of a stage got worse beyond noise (higher in B by more than the
@@ -37,15 +40,10 @@ is listed). --junit FILE writes a test case per compared figure per stage.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var sums [2]*stats.Summary
-			for i, dir := range args {
-				f, err := evidence.Open(dir)
+			for i, arg := range args {
+				s, err := compareSummary(arg)
 				if err != nil {
 					return err
-				}
-				s, err := f.Summary()
-				f.Close()
-				if err != nil {
-					return fmt.Errorf("%s: no summary.json (unfinished campaign?): %w", dir, err)
 				}
 				sums[i] = s
 			}
@@ -110,4 +108,46 @@ func writeCompareHTML(path string, a, b *stats.Summary, r *compare.Result) error
 		return err
 	}
 	return os.WriteFile(path, page, 0o644)
+}
+
+// compareSummary reads the summary of DIR, or of DIR@N: engine count N of
+// a campaign over engine counts (a folder whose name has an @ is itself).
+func compareSummary(arg string) (*stats.Summary, error) {
+	dir, n := arg, 0
+	if i := strings.LastIndexByte(arg, '@'); i > 0 {
+		if v, err := strconv.Atoi(arg[i+1:]); err == nil && v > 0 {
+			if _, serr := os.Stat(arg); serr != nil {
+				dir, n = arg[:i], v
+			}
+		}
+	}
+	f, err := evidence.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	s, err := f.Summary()
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("%s: no summary.json (unfinished campaign?): %w", dir, err)
+	}
+	if n == 0 {
+		return s, nil
+	}
+	one, ok := s.OfReplicas(n)
+	if !ok {
+		return nil, fmt.Errorf("%s: no run of %d engine(s) (%s)", dir, n, countsOf(s))
+	}
+	return one, nil
+}
+
+// countsOf names a summary's engine counts.
+func countsOf(s *stats.Summary) string {
+	if s.Scaling == nil {
+		return "not a campaign over engine counts"
+	}
+	var c []string
+	for _, p := range s.Scaling.Counts {
+		c = append(c, strconv.Itoa(p.Replicas))
+	}
+	return "its counts: " + strings.Join(c, ", ")
 }

@@ -74,6 +74,33 @@ func (v *stagesValue) Set(text string) error {
 	return nil
 }
 
+// countsValue is --replicas and --engines: engine counts separated by
+// commas or spaces ("1,2,4").
+type countsValue []int
+
+func (v *countsValue) Type() string { return "counts" }
+
+func (v *countsValue) String() string {
+	s := make([]string, len(*v))
+	for i, n := range *v {
+		s[i] = strconv.Itoa(n)
+	}
+	return strings.Join(s, ",")
+}
+
+func (v *countsValue) Set(text string) error {
+	var counts []int
+	for _, s := range stageSplit.Split(strings.TrimSpace(text), -1) {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > config.MaxReplicas {
+			return &flagError{fmt.Sprintf("%q is not an engine count (1 to %d)", s, config.MaxReplicas)}
+		}
+		counts = append(counts, n)
+	}
+	*v = counts
+	return nil
+}
+
 // override sets one config field from the flag of that name when it was
 // given. plan marks the flags that change the campaign's plan, which
 // --resume keeps as it was.
@@ -97,6 +124,9 @@ var overrides = []override{
 	{"warmup", true, func(o *runOptions, c *config.Campaign) error { c.Warmup = o.warmup; return nil }},
 	{"agents", true, func(o *runOptions, c *config.Campaign) error { c.Agents.Count = o.agents; return nil }},
 	{"users", false, func(o *runOptions, c *config.Campaign) error { c.Users.Count = o.users; return nil }},
+	{"replicas", true, func(o *runOptions, c *config.Campaign) error { c.Kube.Engines.Replicas = o.replicas; return nil }},
+	{"engines", true, func(o *runOptions, c *config.Campaign) error { c.Target.Embedded.Engines = o.engines; return nil }},
+	{"pause-hpa", false, func(o *runOptions, c *config.Campaign) error { c.Kube.Engines.PauseHPA = o.pauseHPA; return nil }},
 	{"subject-alg", false, func(o *runOptions, c *config.Campaign) error {
 		c.Subject.Alg = o.subjectAlg
 		if c.Embedded() && c.Target.Embedded.SigningAlg == jose.RS256 {

@@ -61,7 +61,7 @@ func TestOverridesAreFlags(t *testing.T) {
 			t.Errorf("override %q is not a flag of tokex run", ov.flag)
 		}
 	}
-	if plan := planFlags(); !slices.Equal(plan, []string{"target", "stages", "rounds", "duration", "warmup", "agents"}) {
+	if plan := planFlags(); !slices.Equal(plan, []string{"target", "stages", "rounds", "duration", "warmup", "agents", "replicas", "engines"}) {
 		t.Errorf("plan flags %v", plan)
 	}
 	for _, name := range planFlags() {

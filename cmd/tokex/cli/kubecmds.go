@@ -39,6 +39,7 @@ config and override flags as 'tokex run --driver kube' and contacts no cluster.`
 			if err != nil {
 				return err
 			}
+			fmt.Fprint(cmd.OutOrStdout(), kube.ScalingNote(o.cfg, ns))
 			return printYAML(cmd.OutOrStdout(), docs)
 		},
 	}
@@ -69,6 +70,8 @@ func (o *runOptions) campaignFlags(cmd *cobra.Command) {
 	f.StringVar(&o.authMethod, "auth-method", "", "client authentication: client_secret_basic, client_secret_post, private_key_jwt or tls_client_auth (the last two: local driver)")
 	f.StringVar(&o.httpProto, "http", "", "HTTP protocol: 1.1|2|h2c (default: HTTP/2 when TLS offers it)")
 	f.BoolVar(&o.perRequest, "new-connection-per-request", false, "no keep-alive: a new connection and handshake for every exchange")
+	f.Var(&o.replicas, "replicas", "--driver kube: engine counts measured in turn, e.g. 1,2,4: the engines' workload scaled to each, restored at the end (docs/scaling.md)")
+	f.BoolVar(&o.pauseHPA, "pause-hpa", false, "with --replicas: pin the engines' HorizontalPodAutoscaler to each count and restore its bounds at the end")
 	o.kube.addFlags(f)
 }
 

@@ -47,6 +47,9 @@ type runOptions struct {
 	warmup       time.Duration
 	agents       int
 	users        int
+	replicas     countsValue // --replicas (kube)
+	engines      countsValue // --engines (local)
+	pauseHPA     bool
 	subjectAlg   string
 	subjectKey   string
 	clientSecret string
@@ -132,6 +135,7 @@ func (o *runOptions) runFlags(cmd *cobra.Command) {
 	f.StringVar(&o.caFile, "ca-file", "", "CA certificate (PEM) trusted for an https --target")
 	f.BoolVar(&o.insecure, "insecure", false, "do not verify the target's TLS certificate")
 	f.StringVar(&o.engine, "engine", "", "the embedded server's program, tokex-engine (default: $TOKEX_ENGINE, target.embedded.engine, beside tokex, or tokex itself)")
+	f.Var(&o.engines, "engines", "embedded engine counts measured in turn, e.g. 1,2: that many tokex-engine processes sharing the port, each pinned to its own CPUs (docs/scaling.md)")
 	f.StringVar(&o.driver, "driver", "", "where the load runs: local (default) or kube")
 	f.DurationVar(&o.unreachable, "unreachable-after", 0, "stop when requests fail and the target neither answered nor accepted a connection this long (default 10s)")
 	f.StringSliceVar(&o.allowWarn, "allow-warning", nil, "let runs with this warning pass (generator_late, generator_starved, host_saturated; repeatable)")

@@ -61,7 +61,7 @@ article's smoke test. Tokens and secrets are printed truncated.`,
 // smokeIgnores are the campaign flags that change nothing a smoke test
 // does: the plan (it sends one exchange per agent, not runs) and the
 // number of users (it mints for the first).
-var smokeIgnores = []string{"stages", "rounds", "duration", "warmup", "no-sanity", "users"}
+var smokeIgnores = []string{"stages", "rounds", "duration", "warmup", "no-sanity", "users", "replicas", "pause-hpa"}
 
 // smoke runs one exchange against target, through a port-forward to the
 // engine Service when forward and kube.engines.service is set.
