@@ -31,16 +31,6 @@ const (
 	StatusFailed  RunStatus = "failed"
 )
 
-// CampaignStatus is where a campaign is: running, or how it ended.
-type CampaignStatus string
-
-const (
-	CampaignRunning CampaignStatus = "running"
-	CampaignDone    CampaignStatus = "done"
-	CampaignAborted CampaignStatus = "aborted"
-	CampaignFailed  CampaignStatus = "failed"
-)
-
 // Request is one row of requests.csv.gz: one arrival of the open model.
 // Times are microseconds; durations come from the monotonic clock.
 type Request struct {
@@ -177,5 +167,5 @@ type RunMeta struct {
 	Mix   *exchange.Mix  `json:",omitempty"`
 	// Connections: the agents' connections over the engines (local
 	// engines sharing a port).
-	Connections *Connections `json:",omitempty"`
+	Connections *sample.Connections `json:",omitempty"`
 }
