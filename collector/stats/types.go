@@ -1,5 +1,6 @@
-// Package stats computes tokex's figures from evidence: exact percentiles,
-// per-run statistics, median-run selection and the campaign summary.
+// Package stats computes a run's figures from its evidence: exact
+// percentiles, the per-run statistics (streamed through a Tally), thresholds,
+// warnings and health rules. The campaign across runs is collector/summary.
 package stats
 
 import (

@@ -1,3 +1,7 @@
+// Package summary is the campaign across its runs (summary.json): the
+// stages and the reported run of each, the verdict, the cost fit, the
+// agentic figures and premium, the scaling over engine counts. The figures
+// of each run are collector/stats'.
 package summary
 
 import (
