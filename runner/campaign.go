@@ -15,6 +15,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner/config"
 )
@@ -40,7 +41,7 @@ type Campaign struct {
 	Search bool
 
 	rec       *evidence.Recorder // writes the runs and the end into Evidence, announced on Bus
-	idle      *stats.Idle        // the engine at rest (Cfg.Idle)
+	idle      *summary.Idle      // the engine at rest (Cfg.Idle)
 	idleTried bool
 	idleOut   *output
 	// unloaded is the server's latency at rest (Pinger), cooled is the
@@ -117,7 +118,7 @@ func (o *output) Keep(r *stats.Request) {
 // Run executes the campaign and returns its summary. A cancelled ctx stops
 // the current run within a second; finished runs keep their evidence. The
 // summary is returned whenever it could be computed, also with an error.
-func (c *Campaign) Run(ctx context.Context) (*stats.Summary, error) {
+func (c *Campaign) Run(ctx context.Context) (*summary.Summary, error) {
 	c.rec = evidence.NewRecorder(c.Evidence, c.Bus.Emit)
 	plan := Plan(&c.Cfg)
 	started := time.Now()
@@ -238,20 +239,20 @@ func (c *Campaign) runPlan(ctx context.Context, plan []event.PlannedRun, runs []
 }
 
 // finish builds the summary, records how the campaign ended and writes it.
-func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.Run, idle *stats.Idle, found capacities, err error) (*stats.Summary, error) {
-	status, reason := stats.CampaignDone, ""
+func (c *Campaign) finish(ctx context.Context, started time.Time, runs []*stats.Run, idle *summary.Idle, found capacities, err error) (*summary.Summary, error) {
+	status, reason := summary.CampaignDone, ""
 	switch {
 	case err != nil:
-		status, reason = stats.CampaignFailed, err.Error()
+		status, reason = summary.CampaignFailed, err.Error()
 	case ctx.Err() != nil:
-		status, reason = stats.CampaignAborted, "interrupted"
+		status, reason = summary.CampaignAborted, "interrupted"
 	}
-	s := &stats.Summary{
+	s := &summary.Summary{
 		CampaignID: c.ID, Name: c.Cfg.Name, Tool: c.Tool, Driver: c.Driver.Name(), Target: c.Driver.Target(),
 		Status: status, Reason: reason, Started: started, Finished: time.Now(), Thresholds: c.Cfg.Thresholds,
 		Idle: idle, Capacity: found.one, Capacities: found.byCount, Scales: c.Evidence.Manifest().Scaling,
 	}
-	stats.BuildSummary(s, runs, status == stats.CampaignDone)
+	summary.BuildSummary(s, runs, status == summary.CampaignDone)
 	search.Project(s, c.Cfg.Capacity.Project)
 	if reason != "" {
 		s.Warnings = append(s.Warnings, stats.Warn(stats.WarnCampaignEnded, "", "campaign "+string(status)+": "+reason))

@@ -13,13 +13,14 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/runnertest"
 )
 
 type fakeRun struct {
-	summary *stats.Summary
+	summary *summary.Summary
 	err     error
 	events  []event.Event
 	dir     string
@@ -212,7 +213,7 @@ func TestCampaignPlanRefusedFinishesTheFolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if f.Manifest.Status != stats.CampaignFailed || !strings.Contains(f.Manifest.Reason, "at most") {
+	if f.Manifest.Status != summary.CampaignFailed || !strings.Contains(f.Manifest.Reason, "at most") {
 		t.Errorf("manifest says %q (%q), want failed with the reason", f.Manifest.Status, f.Manifest.Reason)
 	}
 	if seq := sequence(r.events); !slices.Equal(seq, []string{"finished failed"}) {

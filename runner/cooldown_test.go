@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner/config"
 )
 
@@ -93,7 +94,7 @@ func coolCampaign(t *testing.T, d Driver, logs *[]event.Log) *Campaign {
 			mu.Unlock()
 		}
 	})
-	camp := &Campaign{Cfg: c, Driver: d, Bus: bus, idle: &stats.Idle{Cores: 0.01}, unloaded: 2 * time.Millisecond}
+	camp := &Campaign{Cfg: c, Driver: d, Bus: bus, idle: &summary.Idle{Cores: 0.01}, unloaded: 2 * time.Millisecond}
 	camp.idleOut = &output{bus: bus, idle: &idleMeter{}, rest: &restWatch{}}
 	if err := d.Start(context.Background(), camp.idleOut); err != nil {
 		t.Fatal(err)

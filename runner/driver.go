@@ -68,7 +68,7 @@ type RunResult struct {
 	Verification *sample.Verification
 	// Connections: the agents' connections over the engines at the end
 	// of the run (local engines sharing a port).
-	Connections *stats.Connections
+	Connections *sample.Connections
 }
 
 // Driver runs load somewhere: in-process (local) or in a cluster (kube).

@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // streamDriver answers arrivals one a millisecond for the run's planned
@@ -46,7 +47,7 @@ func (d *streamDriver) Run(ctx context.Context, p event.PlannedRun, out Output) 
 }
 
 // runStream runs fakeCampaign on d with a sanity run of sanity.
-func runStream(t *testing.T, d *streamDriver, sanity time.Duration) (*stats.Summary, error) {
+func runStream(t *testing.T, d *streamDriver, sanity time.Duration) (*summary.Summary, error) {
 	t.Helper()
 	c := fakeCampaign()
 	c.Sanity.Duration = sanity

@@ -8,6 +8,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/confload"
 	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -45,7 +46,7 @@ func LoadResume(dir string) (*Resumed, error) {
 		return nil, err
 	}
 	defer f.Close()
-	if f.Manifest.Status == stats.CampaignDone {
+	if f.Manifest.Status == summary.CampaignDone {
 		return nil, fmt.Errorf("%s: the campaign already finished", dir)
 	}
 	r := &Resumed{ID: f.Manifest.CampaignID, Done: map[string]*stats.Run{}, Manifest: *f.Manifest}

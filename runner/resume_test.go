@@ -8,7 +8,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // LoadResume reads an unfinished campaign's plan and id back, and refuses
@@ -30,7 +30,7 @@ func TestLoadResume(t *testing.T) {
 	if r.ID != "c-1" || r.Cfg.Name != "resumed" || len(r.Cfg.Stages) != 1 || r.Cfg.Stages[0] != 7 || r.Cfg.Agents.ClientSecret != "" || len(r.Done) != 0 {
 		t.Errorf("resumed %+v (stages %v)", r, r.Cfg.Stages)
 	}
-	if err := evidence.NewRecorder(w, nil).Finish(&stats.Summary{CampaignID: "c-1", Status: "done"}); err != nil {
+	if err := evidence.NewRecorder(w, nil).Finish(&summary.Summary{CampaignID: "c-1", Status: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := LoadResume(dir); err == nil || !strings.Contains(err.Error(), "the campaign already finished") {

@@ -8,6 +8,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // Scaler is implemented by a driver that can set how many engines serve:
@@ -18,10 +19,10 @@ import (
 type Scaler interface {
 	// Scale sets the engines to n and returns once n are ready to serve
 	// (and settled), saying what it did.
-	Scale(ctx context.Context, n int, out Output) (stats.Scale, error)
+	Scale(ctx context.Context, n int, out Output) (summary.Scale, error)
 	// Restore puts the engines back as they were before the first Scale;
 	// nothing to do returns ok false. Safe to call more than once.
-	Restore(ctx context.Context, out Output) (s stats.Scale, ok bool, err error)
+	Restore(ctx context.Context, out Output) (s summary.Scale, ok bool, err error)
 }
 
 // RestoreTimeout bounds the restore at a campaign's end; an API server

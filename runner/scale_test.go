@@ -14,6 +14,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 	"github.com/tokex-dev/tokex/runner/runnertest"
@@ -48,29 +49,29 @@ func (d *scalingDriver) Run(ctx context.Context, p event.PlannedRun, out runner.
 	return d.Driver.Run(ctx, p, out)
 }
 
-func (d *scalingDriver) Scale(ctx context.Context, n int, _ runner.Output) (stats.Scale, error) {
+func (d *scalingDriver) Scale(ctx context.Context, n int, _ runner.Output) (summary.Scale, error) {
 	d.smu.Lock()
 	defer d.smu.Unlock()
 	d.log = append(d.log, fmt.Sprintf("scale %d", n))
 	if err := d.scaleErr[n]; err != nil {
-		return stats.Scale{}, err
+		return summary.Scale{}, err
 	}
-	s := stats.Scale{At: time.Now(), Replicas: n, From: d.current, Workload: "deployment/fake", Engines: make([]string, n)}
+	s := summary.Scale{At: time.Now(), Replicas: n, From: d.current, Workload: "deployment/fake", Engines: make([]string, n)}
 	d.current = n
 	return s, ctx.Err()
 }
 
-func (d *scalingDriver) Restore(context.Context, runner.Output) (stats.Scale, bool, error) {
+func (d *scalingDriver) Restore(context.Context, runner.Output) (summary.Scale, bool, error) {
 	d.smu.Lock()
 	defer d.smu.Unlock()
 	if d.current == d.original {
-		return stats.Scale{}, false, nil
+		return summary.Scale{}, false, nil
 	}
 	d.log = append(d.log, fmt.Sprintf("restore %d", d.original))
 	if d.restoreErr != nil {
-		return stats.Scale{}, false, d.restoreErr
+		return summary.Scale{}, false, d.restoreErr
 	}
-	s := stats.Scale{At: time.Now(), Replicas: d.original, From: d.current, Restore: true, Workload: "deployment/fake"}
+	s := summary.Scale{At: time.Now(), Replicas: d.original, From: d.current, Restore: true, Workload: "deployment/fake"}
 	d.current = d.original
 	return s, true, nil
 }
@@ -90,7 +91,7 @@ func scalingCampaign(counts ...int) config.Campaign {
 
 // scaleRun is what a campaign over engine counts returned and emitted.
 type scaleRun struct {
-	summary *stats.Summary
+	summary *summary.Summary
 	err     error
 	events  []event.Event
 }

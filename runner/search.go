@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner/config"
 )
 
@@ -66,7 +67,7 @@ func (c *Campaign) rest(ctx context.Context) error {
 // cost's intercept is compared with. Without engine samples (a remote
 // target without metrics) it says so after a few sampling intervals, and
 // the campaign goes on.
-func (c *Campaign) measureIdle(ctx context.Context, out *output) (*stats.Idle, error) {
+func (c *Campaign) measureIdle(ctx context.Context, out *output) (*summary.Idle, error) {
 	if c.Cfg.Idle <= 0 || out.idle == nil {
 		return nil, nil
 	}
@@ -88,7 +89,7 @@ func (c *Campaign) measureIdle(ctx context.Context, out *output) (*stats.Idle, e
 		return nil, nil
 	}
 	out.idle.mu.Lock()
-	idle, ok := stats.IdleCores(out.idle.samples, from, to)
+	idle, ok := summary.IdleCores(out.idle.samples, from, to)
 	out.idle.samples = nil
 	out.idle.mu.Unlock()
 	if !ok {

@@ -20,6 +20,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner/config"
 )
 
@@ -147,7 +148,7 @@ func searchCampaign() config.Campaign {
 }
 
 type searchRun struct {
-	sum      *stats.Summary
+	sum      *summary.Summary
 	err      error
 	dir      string
 	searches []event.Search
@@ -319,7 +320,7 @@ func testLoadResumeKnowsASearch(t *testing.T) {
 	c := searchCampaign()
 	c.Idle = 0
 	r := runSearchCampaign(t, &queueDriver{mu: 400, baseMs: 5, costMs: 2.5, fixed: 0.2, dieAt: 200}, c, filepath.Join(t.TempDir(), "s"), nil)
-	if r.sum == nil || r.sum.Status != stats.CampaignFailed {
+	if r.sum == nil || r.sum.Status != summary.CampaignFailed {
 		t.Fatalf("campaign %v", r.err)
 	}
 	f, err := evidence.Open(r.dir)

@@ -9,6 +9,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/tui/health"
 )
@@ -26,7 +27,7 @@ type campaign struct {
 	kept     []*runState // runs holding charts, oldest first (maxHistory)
 	now      time.Time
 	finished *event.CampaignFinished
-	summary  *stats.Summary
+	summary  *summary.Summary
 
 	host     *event.Host
 	health   health.Live // the current run's per-sample rules
@@ -313,11 +314,11 @@ func (c *campaign) rebuildSummary() {
 			runs = append(runs, r.stats)
 		}
 	}
-	s := &stats.Summary{}
+	s := &summary.Summary{}
 	if c.started != nil {
 		s.Thresholds = c.started.Thresholds
 	}
-	stats.BuildSummary(s, runs, false)
+	summary.BuildSummary(s, runs, false)
 	if c.search != nil { // a search judges its probes, not the thresholds
 		r := *c.search
 		s.Capacity = &r

@@ -4,8 +4,7 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
-
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // headerRows and footerRows are the lines above and below the panels.
@@ -45,7 +44,7 @@ func (c chrome) header(w int, q quitFlow) []string {
 			remaining += r.plan.Total() - camp.now.Sub(r.started)
 		}
 	}
-	state := string(stats.CampaignRunning)
+	state := string(summary.CampaignRunning)
 	if camp.finished != nil {
 		state = string(camp.finished.Status)
 		remaining = 0

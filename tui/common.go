@@ -14,7 +14,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/sample"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 )
 
@@ -59,7 +59,7 @@ func (c *common) title(focused bool, text string) string {
 }
 
 // stateStyle is the style of a run's rowState or of the campaign's state
-// (a stats.CampaignStatus, whose ends are the runs' words, or
+// (a summary.CampaignStatus, whose ends are the runs' words, or
 // campaignStopping).
 func (c *common) stateStyle(state string) lipgloss.Style {
 	switch state {
@@ -67,7 +67,7 @@ func (c *common) stateStyle(state string) lipgloss.Style {
 		return c.styles.Good
 	case string(rowFailed), string(rowAborted), campaignStopping:
 		return c.styles.Bad
-	case string(rowWarmup), string(stats.CampaignRunning):
+	case string(rowWarmup), string(summary.CampaignRunning):
 		return c.styles.Warn
 	}
 	return c.styles.Dim

@@ -19,6 +19,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/forecast"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden views")
@@ -92,7 +93,7 @@ func script(upTo int) []event.Event {
 	}
 	sum := *m.camp.summary
 	sum.Status, sum.CampaignID = "done", "20261130-120000-test"
-	stats.BuildSummary(&sum, func() []*stats.Run {
+	summary.BuildSummary(&sum, func() []*stats.Run {
 		var rs []*stats.Run
 		for _, r := range m.camp.runs {
 			rs = append(rs, r.stats)
@@ -416,9 +417,9 @@ func TestLiveLateRuleSkipsK6Agents(t *testing.T) {
 func TestHostileTextIsDrawnNeverObeyed(t *testing.T) {
 	const a = "\x1b]0;pwned\x07\x1b[2J\u009b31m\u202ex\rPASSED"
 	plan := []event.PlannedRun{{ID: "01-r1-10rps" + a, Round: 1, TargetRPS: 10, Duration: time.Second, Agents: 1}}
-	s := &stats.Summary{CampaignID: a, Name: a, Status: "failed", Warnings: []stats.Warning{stats.Warn(stats.WarnNote, a, a)}}
+	s := &summary.Summary{CampaignID: a, Name: a, Status: "failed", Warnings: []stats.Warning{stats.Warn(stats.WarnNote, a, a)}}
 	r := &stats.Run{ID: plan[0].ID, Status: stats.StatusFailed, Reason: a, Warnings: []stats.Warning{stats.Warn(stats.WarnHostSaturated, a, a)}, Errors: map[string]int64{a: 1}}
-	stats.BuildSummary(s, []*stats.Run{r}, false)
+	summary.BuildSummary(s, []*stats.Run{r}, false)
 	evs := []event.Event{
 		event.CampaignStarted{At: t0, ID: a, Name: a, Driver: a, Target: a, Runs: plan},
 		event.RunStarted{At: t0, Run: plan[0]},

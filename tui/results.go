@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
@@ -30,7 +31,7 @@ type resultsPanel struct {
 // run carries a warning (a run that started again is in the summary).
 type resultsKey struct {
 	w, ver      int
-	sum         *stats.Summary
+	sum         *summary.Summary
 	liveFlagged bool
 }
 
@@ -95,7 +96,7 @@ func (r *resultsPanel) draw() []string {
 // agentic are the workload's figures under the results (issue 30): the
 // exchange premium over the baseline, each hop's p95, token size and CPU,
 // or each grant of a mix.
-func (r *resultsPanel) agentic(sum *stats.Summary) []string {
+func (r *resultsPanel) agentic(sum *summary.Summary) []string {
 	a := sum.Agentic
 	if a == nil {
 		return nil
@@ -115,7 +116,7 @@ func (r *resultsPanel) agentic(sum *stats.Summary) []string {
 
 // p95Bars chart the highest stage's p95 per hop (per grant of a mix) as
 // bars, each labelled with its figure.
-func (r *resultsPanel) p95Bars(a *stats.Agentic) []string {
+func (r *resultsPanel) p95Bars(a *summary.Agentic) []string {
 	var names []string
 	var vals []float64
 	var rate float64
@@ -150,7 +151,7 @@ func (r *resultsPanel) p95Bars(a *stats.Agentic) []string {
 }
 
 // warningsLine counts the runs carrying each invalidating warning.
-func warningsLine(sum *stats.Summary) string {
+func warningsLine(sum *summary.Summary) string {
 	runs := map[stats.WarningCode]map[string]bool{}
 	for _, w := range sum.Warnings {
 		if w.Code.Invalidating() {

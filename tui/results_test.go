@@ -2,13 +2,15 @@ package tui
 
 import (
 	"fmt"
-	"github.com/charmbracelet/x/ansi"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // The results: a hint until a run finishes, then a row per stage; once
@@ -89,13 +91,13 @@ func TestResultsPanelShowsHopsAndPremium(t *testing.T) {
 			runs = append(runs, r)
 		}
 	}
-	sum := &stats.Summary{CampaignID: "c", Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
-	stats.BuildSummary(sum, runs, true)
+	sum := &summary.Summary{CampaignID: "c", Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	summary.BuildSummary(sum, runs, true)
 	evs := []event.Event{event.CampaignStarted{At: t0, ID: "c", Runs: plan, Thresholds: sum.Thresholds}}
 	for _, r := range runs {
 		evs = append(evs, event.RunFinished{At: t0, RunID: r.ID, Status: r.Status, Stats: r})
 	}
-	evs = append(evs, event.CampaignFinished{At: t0, Status: stats.CampaignDone, Summary: sum})
+	evs = append(evs, event.CampaignFinished{At: t0, Status: summary.CampaignDone, Summary: sum})
 	lines := sized(t, newResultsPanel(fed(evs)), 160, 16)
 	for _, want := range []string{"Premium over every stage: an exchange costs", "CPU-ms (95 % CI)", "820", "+60", "p95 at 100/s"} {
 		if row(lines, want) == "" {

@@ -23,7 +23,7 @@ const (
 )
 
 // campaignStopping is the campaign's state after a stop was asked for
-// and before it finished (the stats.CampaignStatus values otherwise).
+// and before it finished (the summary.CampaignStatus values otherwise).
 const campaignStopping = "stopping"
 
 // live reports a run under way.

@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -66,8 +67,8 @@ func searchScript() []event.Event {
 		}
 	}
 	res := s.Result()
-	sum := &stats.Summary{CampaignID: "20261130-120000-cap", Name: "cap", Status: "done", Thresholds: th, Capacity: &res}
-	stats.BuildSummary(sum, runs, true)
+	sum := &summary.Summary{CampaignID: "20261130-120000-cap", Name: "cap", Status: "done", Thresholds: th, Capacity: &res}
+	summary.BuildSummary(sum, runs, true)
 	return append(evs, event.CampaignFinished{At: at, Status: "done", Summary: sum})
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // stageCurve is the chart grid's last cell: the article's curve as the
@@ -55,7 +56,7 @@ type stagePoint struct {
 	ok           bool // a reported run with a completed exchange
 }
 
-func stagePoints(sum *stats.Summary) []stagePoint {
+func stagePoints(sum *summary.Summary) []stagePoint {
 	if sum == nil {
 		return nil
 	}

@@ -8,11 +8,12 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // costed is a summary of two rounds at each rate of an engine using
 // cores(rate), measured 10 s a run.
-func costed(cores func(float64) float64, rates ...float64) *stats.Summary {
+func costed(cores func(float64) float64, rates ...float64) *summary.Summary {
 	var runs []*stats.Run
 	for round := 1; round <= 2; round++ {
 		for i, r := range rates {
@@ -23,8 +24,8 @@ func costed(cores func(float64) float64, rates ...float64) *stats.Summary {
 				EngineCPU: &stats.CPU{AvgCores: c, CPUMsPerExchange: c * 1000 / r, Exchanges: n}})
 		}
 	}
-	s := &stats.Summary{Status: stats.CampaignDone}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{Status: summary.CampaignDone}
+	summary.BuildSummary(s, runs, true)
 	return s
 }
 
@@ -40,7 +41,7 @@ func TestStageCurveShowsTheMarginalCost(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name string
-		s    *stats.Summary
+		s    *summary.Summary
 		want string
 	}{
 		{"straight", costed(func(r float64) float64 { return 0.01 + 0.0025*r }, 100, 250, 500), "marginal 2.500 CPU-ms/ex (95% CI 2.4"},

@@ -14,6 +14,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
@@ -91,7 +92,7 @@ func or(s, alt string) string {
 	return s
 }
 
-func costOf(a, b *stats.Summary) *Cost {
+func costOf(a, b *summary.Summary) *Cost {
 	if a.Cost == nil && b.Cost == nil && a.Capacity == nil && b.Capacity == nil {
 		return nil
 	}
@@ -117,9 +118,9 @@ func costOf(a, b *stats.Summary) *Cost {
 
 // bentSide names the campaign whose cost curve is bent ("A", "B", "A and
 // B"), "" when both costs are straight lines.
-func bentSide(a, b *stats.Summary) string {
+func bentSide(a, b *summary.Summary) string {
 	var out []string
-	for i, s := range []*stats.Summary{a, b} {
+	for i, s := range []*summary.Summary{a, b} {
 		if s.Cost != nil && s.Cost.Curve.Bent() {
 			out = append(out, string(rune('A'+i)))
 		}
@@ -146,7 +147,7 @@ var metrics = []getter{
 }
 
 // Compare sets the reported runs of A and B side by side.
-func Compare(a, b *stats.Summary) *Result {
+func Compare(a, b *summary.Summary) *Result {
 	res := &Result{A: a.CampaignID, B: b.CampaignID, Cost: costOf(a, b)}
 	sa, sb := byRate(a), byRate(b)
 	rates := map[stageKey]bool{}
@@ -240,11 +241,11 @@ func hopMetrics(a, b *stats.Run) []getter {
 
 // workloads say what each campaign ran when either ran more than single
 // exchanges, and each one's exchange premium.
-func (r *Result) workloads(a, b *stats.Summary) {
+func (r *Result) workloads(a, b *summary.Summary) {
 	if a.Agentic == nil && b.Agentic == nil {
 		return
 	}
-	for i, s := range []*stats.Summary{a, b} {
+	for i, s := range []*summary.Summary{a, b} {
 		r.Workloads[i] = workloadOf(s.Agentic)
 		if g := s.Agentic; g != nil && g.Premium != nil {
 			if lines := doc.PremiumLines(g); len(lines) > 0 {
@@ -255,7 +256,7 @@ func (r *Result) workloads(a, b *stats.Summary) {
 }
 
 // workloadOf names a campaign's workload.
-func workloadOf(g *stats.Agentic) string {
+func workloadOf(g *summary.Agentic) string {
 	if g == nil {
 		return "single exchanges"
 	}
@@ -304,8 +305,8 @@ type stageKey struct {
 	rate     float64
 }
 
-func byRate(s *stats.Summary) map[stageKey]*stats.Stage {
-	out := map[stageKey]*stats.Stage{}
+func byRate(s *summary.Summary) map[stageKey]*summary.Stage {
+	out := map[stageKey]*summary.Stage{}
 	for _, st := range s.Stages {
 		out[stageKey{st.Replicas, st.TargetRPS}] = st
 	}
@@ -326,7 +327,7 @@ func value(r *stats.Run, g getter) (float64, bool) {
 
 // spread is max − min of a metric over a stage's finished rounds that did
 // not fail (a dead target's fast p95 is not noise).
-func spread(st *stats.Stage, g getter) (float64, int) {
+func spread(st *summary.Stage, g getter) (float64, int) {
 	lo, hi, n := math.Inf(1), math.Inf(-1), 0
 	for _, r := range st.Runs {
 		if r.Status != stats.StatusDone || st.Failed(r.ID) {

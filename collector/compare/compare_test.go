@@ -6,11 +6,12 @@ import (
 	"testing"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
-// summary builds a campaign; a negative p95 is a run that failed (0 % success).
-func summary(id string, stages map[float64][]float64, cpu float64) *stats.Summary {
+// campaign builds a campaign; a negative p95 is a run that failed (0 % success).
+func campaign(id string, stages map[float64][]float64, cpu float64) *summary.Summary {
 	var runs []*stats.Run
 	for rate, p95s := range stages {
 		for i, p := range p95s {
@@ -23,15 +24,15 @@ func summary(id string, stages map[float64][]float64, cpu float64) *stats.Summar
 			runs = append(runs, r)
 		}
 	}
-	s := &stats.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	summary.BuildSummary(s, runs, true)
 	return s
 }
 
 func TestCompareVerdicts(t *testing.T) {
 	t.Parallel()
-	a := summary("A", map[float64][]float64{100: {7.23, 7.54, 7.72}, 500: {9.03, 9.51, 10.01}, 250: {7}}, 5.2)
-	b := summary("B", map[float64][]float64{100: {7.3, 7.6, 7.7}, 500: {14, -4.9, 16}, 1000: {20}}, 1.4)
+	a := campaign("A", map[float64][]float64{100: {7.23, 7.54, 7.72}, 500: {9.03, 9.51, 10.01}, 250: {7}}, 5.2)
+	b := campaign("B", map[float64][]float64{100: {7.3, 7.6, 7.7}, 500: {14, -4.9, 16}, 1000: {20}}, 1.4)
 	r := Compare(a, b)
 	get := func(rate float64, name string) Metric {
 		for _, st := range r.Stages {
@@ -93,7 +94,7 @@ func TestCompareVerdicts(t *testing.T) {
 
 // costed is a campaign of three stages × three rounds on a server of
 // costMs per exchange and 0.1 fixed cores, with a little noise.
-func costed(id string, costMs float64) *stats.Summary {
+func costed(id string, costMs float64) *summary.Summary {
 	var runs []*stats.Run
 	for i, rate := range []float64{100, 250, 500} {
 		for round := 1; round <= 3; round++ {
@@ -103,8 +104,8 @@ func costed(id string, costMs float64) *stats.Summary {
 				EngineCPU: &stats.CPU{CPUMsPerExchange: cores * 1000 / rate, Exchanges: int64(rate * 10)}})
 		}
 	}
-	s := &stats.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	summary.BuildSummary(s, runs, true)
 	return s
 }
 
@@ -126,7 +127,7 @@ func TestCompareMarginalCost(t *testing.T) {
 	if r := Compare(costed("A", 2), costed("B", 2)); r.Cost.Difference.Verdict != "no difference shown (the interval contains 0)" {
 		t.Errorf("same cost: %+v", r.Cost.Difference)
 	}
-	if r := Compare(summary("A", map[float64][]float64{100: {7}}, 1), summary("B", map[float64][]float64{100: {7}}, 1)); r.Cost != nil {
+	if r := Compare(campaign("A", map[float64][]float64{100: {7}}, 1), campaign("B", map[float64][]float64{100: {7}}, 1)); r.Cost != nil {
 		t.Errorf("no engine CPU windows, a cost: %+v", r.Cost)
 	}
 }
@@ -150,7 +151,7 @@ func TestCompareRefusesABentCost(t *testing.T) {
 			runs = append(runs, &x)
 		}
 	}
-	stats.BuildSummary(bent, runs, true)
+	summary.BuildSummary(bent, runs, true)
 	if !bent.Cost.Curve.Bent() {
 		t.Fatalf("not bent: %+v", bent.Cost.Curve)
 	}
@@ -165,7 +166,7 @@ func TestCompareRefusesABentCost(t *testing.T) {
 
 // chainSummary is a campaign of chains of n at 100/s, 2 rounds, whose hop
 // k's p95 is p95s[k-1] and token grows 100 bytes a hop.
-func chainSummary(id string, n int, p95s []float64) *stats.Summary {
+func chainSummary(id string, n int, p95s []float64) *summary.Summary {
 	var runs []*stats.Run
 	for rd := 1; rd <= 2; rd++ {
 		r := &stats.Run{ID: fmt.Sprintf("%s-%d", id, rd), Round: rd, TargetRPS: 100, Status: stats.StatusDone, Chain: n, Requests: 100,
@@ -176,8 +177,8 @@ func chainSummary(id string, n int, p95s []float64) *stats.Summary {
 		}
 		runs = append(runs, r)
 	}
-	s := &stats.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: id, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	summary.BuildSummary(s, runs, true)
 	return s
 }
 
@@ -204,7 +205,7 @@ func TestCompareChains(t *testing.T) {
 	if same := Compare(chainSummary("A", 2, []float64{4, 5}), chainSummary("B", 2, []float64{4, 5})).Text(); strings.Contains(same, "different workloads") {
 		t.Errorf("same workloads said to differ:\n%s", same)
 	}
-	if plain := Compare(summary("A", map[float64][]float64{100: {7}}, 1), summary("B", map[float64][]float64{100: {7}}, 1)).Text(); strings.Contains(plain, "workload") {
+	if plain := Compare(campaign("A", map[float64][]float64{100: {7}}, 1), campaign("B", map[float64][]float64{100: {7}}, 1)).Text(); strings.Contains(plain, "workload") {
 		t.Errorf("single exchanges: %s", plain)
 	}
 }

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/curve"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
@@ -21,7 +21,7 @@ const SecAgentic = "agentic"
 // of a mix, the report's charts of them, each workload's marginal cost and
 // how the figures are made. Empty (left out) for a campaign of single
 // exchanges.
-func agentic(s *stats.Summary, figures []template.HTML) Section {
+func agentic(s *summary.Summary, figures []template.HTML) Section {
 	sec := Section{ID: SecAgentic, Title: "Chains, actor tokens and the exchange premium",
 		Brief: "per hop: the reported run; CPU-ms: mean of the rounds, 95 % CI"}
 	a := s.Agentic
@@ -56,7 +56,7 @@ func agentic(s *stats.Summary, figures []template.HTML) Section {
 
 // PremiumLines say what an exchange costs more than the baseline grant:
 // over every pair of interleaved runs, then per stage, then at the margin.
-func PremiumLines(a *stats.Agentic) []string {
+func PremiumLines(a *summary.Agentic) []string {
 	p := a.Premium
 	if p == nil {
 		return nil
@@ -75,7 +75,7 @@ func PremiumLines(a *stats.Agentic) []string {
 }
 
 // premiumLine is one premium figure in words.
-func premiumLine(p *stats.Premium, f stats.PremiumFigure, at string) string {
+func premiumLine(p *summary.Premium, f summary.PremiumFigure, at string) string {
 	where := "over every stage"
 	if at != "" {
 		where = "at " + at
@@ -143,7 +143,7 @@ func cpuCell(iv *curve.Interval) string {
 // HopTable is each hop at each stage: the reported run's latency, success,
 // tokex's own time before the hop, the issued token's size and its growth
 // over the hop before, and the hop's CPU.
-func HopTable(a *stats.Agentic) table.Table {
+func HopTable(a *summary.Agentic) table.Table {
 	t := table.New("Stage", "Hop", "Requests", "Success", "p50", "p95", "tokex before p95", "Token bytes", "Growth", "CPU-ms (95 % CI)", "CPU from")
 	t.ID = "hops"
 	t.Columns[len(t.Columns)-1].Align = table.Left
@@ -166,7 +166,7 @@ func HopTable(a *stats.Agentic) table.Table {
 }
 
 // cpuFrom says how a hop's CPU was measured.
-func cpuFrom(h stats.HopFigure) string {
+func cpuFrom(h summary.HopFigure) string {
 	switch {
 	case h.CPUMs == nil:
 		return h.CPUNote
@@ -182,7 +182,7 @@ func cpuFrom(h stats.HopFigure) string {
 
 // ChainTable is each stage's chains as wholes: how many completed, their
 // latency and its two parts, and the CPU per chain.
-func ChainTable(a *stats.Agentic) table.Table {
+func ChainTable(a *summary.Agentic) table.Table {
 	t := table.New("Stage", "Hops", "Chains", "Completed", "p50", "p95", "hops' sum p95", "tokex between hops avg / p95", "CPU-ms per chain (95 % CI)")
 	t.ID = "chains"
 	for _, st := range a.Stages {
@@ -201,7 +201,7 @@ func ChainTable(a *stats.Agentic) table.Table {
 }
 
 // brokenLines say where the chains broke and why.
-func brokenLines(a *stats.Agentic) []string {
+func brokenLines(a *summary.Agentic) []string {
 	var out []string
 	for _, st := range a.Stages {
 		if st.Chain == nil {
@@ -217,7 +217,7 @@ func brokenLines(a *stats.Agentic) []string {
 
 // KindTable is each grant of a mixed run at each stage: its share of the
 // arrivals against its weight, its latency and success.
-func KindTable(a *stats.Agentic) table.Table {
+func KindTable(a *summary.Agentic) table.Table {
 	t := table.New("Stage", "Grant", "Arrivals", "Share (weight)", "Requests", "Success", "p50", "p95", "p99", "Token bytes")
 	t.ID = "kinds"
 	t.Columns[1].Align = table.Left
@@ -250,7 +250,7 @@ func KindTable(a *stats.Agentic) table.Table {
 }
 
 // workloadCostLines are each workload's marginal-cost fit.
-func workloadCostLines(a *stats.Agentic) []string {
+func workloadCostLines(a *summary.Agentic) []string {
 	if len(a.Costs) < 2 {
 		return nil // the campaign's own workload alone: the cost section says it
 	}

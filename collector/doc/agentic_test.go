@@ -8,12 +8,13 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // agenticSummary is chains of 2 with their length-1 steps and a
 // client_credentials baseline at one stage, 3 rounds; the baseline's p95
 // is above the exchange's (a premium may be negative).
-func agenticSummary() *stats.Summary {
+func agenticSummary() *summary.Summary {
 	var runs []*stats.Run
 	for rd := 1; rd <= 3; rd++ {
 		for _, v := range []struct {
@@ -40,8 +41,8 @@ func agenticSummary() *stats.Summary {
 			runs = append(runs, r)
 		}
 	}
-	s := &stats.Summary{CampaignID: "c", Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.9}}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: "c", Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.9}}
+	summary.BuildSummary(s, runs, true)
 	return s
 }
 
@@ -72,7 +73,7 @@ func TestAgenticSection(t *testing.T) {
 			}
 		}
 	}
-	if strings.Contains(Campaign(&stats.Summary{}, nil).Text(), "exchange premium") {
+	if strings.Contains(Campaign(&summary.Summary{}, nil).Text(), "exchange premium") {
 		t.Error("single exchanges have a workload section")
 	}
 }

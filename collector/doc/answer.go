@@ -6,6 +6,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
@@ -24,13 +25,13 @@ func (v Verdict) String() string { return v.Word + " — " + v.Why }
 // it, the capacity a search found, the figures a pass stands on, or the
 // first reason it failed — a measurement that was the machine's or the
 // generator's before a threshold the server missed.
-func CampaignVerdict(s *stats.Summary, page *Page, groups []Group) Verdict {
+func CampaignVerdict(s *summary.Summary, page *Page, groups []Group) Verdict {
 	switch {
 	case page.Recomputed:
 		return Verdict{"UNKNOWN", "the campaign did not finish (no summary.json): the figures are recomputed from the rows, without thresholds", table.Warn}
-	case page.Status == stats.CampaignAborted:
+	case page.Status == summary.CampaignAborted:
 		return Verdict{"INTERRUPTED", fmt.Sprintf("the campaign was stopped%s after %s; tokex run --resume continues it", suffix(page.Reason), finishedRuns(s)), table.Warn}
-	case page.Status != stats.CampaignDone && page.Status != "": // "": a summary that does not say
+	case page.Status != summary.CampaignDone && page.Status != "": // "": a summary that does not say
 		why := "the campaign " + string(page.Status)
 		if page.Reason != "" {
 			why = "the campaign stopped: " + page.Reason
@@ -49,7 +50,7 @@ func CampaignVerdict(s *stats.Summary, page *Page, groups []Group) Verdict {
 
 // searchVerdict: a search passes when it found the capacity (or the
 // objective held to its maximum).
-func searchVerdict(s *stats.Summary, groups []Group) Verdict {
+func searchVerdict(s *summary.Summary, groups []Group) Verdict {
 	c := s.Capacity
 	if c.Status == curve.StatusFound || c.Status == curve.StatusAboveMax {
 		return Verdict{"PASSED", c.Line() + allowedNote(s, groups), table.Good}
@@ -60,7 +61,7 @@ func searchVerdict(s *stats.Summary, groups []Group) Verdict {
 	return Verdict{"FAILED", "no capacity found: " + c.Line(), table.Bad}
 }
 
-func finishedRuns(s *stats.Summary) string {
+func finishedRuns(s *summary.Summary) string {
 	done, all := 0, 0
 	for _, r := range allRuns(s) {
 		all++
@@ -73,7 +74,7 @@ func finishedRuns(s *stats.Summary) string {
 
 // passedWhy is the highest stage's p95 and CPU per exchange: "p95 9.5 ms
 // at 500/s, 5.2 CPU-ms per exchange".
-func passedWhy(s *stats.Summary) string {
+func passedWhy(s *summary.Summary) string {
 	for i := len(s.Stages) - 1; i >= 0; i-- {
 		if r := s.Stages[i].Reported(); r != nil && r.Requests > 0 {
 			return fmt.Sprintf("p95 %s at %s, %s", ms(r.LatencyMs.P95), units.StageLabel(r.TargetRPS), cpuPerExchange(r))
@@ -91,7 +92,7 @@ func cpuPerExchange(r *stats.Run) string {
 
 // notServers is why the figures are not the server's, from the first
 // invalidating warning the thresholds did not allow ("" when none).
-func notServers(s *stats.Summary, groups []Group) string {
+func notServers(s *summary.Summary, groups []Group) string {
 	for i := range groups {
 		g := &groups[i]
 		if g.Allowed || !g.Code.Invalidating() || len(g.Runs) == 0 {
@@ -122,7 +123,7 @@ func notServers(s *stats.Summary, groups []Group) string {
 }
 
 // runsOf is "in 8 of 9 runs": the counted runs the group hit.
-func (g *Group) runsOf(s *stats.Summary) string {
+func (g *Group) runsOf(s *summary.Summary) string {
 	return fmt.Sprintf("in %d of %d runs", len(g.Runs), len(allRuns(s)))
 }
 
@@ -134,7 +135,7 @@ func coresRange(lo, hi float64) string {
 }
 
 // allowedNote is what a pass owes to warnings the thresholds allowed.
-func allowedNote(s *stats.Summary, groups []Group) string {
+func allowedNote(s *summary.Summary, groups []Group) string {
 	var parts []string
 	for i := range groups {
 		if g := &groups[i]; g.Allowed && len(g.Runs) > 0 {
@@ -149,7 +150,7 @@ func allowedNote(s *stats.Summary, groups []Group) string {
 
 // missedWhy is the first threshold a counted run missed, or the first run
 // that could not run, and how many runs failed.
-func missedWhy(s *stats.Summary) string {
+func missedWhy(s *summary.Summary) string {
 	failed, all := 0, 0
 	first := ""
 	for _, st := range s.Stages {
@@ -202,7 +203,7 @@ func runMissed(r *stats.Run) string {
 // answer is what the reader needs first: the verdict and why, each
 // stage's p95 and CPU per exchange, the capacity and marginal cost when
 // known, where the warnings are, and (the terminal) where the report is.
-func answer(s *stats.Summary, page *Page, groups []Group) Section {
+func answer(s *summary.Summary, page *Page, groups []Group) Section {
 	v := CampaignVerdict(s, page, groups)
 	blocks := []Block{{Kind: Para, Class: "verdict " + toneName(v.Tone), ID: "verdict", Lines: []Line{{{Text: v.Word, Strong: true}, {Text: " — " + v.Why}}}}}
 	// A pass of one stage said its figures already.
@@ -238,7 +239,7 @@ func toneName(t table.Tone) string {
 
 // stageFigures is each stage's p95 and CPU per exchange in one line:
 // "20/s: p95 32.1 ms, 1.85 CPU-ms per exchange · 40/s: …".
-func stageFigures(s *stats.Summary) string {
+func stageFigures(s *summary.Summary) string {
 	var parts []string
 	for _, st := range s.Stages {
 		label := units.StageLabel(st.TargetRPS) + ": "
@@ -256,7 +257,7 @@ func stageFigures(s *stats.Summary) string {
 
 // costAnswer is the capacity (unless the verdict said it) and the
 // marginal cost in one line ("" when neither is known).
-func costAnswer(s *stats.Summary, v Verdict) string {
+func costAnswer(s *summary.Summary, v Verdict) string {
 	var parts []string
 	if c := s.Capacity; c != nil && !strings.Contains(v.Why, "capacity "+c.Bracket()) {
 		parts = append(parts, "capacity "+c.Bracket())

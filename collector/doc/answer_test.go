@@ -10,6 +10,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -50,9 +51,9 @@ func TestVerdictSaysWhy(t *testing.T) {
 	t.Parallel()
 	th := stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}
 	allowed := stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99, AllowWarnings: []stats.WarningCode{stats.WarnHostSaturated}}
-	build := func(th stats.Thresholds, runs ...*stats.Run) *stats.Summary {
-		s := &stats.Summary{Status: stats.CampaignDone, Thresholds: th}
-		stats.BuildSummary(s, runs, true)
+	build := func(th stats.Thresholds, runs ...*stats.Run) *summary.Summary {
+		s := &summary.Summary{Status: summary.CampaignDone, Thresholds: th}
+		summary.BuildSummary(s, runs, true)
 		return s
 	}
 	// At 100/s tokex's generator uses 0.05 cores and the engine 0.12: the
@@ -70,7 +71,7 @@ func TestVerdictSaysWhy(t *testing.T) {
 	search.Capacity = &curve.Result{Status: curve.StatusFound, Capacity: 400, Upper: 450, Objective: curve.Objective{P95Ms: 500, P99Ms: 12, SuccessRatio: 0.99}}
 	cases := []struct {
 		name string
-		s    *stats.Summary
+		s    *summary.Summary
 		page Page
 		want string
 	}{
@@ -83,17 +84,17 @@ func TestVerdictSaysWhy(t *testing.T) {
 			"FAILED — the figures are the load generator's, not the server's: it fell behind its schedule in 1 of 1 runs (send lag p99 up to 40.0 ms)"},
 		{"a threshold missed", build(stats.Thresholds{P95Ms: 2, SuccessRatio: 0.99}, slow), Page{}, "FAILED — p95 3.0 ms at 100/s is not below 2 ms (1 of 1 runs failed)"},
 		{"interrupted", build(th, quiet, &stats.Run{ID: "10-r10-100rps", TargetRPS: 100, Round: 10, Status: stats.StatusAborted}),
-			Page{Status: stats.CampaignAborted, Reason: "interrupted"}, "INTERRUPTED — the campaign was stopped (interrupted) after 1 of 2 runs; tokex run --resume continues it"},
-		{"failed", build(th), Page{Status: stats.CampaignFailed, Reason: "target unreachable: no HTTP response for 10s"},
+			Page{Status: summary.CampaignAborted, Reason: "interrupted"}, "INTERRUPTED — the campaign was stopped (interrupted) after 1 of 2 runs; tokex run --resume continues it"},
+		{"failed", build(th), Page{Status: summary.CampaignFailed, Reason: "target unreachable: no HTTP response for 10s"},
 			"FAILED — the campaign stopped: target unreachable: no HTTP response for 10s"},
-		{"no summary.json", build(stats.Thresholds{}, quiet), Page{Status: stats.CampaignRunning, Recomputed: true},
+		{"no summary.json", build(stats.Thresholds{}, quiet), Page{Status: summary.CampaignRunning, Recomputed: true},
 			"UNKNOWN — the campaign did not finish (no summary.json): the figures are recomputed from the rows, without thresholds"},
 		{"a capacity search", search, Page{}, "PASSED — capacity ≥ 400/s, < 450/s (p95 < 500 ms, p99 < 12 ms, success ≥ 99%, dropped ≤ 0)"},
 	}
 	for _, c := range cases {
 		page := c.page
 		if page.Status == "" {
-			page.Status = stats.CampaignDone
+			page.Status = summary.CampaignDone
 		}
 		if got := CampaignVerdict(c.s, &page, Groups(c.s, &page)).String(); got != c.want {
 			t.Errorf("%s:\n got %s\nwant %s", c.name, got, c.want)
@@ -129,8 +130,8 @@ func TestWarningsGroupedByCode(t *testing.T) {
 		rate := []float64{100, 200, 500}[i%3]
 		runs = append(runs, busyRun(t, fmt.Sprintf("%02d-r%d-%.0frps", i+1, i/3+1, rate), i/3+1, rate, 1.8+float64(i%4)/40, 20))
 	}
-	s := &stats.Summary{Status: stats.CampaignDone, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{Status: summary.CampaignDone, Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	summary.BuildSummary(s, runs, true)
 	if len(s.Warnings) < 20 {
 		t.Fatalf("%d warnings: the runs were meant to be busy", len(s.Warnings))
 	}
@@ -193,7 +194,7 @@ func TestWarningsGroupedByCode(t *testing.T) {
 // never a wrong one.
 func TestWorstFigureOnlyWhenSaid(t *testing.T) {
 	t.Parallel()
-	s := &stats.Summary{Status: stats.CampaignDone, Stages: []*stats.Stage{{TargetRPS: 10, Runs: []*stats.Run{{ID: "a"}, {ID: "b"}}}}}
+	s := &summary.Summary{Status: summary.CampaignDone, Stages: []*summary.Stage{{TargetRPS: 10, Runs: []*stats.Run{{ID: "a"}, {ID: "b"}}}}}
 	for _, c := range []struct {
 		w    stats.Warning
 		want string
@@ -207,7 +208,7 @@ func TestWorstFigureOnlyWhenSaid(t *testing.T) {
 		{stats.Warn(stats.WarnDropped, "b", "many arrivals dropped"), ""},
 	} {
 		s.Warnings = []stats.Warning{c.w}
-		if g := Groups(s, &Page{Status: stats.CampaignDone}); len(g) != 1 || g[0].Worst != c.want {
+		if g := Groups(s, &Page{Status: summary.CampaignDone}); len(g) != 1 || g[0].Worst != c.want {
 			t.Errorf("%q: worst %q, want %q", c.w.Detail, g[0].Worst, c.want)
 		}
 	}

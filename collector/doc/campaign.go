@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
@@ -36,7 +37,7 @@ const (
 // the runs' files found, the cost curve's charts and the runs' sections.
 type Page struct {
 	CampaignID string
-	Status     stats.CampaignStatus
+	Status     summary.CampaignStatus
 	Reason     string
 	// Recomputed: there is no summary.json; the figures come from the rows,
 	// the thresholds are unknown.
@@ -58,7 +59,7 @@ type Page struct {
 // those shown in it: the answer first, then the article's tables and the
 // cost curve, then the warnings grouped by code (the terminal: before the
 // tables, one line each).
-func Campaign(s *stats.Summary, page *Page) *Document {
+func Campaign(s *summary.Summary, page *Page) *Document {
 	p := Page{}
 	if page != nil {
 		p = *page
@@ -90,7 +91,7 @@ func Campaign(s *stats.Summary, page *Page) *Document {
 		verdict(s),
 		probesText(s, cost),
 		{ID: SecCost, In: Text, Blocks: []Block{{Kind: Para, Lines: says(cost)}}},
-		{ID: SecDefinitions, In: Markdown, Blocks: []Block{{Kind: Footer, Lines: says([]string{stats.LatencyDefinition, stats.SendLagDefinition(s.Driver)})}}},
+		{ID: SecDefinitions, In: Markdown, Blocks: []Block{{Kind: Footer, Lines: says([]string{summary.LatencyDefinition, summary.SendLagDefinition(s.Driver)})}}},
 		{ID: SecRuns, In: HTML, Title: "Runs", Blocks: []Block{{Kind: Slot, Slot: page.Runs}}},
 		{ID: SecDefinitions, In: HTML, Blocks: []Block{{Kind: Footer, Lines: []Line{Say(s.LatencyDefinition), Say(s.SendLagDefinition),
 			Say("Every figure here is computed from the evidence folder (" + page.CampaignID + "): requests.csv.gz, resources.csv and host.csv of each run.")}}}},
@@ -124,7 +125,7 @@ func passed(ok bool) string {
 // header: the report's line under its title (byline), or summary.md's
 // list of who, what, when, the thresholds' verdict and the totals, under
 // the answer.
-func header(s *stats.Summary, byline bool) Section {
+func header(s *summary.Summary, byline bool) Section {
 	if byline {
 		line := fmt.Sprintf("%s · driver %s · target %s · status %s · %s → %s · %s", s.Name, s.Driver, s.Target, s.Status,
 			s.Started.UTC().Format("2006-01-02 15:04:05 UTC"), s.Finished.UTC().Format("15:04:05 UTC"), s.Tool)
@@ -147,12 +148,12 @@ func header(s *stats.Summary, byline bool) Section {
 
 // latency is the article's first table, what it shows and how each
 // stage's run was chosen, and every run's p95.
-func latency(s *stats.Summary) Section {
+func latency(s *summary.Summary) Section {
 	rule := "Reported run per stage: "
 	return Section{ID: SecLatency, Title: "Latency by stage",
 		Brief: "reported run of " + roundsWord(s) + " (median by p95, failed runs last), measured phase, from send time",
 		Blocks: []Block{
-			{Kind: Para, In: Markdown, Lines: []Line{Say(rule + stats.ReportedRunRule + ". Measured phase only, warmup excluded; latency from send time. " +
+			{Kind: Para, In: Markdown, Lines: []Line{Say(rule + summary.ReportedRunRule + ". Measured phase only, warmup excluded; latency from send time. " +
 				"Runs: how many of the stage's runs passed their thresholds (✗: some failed).")}},
 			{Kind: Para, In: HTML, Class: "meta", Lines: []Line{{{Text: rule, Ours: true}, {Text: s.ReportedRunRule}, {Text: ". Measured phase only, warmup excluded; " +
 				"latency from send time (like k6's http_req_duration). Runs: how many of the stage's runs passed their thresholds.", Ours: true}}}},
@@ -161,7 +162,7 @@ func latency(s *stats.Summary) Section {
 		}}
 }
 
-func roundsWord(s *stats.Summary) string {
+func roundsWord(s *summary.Summary) string {
 	n := 0
 	for _, st := range s.Stages {
 		n = max(n, len(st.Runs))
@@ -174,7 +175,7 @@ func roundsWord(s *stats.Summary) string {
 
 // costMarkdown is summary.md's capacity and marginal cost, the probes
 // after them.
-func costMarkdown(s *stats.Summary, lines []string) Section {
+func costMarkdown(s *summary.Summary, lines []string) Section {
 	sec := Section{ID: SecCost, In: Markdown, Title: "Capacity and marginal cost"}
 	if len(lines) == 0 {
 		return sec
@@ -188,7 +189,7 @@ func costMarkdown(s *stats.Summary, lines []string) Section {
 
 // costHTML is the report's cost curve: the lines, the charts, the probes
 // and how the fit is made.
-func costHTML(s *stats.Summary, lines []string, charts []template.HTML) Section {
+func costHTML(s *summary.Summary, lines []string, charts []template.HTML) Section {
 	sec := Section{ID: SecCost, In: HTML, Title: "Cost curve: capacity and marginal cost"}
 	if len(lines) == 0 && len(charts) == 0 {
 		return sec
@@ -207,7 +208,7 @@ func costHTML(s *stats.Summary, lines []string, charts []template.HTML) Section 
 }
 
 // probesText is the terminal's capacity search, before the cost lines.
-func probesText(s *stats.Summary, lines []string) Section {
+func probesText(s *summary.Summary, lines []string) Section {
 	sec := Section{ID: SecProbes, In: Text, Title: "Capacity search (probes in the order they ran):"}
 	if len(lines) > 0 && s.Capacity != nil && len(s.Capacity.Probes) > 0 {
 		sec.Blocks = []Block{tableBlock(ProbeTable(s.Capacity))}
@@ -217,7 +218,7 @@ func probesText(s *stats.Summary, lines []string) Section {
 
 // verdict is the terminal's last word: the thresholds' verdict, the
 // totals, how the campaign ended, the tokens verified.
-func verdict(s *stats.Summary) Section {
+func verdict(s *summary.Summary) Section {
 	status := string(s.Status)
 	if s.Reason != "" {
 		status += ": " + s.Reason
@@ -232,7 +233,7 @@ func verdict(s *stats.Summary) Section {
 
 // tiles are the report's headline figures: the verdict, the totals, each
 // stage's p95 and CPU per exchange.
-func tiles(s *stats.Summary) []Tile {
+func tiles(s *summary.Summary) []Tile {
 	out := []Tile{{"exchanges (measured)", units.Thousands(s.Totals.Exchanges), table.Plain},
 		{"success", fmt.Sprintf("%.2f%%", s.Totals.SuccessRatio*100), okTone(s.Totals.SuccessRatio >= 0.99)},
 		{"dropped", units.Thousands(s.Totals.Dropped), okTone(s.Totals.Dropped == 0)}}
@@ -268,7 +269,7 @@ func okTone(ok bool) table.Tone {
 	return table.Bad
 }
 
-func allRuns(s *stats.Summary) []*stats.Run {
+func allRuns(s *summary.Summary) []*stats.Run {
 	var out []*stats.Run
 	for _, st := range append(slices.Clone(s.Stages), s.Variants...) {
 		out = append(out, st.Runs...)

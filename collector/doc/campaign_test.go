@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/gosrc"
@@ -28,8 +29,8 @@ func TestStageWithFailedRunInEveryTable(t *testing.T) {
 	dead := mk("02-r2-100rps", 2, 4.9)
 	dead.OK, dead.SuccessRatio, dead.ThresholdsPassed = 0, 0, false
 	dead.Thresholds = []stats.ThresholdResult{{Name: "success_ratio >=", Limit: 0.99, Actual: 0, Passed: false}}
-	s := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
-	stats.BuildSummary(s, []*stats.Run{mk("01-r1-100rps", 1, 9.5), dead, mk("03-r3-100rps", 3, 9.8)}, true)
+	s := &summary.Summary{Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	summary.BuildSummary(s, []*stats.Run{mk("01-r1-100rps", 1, 9.5), dead, mk("03-r3-100rps", 3, 9.8)}, true)
 	for name, tb := range map[string]table.Table{"latency": LatencyTable(s), "schedule": ScheduleTable(s), "resources": ResourceTable(s)} {
 		if row := tb.Rows[0].Cells; row[len(row)-1] != "✗ 1/3 failed" {
 			t.Errorf("%s table row %v", name, row)
@@ -45,13 +46,13 @@ func TestStageWithFailedRunInEveryTable(t *testing.T) {
 		}
 	}
 	// An interrupted run shows its status, not "aborted ms".
-	cut := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 500}}
-	stats.BuildSummary(cut, []*stats.Run{mk("01-r1-100rps", 1, 7.23), {ID: "02-r2-100rps", TargetRPS: 100, Round: 2, Status: stats.StatusAborted}}, false)
+	cut := &summary.Summary{Thresholds: stats.Thresholds{P95Ms: 500}}
+	summary.BuildSummary(cut, []*stats.Run{mk("01-r1-100rps", 1, 7.23), {ID: "02-r2-100rps", TargetRPS: 100, Round: 2, Status: stats.StatusAborted}}, false)
 	if got := SpreadLine(cut); got != "100/s: 7.23 ms / aborted" {
 		t.Errorf("spread with an aborted run: %q", got)
 	}
-	gone := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 500}}
-	stats.BuildSummary(gone, []*stats.Run{{ID: "01-r1-5rps", TargetRPS: 5, Round: 1, Status: stats.StatusFailed, Reason: "target unreachable: …"}}, false)
+	gone := &summary.Summary{Thresholds: stats.Thresholds{P95Ms: 500}}
+	summary.BuildSummary(gone, []*stats.Run{{ID: "01-r1-5rps", TargetRPS: 5, Round: 1, Status: stats.StatusFailed, Reason: "target unreachable: …"}}, false)
 	for name, tb := range map[string]table.Table{"latency": LatencyTable(gone), "schedule": ScheduleTable(gone), "resources": ResourceTable(gone)} {
 		if len(tb.Rows) != 1 || tb.Rows[0].Cells[1] != "no finished run" || tb.Rows[0].Cells[len(tb.Rows[0].Cells)-1] != "✗ 1/1 failed" {
 			t.Errorf("%s table of a stage without a finished run: %v", name, tb.Rows)
@@ -68,8 +69,8 @@ func TestLatencyRowAndSpread(t *testing.T) {
 			SuccessRatio: 1, AchievedRatio: 1, LatencyMs: stats.Latency{Avg: 5.4, P50: 5.1, P90: 6.9, P95: p95, P99: 9.7},
 			EngineCPU: &stats.CPU{AvgCores: 0.56, PeakCores: 0.62, CPUMsPerExchange: 5.6}, ThresholdsPassed: true}
 	}
-	s := &stats.Summary{}
-	stats.BuildSummary(s, []*stats.Run{{ID: "s", Sanity: true, Status: stats.StatusDone}, mk("a", 1, 7.23), mk("b", 2, 7.54), mk("c", 3, 7.72)}, true)
+	s := &summary.Summary{}
+	summary.BuildSummary(s, []*stats.Run{{ID: "s", Sanity: true, Status: stats.StatusDone}, mk("a", 1, 7.23), mk("b", 2, 7.54), mk("c", 3, 7.72)}, true)
 	if got := SpreadLine(s); got != "100/s: 7.23/7.54/7.72 ms" {
 		t.Errorf("spread = %q", got)
 	}
@@ -86,7 +87,7 @@ func TestLatencyRowAndSpread(t *testing.T) {
 	}
 	dead := stats.ComputeRun(stats.RunMeta{ID: "dead", TargetRPS: 40, Status: stats.StatusDone, Started: start, MeasuredStart: start,
 		MeasuredEnd: start.Add(10 * time.Second)}, rows, nil, stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99})
-	ds := &stats.Summary{Stages: []*stats.Stage{{TargetRPS: 40, ReportedRun: "dead", Runs: []*stats.Run{dead}}}}
+	ds := &summary.Summary{Stages: []*summary.Stage{{TargetRPS: 40, ReportedRun: "dead", Runs: []*stats.Run{dead}}}}
 	if got := LatencyTable(ds).Rows[0].Cells; got[1] != "0.0% achieved" || got[3] != "0.00%" {
 		t.Errorf("latency row %v", got)
 	}
@@ -100,8 +101,8 @@ func TestVerifiedTokensInEveryMedium(t *testing.T) {
 		{ID: "a", TargetRPS: 10, Status: stats.StatusDone, Requests: 100, OK: 98, Verification: &sample.Verification{Sample: 0.1, Checked: 11, Failed: 2}},
 		{ID: "b", TargetRPS: 20, Status: stats.StatusDone, Requests: 200, OK: 200, Verification: &sample.Verification{Sample: 0.1, Checked: 19}},
 	}
-	s := &stats.Summary{}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{}
+	summary.BuildSummary(s, runs, true)
 	d := Campaign(s, &Page{})
 	var h bytes.Buffer
 	if err := d.HTML(&h); err != nil {
@@ -117,7 +118,7 @@ func TestVerifiedTokensInEveryMedium(t *testing.T) {
 		}
 	}
 	runs[0].Verification, runs[1].Verification = nil, nil
-	stats.BuildSummary(s, runs, true)
+	summary.BuildSummary(s, runs, true)
 	d = Campaign(s, &Page{})
 	h.Reset()
 	if err := d.HTML(&h); err != nil {
@@ -132,9 +133,9 @@ func TestVerifiedTokensInEveryMedium(t *testing.T) {
 func TestDefinitionsCloseSummaryMD(t *testing.T) {
 	t.Parallel()
 	for _, driver := range []string{"local", "kube (e2e/default)", "k6 import"} {
-		s := &stats.Summary{Driver: driver}
-		stats.BuildSummary(s, nil, true)
-		want := "\n---\n" + stats.LatencyDefinition + "\n\n" + s.SendLagDefinition + "\n"
+		s := &summary.Summary{Driver: driver}
+		summary.BuildSummary(s, nil, true)
+		want := "\n---\n" + summary.LatencyDefinition + "\n\n" + s.SendLagDefinition + "\n"
 		if md := Campaign(s, nil).Markdown(); !strings.HasSuffix(md, want) {
 			t.Errorf("%s: summary.md ends\n%s", driver, md[max(0, len(md)-400):])
 		}
@@ -172,7 +173,7 @@ func TestTitlesWrittenOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stats.Summary{}
+	s := &summary.Summary{}
 	titles := 0
 	for _, sec := range Campaign(s, nil).Sections {
 		if !strings.Contains(sec.Title, " ") {

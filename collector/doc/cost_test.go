@@ -14,6 +14,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 var updateCost = flag.Bool("update-cost", false, "rewrite testdata/cost-*: only on the code the goldens describe")
@@ -53,12 +54,12 @@ func falls(r float64) float64 {
 	return 0.24 + 0.096 + 0.008*(r-16)
 }
 
-func costSummary(cores func(float64) float64, rates []float64) *stats.Summary {
+func costSummary(cores func(float64) float64, rates []float64) *summary.Summary {
 	t0 := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	s := &stats.Summary{CampaignID: "cost", Name: "cost", Driver: "local", Target: "http://127.0.0.1:1/token", Status: stats.CampaignDone,
+	s := &summary.Summary{CampaignID: "cost", Name: "cost", Driver: "local", Target: "http://127.0.0.1:1/token", Status: summary.CampaignDone,
 		Started: t0, Finished: t0.Add(time.Hour), Thresholds: stats.Thresholds{P95Ms: 100, SuccessRatio: 0.99},
-		Idle: &stats.Idle{Start: t0, End: t0.Add(30 * time.Second), Cores: 0.001, Method: "cumulative", Samples: 30}}
-	stats.BuildSummary(s, costRuns(cores, rates), true)
+		Idle: &summary.Idle{Start: t0, End: t0.Add(30 * time.Second), Cores: 0.001, Method: "cumulative", Samples: 30}}
+	summary.BuildSummary(s, costRuns(cores, rates), true)
 	return s
 }
 
@@ -99,7 +100,7 @@ func TestCostBeforeTheCurveReportsTheSame(t *testing.T) {
 		golden(t, "cost-falling-before.json", string(b))
 		golden(t, "cost-falling-before.md", Campaign(old, nil).Markdown())
 	}
-	var read stats.Summary
+	var read summary.Summary
 	if err := json.Unmarshal([]byte(golden(t, "cost-falling-before.json", "")), &read); err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestCostCurveAnswersAFallingCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var read stats.Summary
+	var read summary.Summary
 	if err := json.Unmarshal(b, &read); err != nil {
 		t.Fatal(err)
 	}
@@ -163,7 +164,7 @@ func TestCostCurveFromAHostileSummary(t *testing.T) {
 		`{"segments":[],"breaks":[5]}`,
 		`{"segments":[{"marginal":{"cpu_ms":1e308,"ci95":[-1e308,1e308]}},{"marginal":{"cpu_ms":-5}}],"bands":[{"marginal":{"cpu_ms":3}}]}`,
 	} {
-		var s stats.Summary
+		var s summary.Summary
 		doc := `{"status":"done","marginal_cost":{"fit":{"points":3,"poor":"x"},"curve":` + curveJSON + `},"projection":{"line":"p"}}`
 		if err := json.Unmarshal([]byte(doc), &s); err != nil {
 			t.Fatal(err)

@@ -1,7 +1,7 @@
 // Package doc is what tokex says about a campaign, composed once: an
 // ordered document of titled sections (tables, lines, lists) built from the
-// statistics (collector/stats), and rendered as text for the terminal,
-// Markdown for summary.md and HTML for the report.
+// statistics (collector/stats, collector/summary), and rendered as text for
+// the terminal, Markdown for summary.md and HTML for the report.
 //
 // The renderers know layout (headings, blank lines, escaping), never
 // content: what is said, in which order, lives in the builder (Campaign).

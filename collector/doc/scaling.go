@@ -4,13 +4,13 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // ScaleLine is one engine count of a campaign over engine counts in
 // words, for terminals, summary.md and the report.
-func ScaleLine(p stats.ScalePoint, base int) string {
+func ScaleLine(p summary.ScalePoint, base int) string {
 	var parts []string
 	if c := p.Capacity; c != nil {
 		parts = append(parts, "capacity "+c.Bracket())
@@ -46,7 +46,7 @@ func ScaleLine(p stats.ScalePoint, base int) string {
 
 // ScalingLines are a campaign's engine counts in words, then what bounded
 // the measurement ("" lines: none).
-func ScalingLines(sc *stats.Scaling) []string {
+func ScalingLines(sc *summary.Scaling) []string {
 	if sc == nil {
 		return nil
 	}
@@ -63,7 +63,7 @@ func ScalingLines(sc *stats.Scaling) []string {
 // ScalingShort is the scaling in one line for a dashboard panel: each count's
 // efficiency (with a search) or engine-core throughput against the base
 // count's ("" without counts).
-func ScalingShort(sc *stats.Scaling) string {
+func ScalingShort(sc *summary.Scaling) string {
 	if sc == nil {
 		return ""
 	}

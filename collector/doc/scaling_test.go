@@ -7,11 +7,12 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // scaledSummary is a campaign over engine counts 1 and 2 at 50 and 100/s,
 // two rounds each, with both counts' capacities searched.
-func scaledSummary() *stats.Summary {
+func scaledSummary() *summary.Summary {
 	var runs []*stats.Run
 	for round := 1; round <= 2; round++ {
 		for _, rate := range []float64{50, 100} {
@@ -28,9 +29,9 @@ func scaledSummary() *stats.Summary {
 			}
 		}
 	}
-	s := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 500}, Capacities: map[int]*curve.Result{
+	s := &summary.Summary{Thresholds: stats.Thresholds{P95Ms: 500}, Capacities: map[int]*curve.Result{
 		1: {Capacity: 100, Upper: 110}, 2: {Capacity: 180, Upper: 200}}}
-	stats.BuildSummary(s, runs, true)
+	summary.BuildSummary(s, runs, true)
 	return s
 }
 

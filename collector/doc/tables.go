@@ -6,13 +6,14 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
 // LatencyTable is the article's latency table (reported runs), with the
 // reported run's success next to its latency and the stage's verdict.
-func LatencyTable(s *stats.Summary) table.Table {
+func LatencyTable(s *summary.Summary) table.Table {
 	t := table.New("Stage", "Target rate", "Requests", "Success", "avg", "median", "p90", "p95", "p99", "Runs")
 	t.ID = "latency"
 	for _, st := range s.Stages {
@@ -39,7 +40,7 @@ func latencyCells(r *stats.Run, l stats.Latency) []string {
 }
 
 // ScheduleTable is the same from the scheduled time (coordinated-omission-free).
-func ScheduleTable(s *stats.Summary) table.Table {
+func ScheduleTable(s *summary.Summary) table.Table {
 	t := table.New("Stage", "Dropped", "Success", "avg", "median", "p90", "p95", "p99", "Runs")
 	t.ID = "schedule"
 	for _, st := range s.Stages {
@@ -55,7 +56,7 @@ func ScheduleTable(s *stats.Summary) table.Table {
 }
 
 // ResourceTable is the article's resource table (reported runs).
-func ResourceTable(s *stats.Summary) table.Table {
+func ResourceTable(s *summary.Summary) table.Table {
 	t := table.New("Stage", "Engine CPU avg", "Engine CPU peak", "Engine CPU per exchange", "Engine memory", "Measured by", "Runs")
 	t.ID = "resources"
 	t.Columns[5].Align = table.Left
@@ -84,7 +85,7 @@ func ResourceTable(s *stats.Summary) table.Table {
 // the p95 of every round with the reported one in brackets, the reported
 // run's success next to its latency, and the stage's verdict. flagged says
 // which runs carry figures that are not the server's (marked ⚠).
-func ResultsTable(s *stats.Summary, flagged func(runID string) bool) table.Table {
+func ResultsTable(s *summary.Summary, flagged func(runID string) bool) table.Table {
 	t := table.New("Stage", "p95 per round (ms)", "Requests", "ok %", "p50", "p95", "p99", "cores", "CPU-ms/ex", "CPU by", "")
 	t.Columns[1].Align, t.Columns[9].Align, t.Columns[10].Align = table.Left, table.Left, table.Left
 	// The verdict must stay in view.
@@ -111,7 +112,7 @@ func ResultsTable(s *stats.Summary, flagged func(runID string) bool) table.Table
 
 // resultMark is the results table's verdict: in a capacity search the
 // probe's, otherwise ✓ or how many runs failed.
-func resultMark(s *stats.Summary, st *stats.Stage) (string, table.Tone) {
+func resultMark(s *summary.Summary, st *summary.Stage) (string, table.Tone) {
 	switch {
 	case s.Capacity != nil:
 		return StageVerdict(s, st)
@@ -145,7 +146,7 @@ func resultCells(rep *stats.Run) []string {
 
 // SpreadTable is the per-run p95 of every stage (✗ marks a failed run),
 // its reported run and its verdict (StageVerdict), coloured by it.
-func SpreadTable(s *stats.Summary) table.Table {
+func SpreadTable(s *summary.Summary) table.Table {
 	t := table.New("Stage", "p95 per run (ms; ✗ failed)", "reported run", "runs")
 	t.ID, t.Columns[3].Toned = "spread", true
 	for _, st := range s.Stages {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 )
 
@@ -18,8 +19,8 @@ func TestResultsTable(t *testing.T) {
 		return &stats.Run{ID: id, TargetRPS: rps, Round: round, Status: stats.StatusDone, Requests: 1500, OK: 1500, SuccessRatio: 1,
 			LatencyMs: stats.Latency{P50: p95 / 2, P95: p95, P99: p95 * 2}, EngineCPU: &stats.CPU{AvgCores: 0.5, CPUMsPerExchange: 5, Source: "proc-tree"}, ThresholdsPassed: passed}
 	}
-	s := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 500}}
-	stats.BuildSummary(s, []*stats.Run{mk("a", 100, 1, 7, true), mk("b", 100, 2, 9, true), mk("c", 100, 3, 8, true),
+	s := &summary.Summary{Thresholds: stats.Thresholds{P95Ms: 500}}
+	summary.BuildSummary(s, []*stats.Run{mk("a", 100, 1, 7, true), mk("b", 100, 2, 9, true), mk("c", 100, 3, 8, true),
 		mk("d", 250, 1, 600, false), {ID: "e", TargetRPS: 500, Round: 1, Status: stats.StatusAborted}}, false)
 	tb := ResultsTable(s, func(id string) bool { return id == "b" })
 	want := []struct {
@@ -76,8 +77,8 @@ func TestCPUSourceLabel(t *testing.T) {
 // resource table name the engine CPU's source per stage.
 func TestResourceTableSaysHowCPUWasMeasured(t *testing.T) {
 	t.Parallel()
-	s := &stats.Summary{}
-	stats.BuildSummary(s, []*stats.Run{{ID: "a", TargetRPS: 100, Round: 1, Status: stats.StatusDone, Requests: 10, OK: 10, SuccessRatio: 1,
+	s := &summary.Summary{}
+	summary.BuildSummary(s, []*stats.Run{{ID: "a", TargetRPS: 100, Round: 1, Status: stats.StatusDone, Requests: 10, OK: 10, SuccessRatio: 1,
 		EngineCPU: &stats.CPU{AvgCores: 0.5, PeakCores: 0.7, CPUMsPerExchange: 5, Source: "cgroup"}, ThresholdsPassed: true}}, false)
 	md := ResourceTable(s).Markdown()
 	if !strings.Contains(md, "| Engine memory | Measured by | Runs |") || !strings.Contains(md, "| cgroup | ✓ 1/1 passed |") {
@@ -95,8 +96,8 @@ func TestSearchVerdictInEveryTable(t *testing.T) {
 		return &stats.Run{ID: id, TargetRPS: rps, Round: 1, Status: stats.StatusDone, Requests: 300, OK: 300, SuccessRatio: 1,
 			LatencyMs: stats.Latency{P50: 3, P95: 9, P99: p99}, ThresholdsPassed: true}
 	}
-	s := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 50}}
-	stats.BuildSummary(s, []*stats.Run{mk("p1", 50, 20), mk("p2", 75, 72.8), mk("p3", 60, 30), mk("p4", 62, 30), mk("p5", 61, 30)}, false)
+	s := &summary.Summary{Thresholds: stats.Thresholds{P95Ms: 50}}
+	summary.BuildSummary(s, []*stats.Run{mk("p1", 50, 20), mk("p2", 75, 72.8), mk("p3", 60, 30), mk("p4", 62, 30), mk("p5", 61, 30)}, false)
 	s.Capacity = &curve.Result{Status: curve.StatusRunning, Objective: curve.Objective{P95Ms: 50, P99Ms: 50, SuccessRatio: 0.99},
 		Probes: []curve.Probe{{Rate: 50, Verdict: curve.Pass}, {Rate: 75, Verdict: curve.Broken, Broken: []string{"p99 72.8 ms vs 50 ms"}},
 			{Rate: 60, Verdict: curve.Invalid, Reason: "generator_starved: 40 %"}, {Rate: 62, Verdict: curve.Hard, Reason: "no exchange succeeded"},
@@ -145,7 +146,7 @@ func TestErrorsTableShowsRetried(t *testing.T) {
 	if tb := ErrorsTable(r); len(tb.Rows) != 2 || tb.Rows[0].Cells[0] != "timeout" || tb.Rows[1].Cells[0] != RetriedLabel {
 		t.Errorf("rows %q", tb.Rows)
 	}
-	if r.Retried = 0; len(ErrorsTable(r).Rows) != 1 || RetriedLine(r) != "" || RetriedNote(stats.Totals{}) != "" {
+	if r.Retried = 0; len(ErrorsTable(r).Rows) != 1 || RetriedLine(r) != "" || RetriedNote(summary.Totals{}) != "" {
 		t.Error("retried shown when there was none")
 	}
 }

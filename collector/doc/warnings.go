@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -101,13 +102,13 @@ func adviceOf(c stats.WarningCode) (advice, int) {
 // warnings (every counted run's and the campaign's), the sanity run's,
 // and what only the page knows (the manifest's status, a run cut short,
 // a summary recomputed, what reading the runs' files found).
-func Groups(s *stats.Summary, page *Page) []Group {
+func Groups(s *summary.Summary, page *Page) []Group {
 	var ws []stats.Warning
 	ended := slices.ContainsFunc(s.Warnings, func(w stats.Warning) bool { return w.Code == stats.WarnCampaignEnded })
 	if page.Recomputed {
 		ws = append(ws, stats.Warn(stats.WarnCampaignEnded, "", "no summary.json (the campaign did not finish): figures recomputed from the rows, thresholds unknown"))
 	}
-	if page.Status != stats.CampaignDone && page.Status != "" && !ended {
+	if page.Status != summary.CampaignDone && page.Status != "" && !ended {
 		ws = append(ws, stats.Warn(stats.WarnCampaignEnded, "", fmt.Sprintf("the campaign is %s%s", page.Status, suffix(page.Reason))))
 	}
 	sanity := ""
@@ -132,7 +133,7 @@ func Groups(s *stats.Summary, page *Page) []Group {
 	return group(s, ws, sanity)
 }
 
-func group(s *stats.Summary, ws []stats.Warning, sanity string) []Group {
+func group(s *summary.Summary, ws []stats.Warning, sanity string) []Group {
 	var out []Group
 	at := map[stats.WarningCode]int{}
 	for _, w := range ws {
@@ -227,7 +228,7 @@ func (g *Group) worst() string {
 
 // hits says where the group's warnings were: "in 4 of 4 runs and the
 // sanity run", "in 2 of 3 stages", "" for a campaign-wide one.
-func (g *Group) hits(s *stats.Summary) string {
+func (g *Group) hits(s *summary.Summary) string {
 	var out string
 	switch {
 	case len(g.Runs) > 0:
@@ -248,7 +249,7 @@ const noteRunes = 200
 
 // Line is the group in one line: the code, where it hit and its worst
 // figure, what it means for the figures, and what to do about it.
-func (g *Group) Line(s *stats.Summary) Line {
+func (g *Group) Line(s *summary.Summary) Line {
 	a, _ := adviceOf(g.Code)
 	name := string(g.Code)
 	if g.Code == filesCode {
@@ -304,7 +305,7 @@ func (g *Group) fold() Fold {
 
 // warningBlocks are the groups as a list, one item per code, each with its
 // details folded (the terminal shows the items only).
-func warningBlocks(s *stats.Summary, groups []Group) []Block {
+func warningBlocks(s *summary.Summary, groups []Group) []Block {
 	b := Block{Kind: List, Class: "warnings", ID: "warnings"}
 	for i := range groups {
 		b.Lines = append(b.Lines, groups[i].Line(s))

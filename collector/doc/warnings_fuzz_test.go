@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // FuzzGroups: whatever a summary's warnings say (summary.json is
@@ -19,9 +20,9 @@ func FuzzGroups(f *testing.F) {
 	f.Add("note", "", "a note\nover two lines")
 	f.Add("stage_has_failed_run", "", "20/s: 2 of 2 runs failed")
 	f.Fuzz(func(t *testing.T, code, run, detail string) {
-		s := &stats.Summary{Status: stats.CampaignDone, Stages: []*stats.Stage{{TargetRPS: 20, Runs: []*stats.Run{{ID: "01-r1-20rps"}, {ID: run}}}},
+		s := &summary.Summary{Status: summary.CampaignDone, Stages: []*summary.Stage{{TargetRPS: 20, Runs: []*stats.Run{{ID: "01-r1-20rps"}, {ID: run}}}},
 			Warnings: []stats.Warning{{Code: stats.WarningCode(code), Run: run, Detail: detail}, {Code: stats.WarningCode(code), Run: "01-r1-20rps", Detail: detail + detail}}}
-		gs := Groups(s, &Page{Status: stats.CampaignDone})
+		gs := Groups(s, &Page{Status: summary.CampaignDone})
 		n := 0
 		for i := range gs {
 			g := &gs[i]
@@ -42,6 +43,6 @@ func FuzzGroups(f *testing.F) {
 		if n != 2 {
 			t.Fatalf("%d details of 2 warnings", n)
 		}
-		_ = CampaignVerdict(s, &Page{Status: stats.CampaignDone}, gs).String()
+		_ = CampaignVerdict(s, &Page{Status: summary.CampaignDone}, gs).String()
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 )
@@ -42,7 +43,7 @@ func ErrorKindText(k stats.ErrorKind) string {
 }
 
 // VerdictText is StageVerdict without its tone.
-func VerdictText(s *stats.Summary, st *stats.Stage) string { v, _ := StageVerdict(s, st); return v }
+func VerdictText(s *summary.Summary, st *summary.Stage) string { v, _ := StageVerdict(s, st); return v }
 
 // StageVerdict is the stage's verdict in every table, with its tone. In a
 // capacity search (Capacity set) a stage is a probe, and its verdict is the
@@ -50,7 +51,7 @@ func VerdictText(s *stats.Summary, st *stats.Stage) string { v, _ := StageVerdic
 // "! hard: …", "… judging" until the probe is judged; the run thresholds
 // do not judge a probe. Otherwise it is how the stage's runs fared against
 // the thresholds (RunsVerdict).
-func StageVerdict(s *stats.Summary, st *stats.Stage) (string, table.Tone) {
+func StageVerdict(s *summary.Summary, st *summary.Stage) (string, table.Tone) {
 	if s.Capacity == nil {
 		tone := table.Good
 		if len(st.FailedRuns) > 0 {
@@ -102,7 +103,7 @@ func ProbeMark(v curve.Verdict) (string, table.Tone) {
 
 // RunsVerdict says in a few characters how the stage's runs fared, for
 // every table: "✓ 3/3 passed", "✗ 1/3 failed", "2/3 passed, 1 aborted".
-func RunsVerdict(s *stats.Stage) string {
+func RunsVerdict(s *summary.Stage) string {
 	var passed, aborted int
 	for _, r := range s.Runs {
 		switch {
@@ -162,7 +163,7 @@ func SourceLabel(c *stats.CPU) string {
 // SpreadLine is the article's per-run p95 line: "100/s: 7.23/7.54/7.72 ms · …".
 // When a run failed (marked ✗) or has no figures, every entry carries its
 // own unit or status: "100/s: 7.23 ms / 4.90 ms ✗ / aborted".
-func SpreadLine(s *stats.Summary) string {
+func SpreadLine(s *summary.Summary) string {
 	var parts []string
 	for _, st := range s.Stages {
 		plain := true
@@ -193,7 +194,7 @@ func SpreadLine(s *stats.Summary) string {
 // Spread is the p95 (ms) of each run of the stage in round order, as the
 // dashboard and the report show it: "7.23", a failed run "4.90 ✗", a run
 // without figures its status ("aborted") or "no exchange".
-func Spread(s *stats.Stage) []string {
+func Spread(s *summary.Stage) []string {
 	out := make([]string, 0, len(s.Runs))
 	for _, r := range s.Runs {
 		v, _, failed := spreadEntry(s, r)
@@ -205,7 +206,7 @@ func Spread(s *stats.Stage) []string {
 	return out
 }
 
-func spreadEntry(s *stats.Stage, r *stats.Run) (v string, number, failed bool) {
+func spreadEntry(s *summary.Stage, r *stats.Run) (v string, number, failed bool) {
 	failed = s.Failed(r.ID)
 	switch {
 	case r.Status != stats.StatusDone:
@@ -233,7 +234,7 @@ func RetriedLine(r *stats.Run) string {
 
 // RetriedNote is ", N retried after a keep-alive race (not errors)" for
 // a campaign's totals; "" when none.
-func RetriedNote(t stats.Totals) string {
+func RetriedNote(t summary.Totals) string {
 	if t.Retried == 0 {
 		return ""
 	}
@@ -242,7 +243,7 @@ func RetriedNote(t stats.Totals) string {
 
 // VerifiedLine says how many issued tokens the campaign verified, "" when
 // it verified none.
-func VerifiedLine(t stats.Totals) string {
+func VerifiedLine(t summary.Totals) string {
 	v := t.Verified
 	if v == nil {
 		return ""
@@ -253,7 +254,7 @@ func VerifiedLine(t stats.Totals) string {
 
 // CostLines are the capacity, the marginal cost and the projection in
 // words, for terminals, summary.md and the report.
-func CostLines(s *stats.Summary) []string {
+func CostLines(s *summary.Summary) []string {
 	var out []string
 	if s.Capacity != nil {
 		out = append(out, s.Capacity.Line())
@@ -271,7 +272,7 @@ func CostLines(s *stats.Summary) []string {
 
 // costLines are the marginal cost in words: the fit, the idle engine
 // beside its intercept, and the observed figure beside the slope.
-func costLines(c *stats.Cost) []string {
+func costLines(c *summary.Cost) []string {
 	if c == nil {
 		return nil
 	}
@@ -311,7 +312,7 @@ func firstSegment(c *curve.Curve) *curve.Segment {
 // CostShort is the marginal cost in one line for a dashboard panel: the
 // straight line's slope, or the curve's segments when no single line
 // holds ("" when neither can be given).
-func CostShort(c *stats.Cost) string {
+func CostShort(c *summary.Cost) string {
 	switch {
 	case c == nil:
 		return ""

@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 func TestCodecRoundTrip(t *testing.T) {
@@ -29,8 +30,8 @@ func TestCodecRoundTrip(t *testing.T) {
 		AgentStatus{At: at, RunID: "r", Agent: 3, Name: "perf-agent-3"},
 		Log{At: at, Source: "tokex", Level: "warn", Message: "m"},
 		RunFinished{At: at, RunID: "r", Status: stats.StatusDone, Stats: &stats.Run{ID: "r", Requests: 150008}},
-		CampaignFinished{At: at, Status: "done", Summary: &stats.Summary{CampaignID: "c"}},
-		Idle{At: at, Idle: stats.Idle{Start: at, End: at.Add(30 * time.Second), Cores: 0.012, Method: "cumulative", Samples: 31}},
+		CampaignFinished{At: at, Status: "done", Summary: &summary.Summary{CampaignID: "c"}},
+		Idle{At: at, Idle: summary.Idle{Start: at, End: at.Add(30 * time.Second), Cores: 0.012, Method: "cumulative", Samples: 31}},
 		Search{At: at, Next: 300, Result: curve.Result{Status: curve.StatusRunning, Capacity: 200, Upper: 400,
 			Probes: []curve.Probe{{Rate: 200, Verdict: curve.Pass, Rounds: []curve.Round{{RunID: "01-p1-r1-200rps", P95Ms: 4}}}}}},
 		HostCheck{At: at, State: HostWaiting, CPUs: 2, OthersCores: 1.62, Sampled: 2 * time.Second, QuietBelow: 1, Waited: 12 * time.Second, WaitLimit: 10 * time.Minute},

@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -311,10 +312,10 @@ type RunFinished struct {
 
 // CampaignFinished closes the stream with the summary.
 type CampaignFinished struct {
-	At      time.Time            `json:"at"`
-	Status  stats.CampaignStatus `json:"status"`
-	Reason  string               `json:"reason,omitempty"`
-	Summary *stats.Summary       `json:"summary,omitempty"`
+	At      time.Time              `json:"at"`
+	Status  summary.CampaignStatus `json:"status"`
+	Reason  string                 `json:"reason,omitempty"`
+	Summary *summary.Summary       `json:"summary,omitempty"`
 }
 
 func (CampaignStarted) Kind() Kind  { return KindCampaignStarted }
@@ -334,8 +335,8 @@ func (HostCheck) Kind() Kind        { return KindHostCheck }
 
 // Idle is the engine measured at rest before the first run (campaign.idle).
 type Idle struct {
-	At   time.Time  `json:"at"`
-	Idle stats.Idle `json:"idle"`
+	At   time.Time    `json:"at"`
+	Idle summary.Idle `json:"idle"`
 }
 
 // Search is a capacity search after each judged probe: the bracket so far

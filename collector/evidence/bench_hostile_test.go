@@ -15,6 +15,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // Fixtures of issue 25's done-criteria, written for the bench/ scripts that
@@ -59,8 +60,8 @@ func hostileListingKinds(t *testing.T, base string, size int) []string {
 	m := Manifest{SchemaVersion: stats.SchemaVersion, CampaignID: "20270115-080000.000-hostile", Name: "hostile", Driver: "local",
 		Status: "done", Started: start, Runs: []RunEntry{{ID: "01-r1-10rps", Plan: event.PlannedRun{ID: "01-r1-10rps", TargetRPS: 10}, Status: "done"}}}
 	run := &stats.Run{ID: "01-r1-10rps", TargetRPS: 10, Status: stats.StatusDone, Requests: 10, LatencyMs: stats.Latency{P95: 4.2}}
-	s := stats.Summary{CampaignID: m.CampaignID, Name: "hostile", Status: "done", ThresholdsPassed: true,
-		Stages: []*stats.Stage{{TargetRPS: 10, ReportedRun: run.ID, Runs: []*stats.Run{run}}}}
+	s := summary.Summary{CampaignID: m.CampaignID, Name: "hostile", Status: "done", ThresholdsPassed: true,
+		Stages: []*summary.Stage{{TargetRPS: 10, ReportedRun: run.ID, Runs: []*stats.Run{run}}}}
 	many := m
 	many.Runs = nil
 	for i := range stats.MaxRuns {
@@ -70,16 +71,16 @@ func hostileListingKinds(t *testing.T, base string, size int) []string {
 	hugeSummary := s
 	hugeSummary.Name = big(2 * size)
 	for i := range stats.MaxRuns - 1 {
-		hugeSummary.Stages = append(hugeSummary.Stages, &stats.Stage{TargetRPS: float64(i + 11)})
+		hugeSummary.Stages = append(hugeSummary.Stages, &summary.Stage{TargetRPS: float64(i + 11)})
 	}
 	variants := []struct {
 		name string
 		edit func(*Manifest)
-		sum  *stats.Summary
+		sum  *summary.Summary
 	}{
 		{"name", func(m *Manifest) { m.Name = big(size) }, &s},
 		{"reason", func(m *Manifest) { m.Reason = big(size) }, &s},
-		{"status", func(m *Manifest) { m.Status = stats.CampaignStatus(big(size / 2)); m.Driver = big(size / 2) }, &s},
+		{"status", func(m *Manifest) { m.Status = summary.CampaignStatus(big(size / 2)); m.Driver = big(size / 2) }, &s},
 		{"runs", func(m *Manifest) { *m = many }, &s},
 		{"summary", func(*Manifest) {}, &hugeSummary},
 	}
@@ -172,8 +173,8 @@ func writeSampleCampaign(tb testing.TB, dir string, runs, samples int) {
 		starts = append(starts, start)
 		start = start.Add(p.Total() + time.Minute)
 	}
-	s := &stats.Summary{CampaignID: "samples", Name: "samples", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
-	stats.BuildSummary(s, done, true)
+	s := &summary.Summary{CampaignID: "samples", Name: "samples", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
+	summary.BuildSummary(s, done, true)
 	if err := rec.Finish(s); err != nil {
 		tb.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // scaleRunRows is one run of issue 17's 50,000 exchanges/s campaign: 30 s
@@ -51,8 +52,8 @@ func writeScaleRun(tb testing.TB, dir string, rows int) stats.Thresholds {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	s := &stats.Summary{CampaignID: "scale", Name: "scale", Status: "done", Started: start, Finished: start.Add(p.Total()), Thresholds: th}
-	stats.BuildSummary(s, []*stats.Run{st}, true)
+	s := &summary.Summary{CampaignID: "scale", Name: "scale", Status: "done", Started: start, Finished: start.Add(p.Total()), Thresholds: th}
+	summary.BuildSummary(s, []*stats.Run{st}, true)
 	if err := rec.Finish(s); err != nil {
 		tb.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -68,8 +69,8 @@ func writeSyntheticCampaign(tb testing.TB, dir string) (int64, stats.Thresholds)
 		runs = append(runs, st)
 		start = start.Add(p.Total() + time.Minute)
 	}
-	s := &stats.Summary{CampaignID: "synthetic", Name: "synthetic", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: "synthetic", Name: "synthetic", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
+	summary.BuildSummary(s, runs, true)
 	if err := rec.Finish(s); err != nil {
 		tb.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -81,8 +82,8 @@ func TestWriterReaderAndEvents(t *testing.T) {
 	if st.Requests != 10 || st.EngineCPU == nil || !st.ThresholdsPassed {
 		t.Fatalf("stats %+v", st)
 	}
-	s := &stats.Summary{CampaignID: "c", Status: "done", Finished: time.Now()}
-	stats.BuildSummary(s, []*stats.Run{st}, true)
+	s := &summary.Summary{CampaignID: "c", Status: "done", Finished: time.Now()}
+	summary.BuildSummary(s, []*stats.Run{st}, true)
 	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}

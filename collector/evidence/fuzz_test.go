@@ -15,6 +15,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -35,7 +36,7 @@ func template(f *testing.F) string {
 	}
 	rec := NewRecorder(w, nil)
 	runOne(f, rec, testPlan[0], time.Unix(1_800_000_000, 0))
-	if err := rec.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
+	if err := rec.Finish(&summary.Summary{CampaignID: "c", Status: "done"}); err != nil {
 		f.Fatal(err)
 	}
 	return dir
@@ -76,7 +77,7 @@ func readAll(t *testing.T, dir string) {
 }
 
 // renderAll renders the summary's document in every medium.
-func renderAll(t *testing.T, s *stats.Summary) {
+func renderAll(t *testing.T, s *summary.Summary) {
 	d := doc.Campaign(s, &doc.Page{})
 	_, _ = d.Markdown(), d.Text()
 	if err := d.HTML(io.Discard); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 func TestHostRowRoundTrip(t *testing.T) {
@@ -69,7 +70,7 @@ func TestWriterHostFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Consume(event.Host{At: start.Add(3 * time.Second), HostMetrics: sample.HostMetrics{CPUs: 2}})
-	if err := rec.Finish(&stats.Summary{CampaignID: "c", Status: "done"}); err != nil {
+	if err := rec.Finish(&summary.Summary{CampaignID: "c", Status: "done"}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(dir)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/safefs"
 )
 
@@ -77,8 +78,8 @@ func runOne(t testing.TB, rec *Recorder, p event.PlannedRun, start time.Time) *s
 // finish ends a (resumed) campaign the way the runner does.
 func finish(t *testing.T, rec *Recorder, runs ...*stats.Run) error {
 	t.Helper()
-	s := &stats.Summary{CampaignID: "c", Status: "done", Finished: time.Unix(1_800_000_100, 0)}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: "c", Status: "done", Finished: time.Unix(1_800_000_100, 0)}
+	summary.BuildSummary(s, runs, true)
 	return rec.Finish(s)
 }
 
@@ -304,8 +305,8 @@ func TestTokexOwnLinesStayShort(t *testing.T) {
 		}
 		runs = append(runs, r)
 	}
-	s := &stats.Summary{CampaignID: "c"}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: "c"}
+	summary.BuildSummary(s, runs, true)
 	end, _ := event.Marshal(2, event.CampaignFinished{Status: "done", Summary: s})
 	for name, n := range map[string]int{"campaign_started": len(start), "campaign_finished": len(end)} {
 		if n > MaxEventLine/2 {
@@ -462,8 +463,8 @@ func TestFullDiskFailsFastAndLeavesWholeFiles(t *testing.T) {
 					break
 				}
 			}
-			s := &stats.Summary{CampaignID: "c", Status: "done"}
-			stats.BuildSummary(s, nil, true)
+			s := &summary.Summary{CampaignID: "c", Status: "done"}
+			summary.BuildSummary(s, nil, true)
 			ferr := rec.Finish(s)
 			err = errors.Join(runErr, ferr)
 			if !errors.Is(err, syscall.ENOSPC) || !errors.Is(err, ErrWrite) || !strings.Contains(err.Error(), "evidence cannot be written") {
@@ -497,7 +498,7 @@ func assertWholeFiles(t *testing.T, dir string) {
 				t.Errorf("%s is not whole JSON (%d bytes)", p, len(b))
 			}
 		case strings.HasSuffix(p, ".md"):
-			if !strings.Contains(string(b), stats.LatencyDefinition) {
+			if !strings.Contains(string(b), summary.LatencyDefinition) {
 				t.Errorf("%s is cut (%d bytes)", p, len(b))
 			}
 		}
@@ -509,7 +510,7 @@ func assertWholeFiles(t *testing.T, dir string) {
 // reason SetStatus had recorded. The reason is now the summary's.
 func TestFinishKeepsTheCampaignsReason(t *testing.T) {
 	cases := []struct {
-		status stats.CampaignStatus
+		status summary.CampaignStatus
 		reason string
 	}{
 		{"failed", "sanity run failed: 0 of 20 exchanges succeeded"},
@@ -520,7 +521,7 @@ func TestFinishKeepsTheCampaignsReason(t *testing.T) {
 	for _, c := range cases {
 		dir := filepath.Join(t.TempDir(), "c")
 		interrupted(t, dir)
-		s := &stats.Summary{CampaignID: "c", Status: c.status, Reason: c.reason, Finished: time.Unix(1_800_000_100, 0)}
+		s := &summary.Summary{CampaignID: "c", Status: c.status, Reason: c.reason, Finished: time.Unix(1_800_000_100, 0)}
 		must(t, resumed(t, dir).Finish(s))
 		f, err := Open(dir)
 		must(t, err)

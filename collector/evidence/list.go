@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/safefs"
@@ -98,13 +99,13 @@ const (
 
 // listManifest is what List reads of manifest.json.
 type listManifest struct {
-	SchemaVersion int                  `json:"schema_version"`
-	CampaignID    string               `json:"campaign_id"`
-	Name          string               `json:"name"`
-	Driver        string               `json:"driver"`
-	Status        stats.CampaignStatus `json:"status"`
-	Reason        string               `json:"reason"`
-	Started       time.Time            `json:"started"`
+	SchemaVersion int                    `json:"schema_version"`
+	CampaignID    string                 `json:"campaign_id"`
+	Name          string                 `json:"name"`
+	Driver        string                 `json:"driver"`
+	Status        summary.CampaignStatus `json:"status"`
+	Reason        string                 `json:"reason"`
+	Started       time.Time              `json:"started"`
 	Runs          []struct {
 		ID   string `json:"id"`
 		Plan struct {

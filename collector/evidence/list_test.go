@@ -11,6 +11,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // List finds the campaigns under a parent folder, newest first, with their
@@ -112,7 +113,7 @@ func TestListNeverHoldsALongString(t *testing.T) {
 	name := strings.Repeat("n", 8<<20)
 	writeJSON(t, filepath.Join(dir, ManifestFile), Manifest{CampaignID: "c", Name: name, Status: "done",
 		Runs: []RunEntry{{ID: "01-r1-10rps", Plan: event.PlannedRun{TargetRPS: 10}, Status: "done"}}})
-	writeJSON(t, filepath.Join(dir, SummaryJSON), stats.Summary{CampaignID: "c", Name: name + name, ThresholdsPassed: true})
+	writeJSON(t, filepath.Join(dir, SummaryJSON), summary.Summary{CampaignID: "c", Name: name + name, ThresholdsPassed: true})
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)

@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/lines"
 	"github.com/tokex-dev/tokex/internal/safefs"
 )
@@ -275,12 +276,12 @@ func (f *Folder) RunStats(id string) (*stats.Run, error) {
 
 // Summary reads summary.json; a missing one is an error that matches
 // fs.ErrNotExist (the campaign did not finish).
-func (f *Folder) Summary() (*stats.Summary, error) {
+func (f *Folder) Summary() (*summary.Summary, error) {
 	b, err := f.d.ReadFile(SummaryJSON, maxSummaryBytes)
 	if err != nil {
 		return nil, err
 	}
-	var s stats.Summary
+	var s summary.Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%s: %w", f.d.Join(SummaryJSON), err)
 	}
@@ -292,7 +293,7 @@ func (f *Folder) Summary() (*stats.Summary, error) {
 
 // checkSummary refuses ids that could leave the folder and more runs than
 // a plan can have; it drops null entries.
-func checkSummary(s *stats.Summary) error {
+func checkSummary(s *summary.Summary) error {
 	n := 0
 	var err error
 	s.Stages, err = checkStages(s.Stages, &n)
@@ -315,7 +316,7 @@ func checkSummary(s *stats.Summary) error {
 
 // checkStages checks a summary's stages (or variants), dropping null
 // entries, and adds their runs and stages to n.
-func checkStages(in []*stats.Stage, n *int) ([]*stats.Stage, error) {
+func checkStages(in []*summary.Stage, n *int) ([]*summary.Stage, error) {
 	stages := in[:0]
 	for _, st := range in {
 		if st == nil {
@@ -411,7 +412,7 @@ func (f *Folder) ComputeRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run
 
 // Recompute derives every run's statistics and the summary again from the
 // raw rows and samples, to check that the folder reproduces its figures.
-func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
+func (f *Folder) Recompute(th stats.Thresholds) (*summary.Summary, error) {
 	var runs []*stats.Run
 	complete := true
 	for _, e := range f.Manifest.Runs {
@@ -428,7 +429,7 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 		runs = append(runs, r)
 		complete = complete && e.Status == stats.StatusDone
 	}
-	s := &stats.Summary{
+	s := &summary.Summary{
 		CampaignID: f.Manifest.CampaignID, Name: f.Manifest.Name, Driver: f.Manifest.Driver, Target: f.Manifest.Target,
 		Tool: f.Manifest.Tool + " " + f.Manifest.Version, Status: f.Manifest.Status, Reason: f.Manifest.Reason,
 		Started: f.Manifest.Started, Finished: f.Manifest.Finished, Thresholds: th, Idle: f.Manifest.Idle,
@@ -437,6 +438,6 @@ func (f *Folder) Recompute(th stats.Thresholds) (*stats.Summary, error) {
 	if f.Manifest.Search != nil {
 		s.Capacity, s.Capacities = search.Replays(*f.Manifest.Search, runs)
 	}
-	stats.BuildSummary(s, runs, complete)
+	summary.BuildSummary(s, runs, complete)
 	return s, nil
 }

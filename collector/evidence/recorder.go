@@ -9,6 +9,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // Recorder is the one way to write a campaign's runs and its end into an
@@ -114,12 +115,12 @@ func (run *Run) End(at time.Time, meta stats.RunMeta, th stats.Thresholds, notes
 // Finish announces the campaign's end and closes the folder; the status,
 // reason and end time recorded are the summary's, so the manifest, the
 // summary and the announcement cannot disagree.
-func (r *Recorder) Finish(s *stats.Summary) error {
+func (r *Recorder) Finish(s *summary.Summary) error {
 	if s == nil {
 		return fmt.Errorf("%w: a campaign finished without a summary", ErrOrder)
 	}
 	switch s.Status {
-	case stats.CampaignDone, stats.CampaignAborted, stats.CampaignFailed:
+	case summary.CampaignDone, summary.CampaignAborted, summary.CampaignFailed:
 	default:
 		return fmt.Errorf("%w: a campaign finished with status %q (done, aborted or failed)", ErrOrder, s.Status)
 	}

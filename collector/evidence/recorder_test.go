@@ -13,6 +13,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // recorded is a new folder of testPlan with a recorder announcing on a bus
@@ -89,8 +90,8 @@ func TestRecorderAnnouncesEachStepInOrder(t *testing.T) {
 		}
 		runs = append(runs, st)
 	}
-	s := &stats.Summary{CampaignID: "c", Status: stats.CampaignFailed, Reason: "sanity run failed", Finished: start.Add(time.Minute)}
-	stats.BuildSummary(s, runs, false)
+	s := &summary.Summary{CampaignID: "c", Status: summary.CampaignFailed, Reason: "sanity run failed", Finished: start.Add(time.Minute)}
+	summary.BuildSummary(s, runs, false)
 	must(t, r.rec.Finish(s))
 	if got, want := r.kinds(), "run_started,run_finished,run_started,run_finished,campaign_finished"; got != want {
 		t.Errorf("announced %s, want %s", got, want)
@@ -98,7 +99,7 @@ func TestRecorderAnnouncesEachStepInOrder(t *testing.T) {
 	f, err := Open(r.dir)
 	must(t, err)
 	m := f.Manifest
-	if m.Status != stats.CampaignFailed || m.Reason != "sanity run failed" || !m.Finished.Equal(s.Finished) {
+	if m.Status != summary.CampaignFailed || m.Reason != "sanity run failed" || !m.Finished.Equal(s.Finished) {
 		t.Errorf("manifest %q %q %v", m.Status, m.Reason, m.Finished)
 	}
 	for _, e := range m.Runs {
@@ -120,7 +121,7 @@ func TestRecorderAnnouncesEachStepInOrder(t *testing.T) {
 		t.Errorf("events by file: %s", got)
 	}
 	sum, err := f.Summary()
-	if err != nil || sum.Status != stats.CampaignFailed || sum.Reason != "sanity run failed" {
+	if err != nil || sum.Status != summary.CampaignFailed || sum.Reason != "sanity run failed" {
 		t.Errorf("summary.json %+v %v", sum, err)
 	}
 }
@@ -129,7 +130,7 @@ func TestRecorderAnnouncesEachStepInOrder(t *testing.T) {
 // the folder and the announcements stay those of the steps in order.
 func TestRecorderRefusesStepsOutOfOrder(t *testing.T) {
 	start := time.Unix(1_800_000_000, 0)
-	done := &stats.Summary{CampaignID: "c", Status: stats.CampaignDone, Finished: start.Add(time.Minute)}
+	done := &summary.Summary{CampaignID: "c", Status: summary.CampaignDone, Finished: start.Add(time.Minute)}
 	cases := []struct {
 		name     string
 		steps    func(t *testing.T, r *recorded) error
@@ -174,10 +175,10 @@ func TestRecorderRefusesStepsOutOfOrder(t *testing.T) {
 		}, "run_started"},
 		{"finished without a summary", func(t *testing.T, r *recorded) error { return r.rec.Finish(nil) }, ""},
 		{"finished without a status", func(t *testing.T, r *recorded) error {
-			return r.rec.Finish(&stats.Summary{CampaignID: "c", Finished: start})
+			return r.rec.Finish(&summary.Summary{CampaignID: "c", Finished: start})
 		}, ""},
 		{"finished still running", func(t *testing.T, r *recorded) error {
-			return r.rec.Finish(&stats.Summary{CampaignID: "c", Status: stats.CampaignRunning, Finished: start})
+			return r.rec.Finish(&summary.Summary{CampaignID: "c", Status: summary.CampaignRunning, Finished: start})
 		}, ""},
 		{"finished twice", func(t *testing.T, r *recorded) error {
 			must(t, r.rec.Finish(done))
@@ -231,7 +232,7 @@ func TestRowsOfAnEndedRunNeverReachTheNext(t *testing.T) {
 	if st.Requests != 5 {
 		t.Errorf("the second run holds %d rows, want its own 5", st.Requests)
 	}
-	must(t, r.rec.Finish(&stats.Summary{CampaignID: "c", Status: stats.CampaignDone, Finished: start.Add(time.Minute)}))
+	must(t, r.rec.Finish(&summary.Summary{CampaignID: "c", Status: summary.CampaignDone, Finished: start.Add(time.Minute)}))
 	var logs []string
 	for _, e := range r.evs {
 		if l, ok := e.(event.Log); ok {

@@ -3,14 +3,14 @@ package evidence
 import (
 	"fmt"
 
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // MaxScales bounds the scaling history kept in the manifest.
 const MaxScales = 256
 
 // AddScale records an engine count set (or restored).
-func (w *Writer) AddScale(s stats.Scale) error {
+func (w *Writer) AddScale(s summary.Scale) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if len(s.Engines) > 64 { // the manifest stays small whatever the count

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // manifest.json names the target under test, which the campaign only knows
@@ -20,7 +21,7 @@ func TestManifestNamesTheTarget(t *testing.T) {
 	}
 	const target = "https://127.0.0.1:40123/as/token.oauth2"
 	w.Consume(event.CampaignStarted{At: time.Now(), ID: "c", Target: target})
-	if err := NewRecorder(w, nil).Finish(&stats.Summary{Status: "done", Finished: time.Now()}); err != nil {
+	if err := NewRecorder(w, nil).Finish(&summary.Summary{Status: "done", Finished: time.Now()}); err != nil {
 		t.Fatal(err)
 	}
 	f, err := Open(dir)

@@ -22,6 +22,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/names"
 	"github.com/tokex-dev/tokex/internal/owner"
 	"github.com/tokex-dev/tokex/internal/safefs"
@@ -53,24 +54,24 @@ type RunEntry struct {
 
 // Manifest is manifest.json.
 type Manifest struct {
-	SchemaVersion int                  `json:"schema_version"`
-	Tool          string               `json:"tool"`
-	Version       string               `json:"version"`
-	Host          string               `json:"host"`
-	GoVersion     string               `json:"go_version"`
-	CPUs          int                  `json:"cpus,omitempty"` // cores of the generating host
-	CampaignID    string               `json:"campaign_id"`
-	Name          string               `json:"name"`
-	Driver        string               `json:"driver"`
-	Target        string               `json:"target"`
-	Started       time.Time            `json:"started"`
-	Finished      time.Time            `json:"finished,omitzero"`
-	Status        stats.CampaignStatus `json:"status"`
-	Reason        string               `json:"reason,omitempty"`
-	Runs          []RunEntry           `json:"runs"`
+	SchemaVersion int                    `json:"schema_version"`
+	Tool          string                 `json:"tool"`
+	Version       string                 `json:"version"`
+	Host          string                 `json:"host"`
+	GoVersion     string                 `json:"go_version"`
+	CPUs          int                    `json:"cpus,omitempty"` // cores of the generating host
+	CampaignID    string                 `json:"campaign_id"`
+	Name          string                 `json:"name"`
+	Driver        string                 `json:"driver"`
+	Target        string                 `json:"target"`
+	Started       time.Time              `json:"started"`
+	Finished      time.Time              `json:"finished,omitzero"`
+	Status        summary.CampaignStatus `json:"status"`
+	Reason        string                 `json:"reason,omitempty"`
+	Runs          []RunEntry             `json:"runs"`
 	// Idle is the engine at rest before the first run (its samples are in
 	// the campaign's resources.csv).
-	Idle *stats.Idle `json:"idle,omitempty"`
+	Idle *summary.Idle `json:"idle,omitempty"`
 	// Search is how a capacity campaign searches (nil: it runs its stages).
 	Search *search.Spec `json:"search,omitempty"`
 	// Owner is the seal of config.yaml by the tokex that wrote the folder
@@ -80,7 +81,7 @@ type Manifest struct {
 	EngineProcesses []EngineProcess `json:"engine_processes,omitempty"`
 	// Scaling: the engine counts a campaign over them set, and the
 	// restore at its end (nil: one size, as the engines were).
-	Scaling []stats.Scale `json:"scaling,omitempty"`
+	Scaling []summary.Scale `json:"scaling,omitempty"`
 }
 
 // Run returns the manifest entry of id.
@@ -306,7 +307,7 @@ func create(dir string, configYAML []byte, m Manifest, opts []Option) (w *Writer
 	}
 	w = newWriter(dir, d, opts)
 	m.SchemaVersion = stats.SchemaVersion
-	m.Status = stats.CampaignRunning
+	m.Status = summary.CampaignRunning
 	w.man = m
 	if err = w.writeFile(ConfigFile, configYAML); err == nil {
 		err = w.openTop()
@@ -338,7 +339,7 @@ func Resume(dir string, opts ...Option) (*Writer, error) {
 	}
 	w := newWriter(dir, f.d, opts)
 	w.man = *f.Manifest
-	w.man.Status, w.man.Reason = stats.CampaignRunning, ""
+	w.man.Status, w.man.Reason = summary.CampaignRunning, ""
 	w.man.Finished = time.Time{}
 	w.removeTemps()
 	for _, name := range []string{EventsFile, ResourcesFile, HostFile} {
@@ -475,7 +476,7 @@ func (w *Writer) Manifest() Manifest {
 }
 
 // SetIdle records the engine measured at rest.
-func (w *Writer) SetIdle(idle stats.Idle) error {
+func (w *Writer) SetIdle(idle summary.Idle) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.man.Idle = &idle
@@ -770,7 +771,7 @@ func (w *Writer) endRun(meta stats.RunMeta, th stats.Thresholds) (*stats.Run, er
 // finish records how the campaign ended (the summary's status, reason and
 // end), writes summary.json and summary.md and closes the folder. No run
 // may be open (Recorder.Finish).
-func (w *Writer) finish(s *stats.Summary) error {
+func (w *Writer) finish(s *summary.Summary) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if err := w.canFinishLocked(); err != nil {

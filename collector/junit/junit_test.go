@@ -12,6 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/compare"
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // Validate checks a JUnit file against testdata/JUnit.xsd with xmllint; it
@@ -51,10 +52,10 @@ func run(id string, rate float64, p95 float64, passed bool, status stats.RunStat
 		Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Reason: map[bool]string{true: "", false: "interrupted"}[status == stats.StatusDone]}
 }
 
-func summary() *stats.Summary {
-	return &stats.Summary{CampaignID: "20261201-100000.000-ci", Target: "https://as.example/token", Driver: "local", Status: stats.CampaignDone,
+func campaign() *summary.Summary {
+	return &summary.Summary{CampaignID: "20261201-100000.000-ci", Target: "https://as.example/token", Driver: "local", Status: summary.CampaignDone,
 		Started: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), Thresholds: stats.Thresholds{P95Ms: 50, SuccessRatio: 0.99},
-		Stages: []*stats.Stage{
+		Stages: []*summary.Stage{
 			{TargetRPS: 100, ReportedRun: "01-r1-100rps", Runs: []*stats.Run{run("01-r1-100rps", 100, 12.5, true, stats.StatusDone), run("03-r2-100rps", 100, 13, true, stats.StatusDone)}},
 			{TargetRPS: 250, ReportedRun: "02-r1-250rps", Runs: []*stats.Run{run("02-r1-250rps", 250, 61.2, false, stats.StatusDone), run("04-r2-250rps", 250, 49, false, stats.StatusAborted)}},
 		}}
@@ -64,7 +65,7 @@ func summary() *stats.Summary {
 // the message, failed when a run failed it, an error for a run that could
 // not finish; the file validates against the common JUnit schema.
 func TestRunJUnit(t *testing.T) {
-	d := FromSummary(summary(), "run")
+	d := FromSummary(campaign(), "run")
 	path := write(t, d)
 	if len(d.Suites) != 2 || !d.Failed() {
 		t.Fatalf("suites %+v", d.Suites)
@@ -91,7 +92,7 @@ func TestRunJUnit(t *testing.T) {
 // is what it looked for (skipped, saying so); the capacity case carries the
 // command's verdict.
 func TestCapacityJUnit(t *testing.T) {
-	s := summary()
+	s := campaign()
 	s.Stages[1].Runs[1].Status = stats.StatusDone
 	s.Capacity = &curve.Result{Status: curve.StatusFound, Capacity: 100, Upper: 250, Objective: curve.Objective{P95Ms: 50},
 		Probes: []curve.Probe{{Rate: 100, Verdict: curve.Pass, P95Ms: 12.5}, {Rate: 250, Verdict: curve.Broken, Broken: []string{"p95 61.2 ms ≥ 50 ms"}}}}
@@ -153,7 +154,7 @@ func TestValidatorCatchesABrokenFile(t *testing.T) {
 	if _, err := exec.LookPath("xmllint"); err != nil {
 		t.Skip("xmllint is not installed (Debian: libxml2-utils)")
 	}
-	good, _ := FromSummary(summary(), "run").Marshal()
+	good, _ := FromSummary(campaign(), "run").Marshal()
 	for name, breakIt := range map[string]func(string) string{
 		"no failures attribute": func(s string) string { return strings.Replace(s, ` failures="0"`, "", 1) },
 		"a time zone": func(s string) string {
@@ -173,8 +174,8 @@ func TestValidatorCatchesABrokenFile(t *testing.T) {
 			t.Errorf("%s: validated", name)
 		}
 	}
-	s := summary()
-	s.Reason, s.Status, s.Target = "\x00\x1b[31m]]><x/>\ufffe", stats.CampaignFailed, "<&>"
+	s := campaign()
+	s.Reason, s.Status, s.Target = "\x00\x1b[31m]]><x/>\ufffe", summary.CampaignFailed, "<&>"
 	d := FromSummary(s, "run")
 	b, err := d.Marshal()
 	if err != nil {

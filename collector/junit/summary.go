@@ -8,6 +8,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -15,7 +16,7 @@ import (
 // search's probed rates are its stages), a case per threshold, failed when
 // any counted run of the stage failed it; a run that could not finish is an
 // error; a capacity search adds a suite of its probes and the capacity.
-func FromSummary(s *stats.Summary, command string) *Suites {
+func FromSummary(s *summary.Summary, command string) *Suites {
 	pkg := "tokex." + command
 	d := &Suites{}
 	props := []Property{Prop("campaign", s.CampaignID), Prop("target", s.Target), Prop("driver", s.Driver),
@@ -28,7 +29,7 @@ func FromSummary(s *stats.Summary, command string) *Suites {
 	if s.Capacity != nil {
 		d.Suites = append(d.Suites, capacitySuite(pkg, len(d.Suites), s, props))
 	}
-	if s.Status != stats.CampaignDone || len(d.Suites) == 0 {
+	if s.Status != summary.CampaignDone || len(d.Suites) == 0 {
 		suite := NewSuite(pkg, "campaign", len(d.Suites), s.Started, props...)
 		suite.Add("campaign finished", Err, fmt.Sprintf("campaign %s: %s", s.Status, s.Reason), 0)
 		d.Suites = append(d.Suites, suite)
@@ -37,7 +38,7 @@ func FromSummary(s *stats.Summary, command string) *Suites {
 }
 
 // stageStart is when the stage's first run began.
-func stageStart(st *stats.Stage, fallback time.Time) time.Time {
+func stageStart(st *summary.Stage, fallback time.Time) time.Time {
 	at := fallback
 	for _, r := range st.Runs {
 		if !r.Started.IsZero() && (at.IsZero() || r.Started.Before(at)) {
@@ -64,7 +65,7 @@ func brokenProbe(c *curve.Result, rate float64) bool {
 // stageCases adds a case per threshold the stage's runs were held to (in
 // the runs' order), and one for the runs that could not finish. At a rate a
 // capacity search found broken, a failed threshold is skipped, saying so.
-func stageCases(suite *Suite, st *stats.Stage, broken bool) {
+func stageCases(suite *Suite, st *summary.Stage, broken bool) {
 	var names []string
 	seconds := 0.0
 	for _, r := range st.Runs {
@@ -127,7 +128,7 @@ func stageCases(suite *Suite, st *stats.Stage, broken bool) {
 // the objective, skipped when it broke it — what the search looks for — or
 // its measurement was invalid) and the capacity, failed when the search
 // found none (tokex capacity's exit code 1).
-func capacitySuite(pkg string, id int, s *stats.Summary, props []Property) Suite {
+func capacitySuite(pkg string, id int, s *summary.Summary, props []Property) Suite {
 	c := s.Capacity
 	suite := NewSuite(pkg, "capacity", id, s.Started, props...)
 	for i, p := range c.Probes {
@@ -146,7 +147,7 @@ func capacitySuite(pkg string, id int, s *stats.Summary, props []Property) Suite
 		}
 	}
 	o := Fail
-	if s.Status == stats.CampaignDone && (c.Status == curve.StatusFound || c.Status == curve.StatusAboveMax) {
+	if s.Status == summary.CampaignDone && (c.Status == curve.StatusFound || c.Status == curve.StatusAboveMax) {
 		o = Pass
 	}
 	suite.Add("capacity", o, c.Line(), 0)

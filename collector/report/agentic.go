@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/tokex-dev/tokex/charts"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -18,7 +18,7 @@ var seriesClasses = []string{"s1", "s3", "s2", "s5", "s6", "s7", "s4"}
 // run) and its CPU-ms (mean of the rounds, the 95 % interval as the
 // whisker), one series per stage; for a mix, each grant's p95 against the
 // rate. None for a campaign of single exchanges.
-func AgenticCharts(s *stats.Summary) []template.HTML {
+func AgenticCharts(s *summary.Summary) []template.HTML {
 	a := s.Agentic
 	if a == nil {
 		return nil
@@ -41,7 +41,7 @@ func hasPoints(ch charts.XYChart) bool {
 	return false
 }
 
-func hopLatencyChart(a *stats.Agentic) charts.XYChart {
+func hopLatencyChart(a *summary.Agentic) charts.XYChart {
 	ch := charts.XYChart{Title: "Each hop's latency (reported run per stage: p95 marked, p50 to p99 as the whisker)", XUnit: "hop", YUnit: "ms", Height: 220, XStep: 1}
 	for i, st := range a.Stages {
 		s := charts.XYSeries{Name: units.StageLabel(st.TargetRPS) + " p95", Class: seriesClasses[i%len(seriesClasses)], Join: true, Markers: true}
@@ -58,7 +58,7 @@ func hopLatencyChart(a *stats.Agentic) charts.XYChart {
 
 // hopCPUChart draws the interval's part above zero; the tooltip gives it
 // whole (a hop's CPU is a difference of two runs' and may dip below).
-func hopCPUChart(a *stats.Agentic) charts.XYChart {
+func hopCPUChart(a *summary.Agentic) charts.XYChart {
 	ch := charts.XYChart{Title: "Each hop's engine CPU (mean of the rounds; whisker: its 95 % interval)", XUnit: "hop", YUnit: "CPU-ms", Height: 220, XStep: 1}
 	for i, st := range a.Stages {
 		s := charts.XYSeries{Name: units.StageLabel(st.TargetRPS), Class: seriesClasses[i%len(seriesClasses)], Join: true, Markers: true}
@@ -75,7 +75,7 @@ func hopCPUChart(a *stats.Agentic) charts.XYChart {
 	return ch
 }
 
-func kindLatencyChart(a *stats.Agentic) charts.XYChart {
+func kindLatencyChart(a *summary.Agentic) charts.XYChart {
 	ch := charts.XYChart{Title: "Each grant of the mix: p95 against rate (reported run per stage)", XUnit: "arrivals/s (target rate)", YUnit: "ms", Height: 220}
 	byKind := map[string]int{}
 	for _, st := range a.Stages {

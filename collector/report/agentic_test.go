@@ -7,26 +7,27 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // chainsOf3 is the agentic figures of chains of 3 at two stages: hop 3's
 // CPU interval dips below zero (a difference of two runs' CPU).
-func chainsOf3() *stats.Summary {
-	a := &stats.Agentic{Chain: 3, Baseline: "client_credentials"}
+func chainsOf3() *summary.Summary {
+	a := &summary.Agentic{Chain: 3, Baseline: "client_credentials"}
 	for i, rate := range []float64{25, 50} {
-		st := stats.AgenticStage{TargetRPS: rate}
+		st := summary.AgenticStage{TargetRPS: rate}
 		for k := 1; k <= 3; k++ {
 			p95 := float64(2*k + i)
 			iv := &curve.Interval{Mean: 0.3 * float64(k), CI: [2]float64{0.2 * float64(k), 0.4 * float64(k)}, N: 3}
 			if k == 3 {
 				iv.CI[0] = -0.258
 			}
-			st.Hops = append(st.Hops, stats.HopFigure{Hop: k, Requests: 100, SuccessRatio: 1, P50Ms: p95 / 2, P95Ms: p95, P99Ms: 2 * p95,
+			st.Hops = append(st.Hops, summary.HopFigure{Hop: k, Requests: 100, SuccessRatio: 1, P50Ms: p95 / 2, P95Ms: p95, P99Ms: 2 * p95,
 				TokenBytes: float64(500 + 50*k), CPUMs: iv})
 		}
 		a.Stages = append(a.Stages, st)
 	}
-	return &stats.Summary{CampaignID: "c", Agentic: a}
+	return &summary.Summary{CampaignID: "c", Agentic: a}
 }
 
 // TestAgenticCharts (issue 30 item 5, the dashboard's chart): chains give
@@ -67,9 +68,9 @@ func TestAgenticCharts(t *testing.T) {
 		t.Errorf("%d charts without CPU per hop, want the latency chart alone", len(got))
 	}
 
-	mix := &stats.Summary{Agentic: &stats.Agentic{}}
+	mix := &summary.Summary{Agentic: &summary.Agentic{}}
 	for _, rate := range []float64{25, 50} {
-		mix.Agentic.Stages = append(mix.Agentic.Stages, stats.AgenticStage{TargetRPS: rate, Kinds: []stats.KindStats{
+		mix.Agentic.Stages = append(mix.Agentic.Stages, summary.AgenticStage{TargetRPS: rate, Kinds: []stats.KindStats{
 			{Kind: "exchange", Requests: 70, SuccessRatio: 1, LatencyMs: stats.Latency{P95: rate / 10}},
 			{Kind: "client_credentials", Requests: 30, SuccessRatio: 1, LatencyMs: stats.Latency{P95: rate / 20}}}})
 	}
@@ -77,7 +78,7 @@ func TestAgenticCharts(t *testing.T) {
 	if len(got) != 1 || strings.Count(string(got[0]), "<circle") != 4 || !strings.Contains(string(got[0]), "client_credentials: 2.5 at 50") {
 		t.Errorf("mix charts: %d %s", len(got), fmt.Sprint(got))
 	}
-	if AgenticCharts(&stats.Summary{}) != nil {
+	if AgenticCharts(&summary.Summary{}) != nil {
 		t.Error("single exchanges have a workload chart")
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/compare"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/table"
 )
 
@@ -31,7 +31,7 @@ var comparePage = template.Must(template.New("compare").Parse(`<!doctype html>
 // Compare renders two campaigns' comparison as HTML: their cost curves
 // overlaid (A in blues, B in oranges), the marginal-cost difference with its
 // interval and the stage-by-stage table.
-func Compare(a, b *stats.Summary, r *compare.Result) ([]byte, error) {
+func Compare(a, b *summary.Summary, r *compare.Result) ([]byte, error) {
 	v := struct {
 		R     *compare.Result
 		Style template.HTML

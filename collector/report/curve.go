@@ -10,13 +10,14 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // Campaign is one campaign's curve on a chart: a name for the legend and
 // the series' colours.
 type Campaign struct {
 	Name string
-	S    *stats.Summary
+	S    *summary.Summary
 	// Classes: p50, p95, p99 and cores series (s1…s7).
 	Classes [4]string
 }
@@ -82,7 +83,7 @@ func latencyCurve(cs []Campaign) charts.XYChart {
 // stagePoint is the reported run's figure at the stage's rate, with the
 // lowest and highest of its finished rounds as the whisker, noted with
 // the stage's verdict (a probe's: the search's).
-func stagePoint(s *stats.Summary, st *stats.Stage, get func(stats.Latency) float64) (charts.XYPoint, bool) {
+func stagePoint(s *summary.Summary, st *summary.Stage, get func(stats.Latency) float64) (charts.XYPoint, bool) {
 	r := st.Reported()
 	if r == nil || r.Requests == 0 {
 		return charts.XYPoint{}, false
@@ -109,7 +110,7 @@ func coresCurve(cs []Campaign) charts.XYChart {
 		slices.SortFunc(all, func(a, b *stats.Run) int { return a.Index - b.Index })
 		maxRate := 0.0
 		for _, r := range all {
-			if p, ok := stats.CostPoint(r); ok {
+			if p, ok := summary.CostPoint(r); ok {
 				runs.Points = append(runs.Points, charts.XYPoint{X: p.Rate, Y: p.Cores, Note: r.ID})
 				maxRate = math.Max(maxRate, p.Rate)
 			}

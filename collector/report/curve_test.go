@@ -9,13 +9,14 @@ import (
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // searched is a capacity search's summary: probes at 100, 200, 400 (broken)
 // and 300/s, two rounds each, 2 CPU-ms per exchange on 0.1 fixed cores.
-func searched(costMs float64) *stats.Summary {
-	s := &stats.Summary{CampaignID: "c", Thresholds: stats.Thresholds{P95Ms: 10, SuccessRatio: 0.99}, Status: "done",
-		Idle: &stats.Idle{Cores: 0.1, Method: "cumulative"}}
+func searched(costMs float64) *summary.Summary {
+	s := &summary.Summary{CampaignID: "c", Thresholds: stats.Thresholds{P95Ms: 10, SuccessRatio: 0.99}, Status: "done",
+		Idle: &summary.Idle{Cores: 0.1, Method: "cumulative"}}
 	var runs []*stats.Run
 	for i, rate := range []float64{100, 200, 400, 300} {
 		for round := 1; round <= 2; round++ {
@@ -30,7 +31,7 @@ func searched(costMs float64) *stats.Summary {
 				EngineCPU: &stats.CPU{AvgCores: cores, CPUMsPerExchange: cores * 1000 / rate, Exchanges: int64(rate * 10)}})
 		}
 	}
-	stats.BuildSummary(s, runs, true)
+	summary.BuildSummary(s, runs, true)
 	s.Capacity = &curve.Result{Status: curve.StatusFound, Capacity: 300, Upper: 400, Objective: curve.Objective{P95Ms: 10, P99Ms: 20, SuccessRatio: 0.99},
 		Probes: []curve.Probe{{Rate: 100, Verdict: curve.Pass}, {Rate: 400, Verdict: curve.Broken, Broken: []string{"p95 2e+03 ms vs 10 ms"}}}}
 	search.Project(s, 1000)
@@ -72,7 +73,7 @@ func TestCurveCharts(t *testing.T) {
 		t.Error("overlay lacks a campaign's fit")
 	}
 	// One stage, no search: no curve.
-	one := &stats.Summary{Stages: s.Stages[:1]}
+	one := &summary.Summary{Stages: s.Stages[:1]}
 	if CurveCharts(Campaign{S: one}) != nil {
 		t.Error("a curve of one stage")
 	}
@@ -112,8 +113,8 @@ func TestCoresCurveDrawsABentCurve(t *testing.T) {
 				LatencyMs: stats.Latency{P50: 1, P95: 2, P99: 3}, EngineCPU: &stats.CPU{AvgCores: cores, CPUMsPerExchange: cores * 1000 / rate, Exchanges: int64(rate * 10)}})
 		}
 	}
-	s := &stats.Summary{CampaignID: "c", Status: "done"}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: "c", Status: "done"}
+	summary.BuildSummary(s, runs, true)
 	if !s.Cost.Curve.Bent() {
 		t.Fatalf("not bent: %+v", s.Cost.Curve)
 	}

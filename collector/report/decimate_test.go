@@ -16,6 +16,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // writeDenseRun writes one finished run of 45 minutes (a request a
@@ -46,8 +47,8 @@ func writeDenseRun(t *testing.T, samples int) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stats.Summary{CampaignID: "dense", Status: "done"}
-	stats.BuildSummary(s, []*stats.Run{st}, true)
+	s := &summary.Summary{CampaignID: "dense", Status: "done"}
+	summary.BuildSummary(s, []*stats.Run{st}, true)
 	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}

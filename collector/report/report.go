@@ -23,6 +23,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/safefs"
 )
@@ -106,7 +107,7 @@ func render(w io.Writer, f *evidence.Folder) error {
 
 // runSections renders every run's section to out, in plan order, one run
 // at a time, and returns what reading the runs' files found.
-func runSections(out io.Writer, f *evidence.Folder, s *stats.Summary) ([]string, error) {
+func runSections(out io.Writer, f *evidence.Folder, s *summary.Summary) ([]string, error) {
 	reported := map[string]bool{}
 	for _, st := range s.Stages {
 		reported[st.ReportedRun] = true

@@ -18,6 +18,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -82,8 +83,8 @@ func writeCampaign(t *testing.T) string {
 		runs = append(runs, st)
 		start = start.Add(p.Total() + 5*time.Second)
 	}
-	s := &stats.Summary{CampaignID: "c", Name: "t", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
-	stats.BuildSummary(s, runs, true)
+	s := &summary.Summary{CampaignID: "c", Name: "t", Status: "done", Started: time.Unix(1_800_000_000, 0), Finished: start, Thresholds: th}
+	summary.BuildSummary(s, runs, true)
 	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestReportStructureMatchesSummary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum stats.Summary
+	var sum summary.Summary
 	raw, _ := os.ReadFile(filepath.Join(dir, evidence.SummaryJSON))
 	_ = json.Unmarshal(raw, &sum)
 
@@ -310,8 +311,8 @@ func TestReportListsTopErrors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stats.Summary{CampaignID: "c", Status: "done", Thresholds: th}
-	stats.BuildSummary(s, []*stats.Run{st}, true)
+	s := &summary.Summary{CampaignID: "c", Status: "done", Thresholds: th}
+	summary.BuildSummary(s, []*stats.Run{st}, true)
 	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
@@ -461,8 +462,8 @@ func writeSmallCampaign(t *testing.T) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stats.Summary{CampaignID: "c", Status: "done"}
-	stats.BuildSummary(s, []*stats.Run{st}, true)
+	s := &summary.Summary{CampaignID: "c", Status: "done"}
+	summary.BuildSummary(s, []*stats.Run{st}, true)
 	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}
@@ -497,8 +498,8 @@ func TestReportSaysWhatPrometheusWasAsked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &stats.Summary{CampaignID: "c", Status: "done", Thresholds: th}
-	stats.BuildSummary(s, []*stats.Run{st}, true)
+	s := &summary.Summary{CampaignID: "c", Status: "done", Thresholds: th}
+	summary.BuildSummary(s, []*stats.Run{st}, true)
 	if err := rec.Finish(s); err != nil {
 		t.Fatal(err)
 	}

@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/tokex-dev/tokex/charts"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -15,7 +15,7 @@ var countClasses = [][4]string{{"s5", "s1", "s3", "s2"}, {"s6", "s4", "s7", "s4"
 
 // countCampaigns are a campaign over engine counts as one curve per count,
 // overlaid like compare's campaigns.
-func countCampaigns(s *stats.Summary) []Campaign {
+func countCampaigns(s *summary.Summary) []Campaign {
 	var out []Campaign
 	for i, p := range s.Scaling.Counts {
 		one, ok := s.OfReplicas(p.Replicas)
@@ -29,7 +29,7 @@ func countCampaigns(s *stats.Summary) []Campaign {
 
 // ScalingCharts are capacity and CPU-ms per exchange against the engine
 // count (nil without a campaign over engine counts).
-func ScalingCharts(s *stats.Summary) []template.HTML {
+func ScalingCharts(s *summary.Summary) []template.HTML {
 	sc := s.Scaling
 	if sc == nil || len(sc.Counts) == 0 {
 		return nil
@@ -43,7 +43,7 @@ func ScalingCharts(s *stats.Summary) []template.HTML {
 
 // capacityChart: each count's capacity (whisker: the search's bracket) and
 // the line N × capacity(base) ÷ base that perfect scaling would give.
-func capacityChart(sc *stats.Scaling) (charts.XYChart, bool) {
+func capacityChart(sc *summary.Scaling) (charts.XYChart, bool) {
 	ch := charts.XYChart{Title: "Capacity against engines (whiskers: the search's bracket; dashed: perfect scaling from the smallest count)",
 		XUnit: "engines", YUnit: "exchanges/s", Height: 220}
 	got := charts.XYSeries{Name: "capacity", Class: "s1", Join: true, Markers: true}
@@ -78,7 +78,7 @@ func capacityChart(sc *stats.Scaling) (charts.XYChart, bool) {
 
 // costChart: each count's observed CPU-ms per exchange per stage and its
 // marginal cost with the 95 % interval.
-func costChart(sc *stats.Scaling) charts.XYChart {
+func costChart(sc *summary.Scaling) charts.XYChart {
 	ch := charts.XYChart{Title: "CPU-ms per exchange against engines (observed per stage; marginal with its 95 % CI)",
 		XUnit: "engines", YUnit: "CPU-ms", Height: 220}
 	byRate := map[float64]*charts.XYSeries{}

@@ -5,7 +5,8 @@
 // the load generator), the issued tokens the verifier sampled
 // (check.verify), what the server said about failures, and the record of
 // what an existing Prometheus was asked and answered about the engine over
-// the run's window. collector/proc, collector/promql and the runner fill
+// the run's window, and how the agents' connections spread over the
+// engines. collector/proc, collector/promql and the runner fill
 // them, the evidence folder keeps them, and collector/stats computes the
 // figures from them.
 package sample

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // scaledRuns are two rounds at 50 and 100/s of one engine burning
@@ -36,9 +37,9 @@ func scaledRuns(replicas func(n int) int) []*stats.Run {
 // count, instead of assuming 1.
 func TestProjectionUsesMeasuredEfficiency(t *testing.T) {
 	capa := &curve.Result{Capacity: 100, Upper: 110, Objective: curve.Objective{P95Ms: 500}}
-	s := &stats.Summary{Thresholds: stats.Thresholds{P95Ms: 500}, Capacities: map[int]*curve.Result{
+	s := &summary.Summary{Thresholds: stats.Thresholds{P95Ms: 500}, Capacities: map[int]*curve.Result{
 		1: capa, 2: {Capacity: 180, Upper: 200}}}
-	stats.BuildSummary(s, scaledRuns(func(n int) int { return n }), true)
+	summary.BuildSummary(s, scaledRuns(func(n int) int { return n }), true)
 	Project(s, 1000)
 	p := s.Projection
 	if p == nil || p.Engines != 12 || p.ScalingEfficiency != 0.9 {
@@ -48,8 +49,8 @@ func TestProjectionUsesMeasuredEfficiency(t *testing.T) {
 		t.Errorf("assumptions %q line %q", p.Assumptions, p.Line)
 	}
 	// Without the counts the same capacity assumes even scaling: 10.
-	one := &stats.Summary{Thresholds: s.Thresholds, Capacity: capa}
-	stats.BuildSummary(one, scaledRuns(func(int) int { return 0 }), true)
+	one := &summary.Summary{Thresholds: s.Thresholds, Capacity: capa}
+	summary.BuildSummary(one, scaledRuns(func(int) int { return 0 }), true)
 	Project(one, 1000)
 	if one.Projection == nil || one.Projection.Engines != 10 || one.Projection.ScalingEfficiency != 0 {
 		t.Errorf("even scaling: %+v", one.Projection)

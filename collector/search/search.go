@@ -10,6 +10,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // Round is a finished run as the capacity search judges it: a run
@@ -20,7 +21,7 @@ import (
 func Round(r *stats.Run, th stats.Thresholds) curve.Round {
 	rd := curve.Round{RunID: r.ID, P50Ms: r.LatencyMs.P50, P95Ms: r.LatencyMs.P95, P99Ms: r.LatencyMs.P99,
 		SuccessRatio: r.SuccessRatio, Dropped: r.Dropped, Requests: r.Requests, AchievedRPS: r.AchievedRPS}
-	if p, ok := stats.CostPoint(r); ok {
+	if p, ok := summary.CostPoint(r); ok {
 		rd.EngineCores = math.Round(p.Cores*10000) / 10000
 	}
 	if r.Status != stats.StatusDone {
@@ -76,7 +77,7 @@ func Replay(spec Spec, runs []*stats.Run) *curve.Result {
 // Project sets the summary's projection for rate (0: none) from its cost
 // fit and, when a capacity was searched, the engine's capacity under its
 // objective (tokex run and capacity --project).
-func Project(s *stats.Summary, rate float64) {
+func Project(s *summary.Summary, rate float64) {
 	s.Projection = nil
 	if rate <= 0 || s.Cost == nil {
 		return

@@ -1,7 +1,9 @@
 package stats
 
 import (
+	"cmp"
 	"slices"
+	"strings"
 
 	"github.com/tokex-dev/tokex/exchange"
 )
@@ -87,8 +89,8 @@ type KindStats struct {
 // in flight are at most its workers (agents × max_in_flight ≤ 100,000).
 const MaxOpenChains = 1 << 17
 
-// maxBreaks bounds Run.Chains.Broken.
-const maxBreaks = 8
+// MaxBreaks bounds Run.Chains.Broken.
+const MaxBreaks = 8
 
 // agenticTally is the part of a Tally for chains and mixes, made at the
 // first row with a hop or a kind.
@@ -265,8 +267,8 @@ func (a *agenticTally) chainStats() *ChainStats {
 		b.Count = n
 		c.Broken = append(c.Broken, b)
 	}
-	sortBreaks(c.Broken)
-	c.Broken = c.Broken[:min(len(c.Broken), maxBreaks)]
+	SortBreaks(c.Broken)
+	c.Broken = c.Broken[:min(len(c.Broken), MaxBreaks)]
 	return &c
 }
 
@@ -280,14 +282,14 @@ func sizes(b []int32) Sizes {
 		sum += float64(v)
 	}
 	return Sizes{Count: int64(len(b)), Min: int64(b[0]), Max: int64(b[len(b)-1]),
-		Avg: round3(sum / float64(len(b))), P50: round3(Percentile(b, 0.5))}
+		Avg: Round3(sum / float64(len(b))), P50: Round3(Percentile(b, 0.5))}
 }
 
 func ratio(a, b int64) float64 {
 	if b == 0 {
 		return 0
 	}
-	return round4(float64(a) / float64(b))
+	return Round4(float64(a) / float64(b))
 }
 
 // agenticFigures puts the chains' and the grants' figures in r.
@@ -300,4 +302,17 @@ func (t *Tally) agenticFigures(r *Run) {
 	if kinds := a.kindStats(); r.Mix != nil || len(kinds) > 1 {
 		r.Kinds = kinds
 	}
+}
+
+// SortBreaks orders breaks by count, then hop and error.
+func SortBreaks(bs []ChainBreak) {
+	slices.SortFunc(bs, func(x, y ChainBreak) int {
+		if x.Count != y.Count {
+			return cmp.Compare(y.Count, x.Count)
+		}
+		if x.Hop != y.Hop {
+			return cmp.Compare(x.Hop, y.Hop)
+		}
+		return strings.Compare(x.Error, y.Error)
+	})
 }

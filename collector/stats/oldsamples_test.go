@@ -39,17 +39,17 @@ func oldGroupCPU(res []sample.Resource, kind string, m RunMeta, exchanges int64)
 	}
 	c := &CPU{Samples: len(t.secs), Method: "rate", Exchanges: exchanges, Source: strings.Join(slices.Sorted(maps.Keys(sources)), ", ")}
 	avg, peak, mem := t.sum()
-	c.AvgCores, c.PeakCores = round3(avg/1000), round3(peak/1000)
+	c.AvgCores, c.PeakCores = Round3(avg/1000), Round3(peak/1000)
 	if exchanges == 0 {
 		return c, mem
 	}
 	if cpuSeconds, exact := oldCumulativeCPU(names, start, end); exact {
 		c.Method = "cumulative"
-		c.CPUMsPerExchange = round3(cpuSeconds * 1000 / float64(exchanges))
+		c.CPUMsPerExchange = Round3(cpuSeconds * 1000 / float64(exchanges))
 		return c, mem
 	}
 	seconds := float64(end-start) / 1e6
-	c.CPUMsPerExchange = round3(c.AvgCores * 1000 * seconds / float64(exchanges))
+	c.CPUMsPerExchange = Round3(c.AvgCores * 1000 * seconds / float64(exchanges))
 	return c, mem
 }
 

@@ -52,20 +52,20 @@ func Summarize[T int32 | int64](us []T) Latency {
 	const ms = 1000.0
 	return Latency{
 		Count: int64(len(us)),
-		Avg:   round3(sum / float64(len(us)) / ms),
-		P50:   round3(Percentile(us, 0.50) / ms),
-		P90:   round3(Percentile(us, 0.90) / ms),
-		P95:   round3(Percentile(us, 0.95) / ms),
-		P99:   round3(Percentile(us, 0.99) / ms),
-		Max:   round3(float64(us[len(us)-1]) / ms),
+		Avg:   Round3(sum / float64(len(us)) / ms),
+		P50:   Round3(Percentile(us, 0.50) / ms),
+		P90:   Round3(Percentile(us, 0.90) / ms),
+		P95:   Round3(Percentile(us, 0.95) / ms),
+		P99:   Round3(Percentile(us, 0.99) / ms),
+		Max:   Round3(float64(us[len(us)-1]) / ms),
 	}
 }
 
-// round3 keeps three decimals (µs resolution in ms), so that summary.json
+// Round3 keeps three decimals (µs resolution in ms), so that summary.json
 // carries no false precision and recomputation is byte-stable.
-func round3(v float64) float64 {
+func Round3(v float64) float64 {
 	if v < 0 {
-		return -round3(-v)
+		return -Round3(-v)
 	}
 	return math.Floor(v*1000+0.5) / 1000 // never through an int64: a hostile figure would overflow it
 }

@@ -13,12 +13,12 @@ func promqlCPU(p *sample.PromQL, m RunMeta, exchanges int64) (*CPU, int64) {
 		c.Samples += mb.Samples
 		mem += mb.MemoryBytes
 	}
-	c.PeakCores = round3(max(p.PeakCores, c.AvgCores))
+	c.PeakCores = Round3(max(p.PeakCores, c.AvgCores))
 	seconds := m.MeasuredEnd.Sub(m.MeasuredStart).Seconds()
 	if exchanges > 0 {
-		c.CPUMsPerExchange = round3(c.AvgCores * 1000 * seconds / float64(exchanges))
+		c.CPUMsPerExchange = Round3(c.AvgCores * 1000 * seconds / float64(exchanges))
 	}
-	c.AvgCores = round3(c.AvgCores)
+	c.AvgCores = Round3(c.AvgCores)
 	return c, mem
 }
 

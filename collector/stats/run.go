@@ -15,14 +15,6 @@ import (
 	"github.com/tokex-dev/tokex/exchange"
 )
 
-// CPUDefinition states how CPU per exchange is computed (summary.json).
-const CPUDefinition = "engine_cpu.cpu_ms_per_exchange: engine CPU used in the measured window " +
-	"(cumulative CPU counters interpolated at its edges, method cumulative; else the average sampled rate × window, " +
-	"method rate) ÷ engine_cpu.exchanges, the responses received in the same window by completion time " +
-	"(any HTTP status, warmup arrivals included; timeouts, connection errors and dropped arrivals excluded). " +
-	"CPU and the responses it paid for are counted over one interval, so the figure stays true when the " +
-	"server falls behind its schedule. engine_cpu.source says what was sampled."
-
 // CPU summarizes a group of processes or pods over the measured window.
 type CPU struct {
 	AvgCores         float64 `json:"avg_cores"`
@@ -86,21 +78,21 @@ type Run struct {
 	EngineMemoryBytes int64         `json:"engine_memory_bytes"`
 	// EnginePods is each engine's cores in the measured window, and
 	// EngineBalance their max ÷ mean (1: even), with two engines or more.
-	EnginePods    []PodCPU `json:"engine_pods,omitempty"`
-	EngineBalance float64  `json:"engine_balance,omitempty"`
+	EnginePods    []usage.PodCPU `json:"engine_pods,omitempty"`
+	EngineBalance float64        `json:"engine_balance,omitempty"`
 	// Connections: how the agents' connections were spread over the
 	// engines (local engines sharing a port).
-	Connections      *Connections      `json:"connections,omitempty"`
-	GeneratorCPU     *CPU              `json:"generator_cpu,omitempty"`
-	ThresholdsPassed bool              `json:"thresholds_passed"`
-	Thresholds       []ThresholdResult `json:"thresholds"`
-	WarmupRequests   int64             `json:"warmup_requests"`
-	WarmupDropped    int64             `json:"warmup_dropped"`
-	Started          time.Time         `json:"started"`
-	MeasuredStart    time.Time         `json:"measured_start"`
-	MeasuredEnd      time.Time         `json:"measured_end"`
-	MeasuredSeconds  float64           `json:"measured_seconds"`
-	Warnings         []Warning         `json:"warnings,omitempty"`
+	Connections      *sample.Connections `json:"connections,omitempty"`
+	GeneratorCPU     *CPU                `json:"generator_cpu,omitempty"`
+	ThresholdsPassed bool                `json:"thresholds_passed"`
+	Thresholds       []ThresholdResult   `json:"thresholds"`
+	WarmupRequests   int64               `json:"warmup_requests"`
+	WarmupDropped    int64               `json:"warmup_dropped"`
+	Started          time.Time           `json:"started"`
+	MeasuredStart    time.Time           `json:"measured_start"`
+	MeasuredEnd      time.Time           `json:"measured_end"`
+	MeasuredSeconds  float64             `json:"measured_seconds"`
+	Warnings         []Warning           `json:"warnings,omitempty"`
 	// LatencyPeriod is a regular latency wave (curve.PeriodDefinition).
 	LatencyPeriod *curve.Period `json:"latency_period,omitempty"`
 	// Verification counts the issued tokens verified in the measured
@@ -302,19 +294,19 @@ func (t *Tally) Run(m RunMeta, th Thresholds) *Run {
 	r.SendLagParts = m.SendLagParts
 	r.Verification = m.Verification
 	if r.MeasuredSeconds > 0 {
-		r.AchievedRPS = round3(float64(r.Responses) / r.MeasuredSeconds)
+		r.AchievedRPS = Round3(float64(r.Responses) / r.MeasuredSeconds)
 	}
 	if arrivals > 0 { // of a chain, its first hop's response
-		r.AchievedRatio = round4(float64(t.firstResponses) / float64(arrivals))
+		r.AchievedRatio = Round4(float64(t.firstResponses) / float64(arrivals))
 	}
 	if r.Requests > 0 {
-		r.SuccessRatio = round4(float64(r.OK) / float64(r.Requests))
+		r.SuccessRatio = Round4(float64(r.OK) / float64(r.Requests))
 	}
 	r.TopErrors = topErrors(r.Errors, m.ErrorDescriptions)
 	st := &t.samples
 	sampled, sampledMem := groupCPU(&st.engine, st.start, st.end, t.answeredInWindow)
 	r.engineFigure(m, sampled, sampledMem, t.answeredInWindow)
-	r.EnginePods, r.EngineBalance = enginePods(&st.engine, m)
+	r.EnginePods, r.EngineBalance = st.engine.Pods(m.MeasuredEnd.Sub(m.MeasuredStart).Seconds())
 	r.Connections = m.Connections
 	if w, bad := counterWarning(&st.engine, "engine", m.ID); bad {
 		r.Warnings = append(r.Warnings, w)
@@ -479,4 +471,20 @@ func (r *Run) FailedChecks() string {
 	return strings.Join(failed, "; ")
 }
 
-func round4(v float64) float64 { return math.Round(v*10000) / 10000 }
+// Round4 keeps four decimals (ratios, cores).
+func Round4(v float64) float64 { return math.Round(v*10000) / 10000 }
+
+// Workload names the run's workload: "" the campaign's own, "chain k" a
+// shorter chain (workload.steps), or the baseline grant.
+func (r *Run) Workload() string {
+	switch {
+	case r.Grant != "":
+		return string(r.Grant)
+	case r.Step:
+		return fmt.Sprintf("chain %d", r.Chain)
+	}
+	return ""
+}
+
+// Variant reports a run of another workload than the campaign's own.
+func (r *Run) Variant() bool { return r.Workload() != "" }

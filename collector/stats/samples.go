@@ -81,15 +81,15 @@ func groupCPU(g *usage.Group, start, end, exchanges int64) (*CPU, int64) {
 		return nil, 0
 	}
 	c := &CPU{Samples: f.Seconds, Method: "rate", Exchanges: exchanges, Source: f.Source}
-	c.AvgCores, c.PeakCores = round3(f.AvgMillicores/1000), round3(f.PeakMillicores/1000)
+	c.AvgCores, c.PeakCores = Round3(f.AvgMillicores/1000), Round3(f.PeakMillicores/1000)
 	switch {
 	case exchanges == 0:
 	case f.Cumulative:
 		c.Method = "cumulative"
-		c.CPUMsPerExchange = round3(f.CPUSeconds * 1000 / float64(exchanges))
+		c.CPUMsPerExchange = Round3(f.CPUSeconds * 1000 / float64(exchanges))
 	default:
 		seconds := float64(end-start) / 1e6
-		c.CPUMsPerExchange = round3(c.AvgCores * 1000 * seconds / float64(exchanges))
+		c.CPUMsPerExchange = Round3(c.AvgCores * 1000 * seconds / float64(exchanges))
 	}
 	return c, f.MemoryBytes
 }

@@ -46,14 +46,3 @@ func TestLateRuleJudgesStartLagOfK6Agents(t *testing.T) {
 		t.Errorf("late k6 agent: %q", d)
 	}
 }
-
-func TestSendLagDefinitionPerDriver(t *testing.T) {
-	t.Parallel()
-	for driver, want := range map[string]string{"local": "minted ahead", "kube (e2e/default)": "includes minting", "k6 import": "unknown"} {
-		s := &Summary{Driver: driver}
-		BuildSummary(s, nil, true)
-		if !strings.Contains(s.SendLagDefinition, want) {
-			t.Errorf("%s: %q", driver, s.SendLagDefinition)
-		}
-	}
-}

@@ -68,80 +68,6 @@ func TestSummarizeMilliseconds(t *testing.T) {
 	}
 }
 
-func TestMedianRunSelection(t *testing.T) {
-	t.Parallel()
-	mk := func(id string, round int, p95 float64, st RunStatus) *Run {
-		return &Run{ID: id, Round: round, Status: st, Requests: 10, LatencyMs: Latency{P95: p95}, ThresholdsPassed: true}
-	}
-	failed := func(r *Run) *Run { r.ThresholdsPassed, r.SuccessRatio = false, 0; return r }
-	cases := []struct {
-		name string
-		runs []*Run
-		want string
-	}{
-		{"three", []*Run{mk("a", 1, 9.51, StatusDone), mk("b", 2, 9.03, StatusDone), mk("c", 3, 10.01, StatusDone)}, "a"},
-		{"aborted ignored, even takes the worse", []*Run{mk("a", 1, 1, StatusDone), mk("b", 2, 2, StatusAborted), mk("c", 3, 3, StatusDone)}, "c"},
-		{"even takes the worse", []*Run{mk("a", 1, 4, StatusDone), mk("b", 2, 3, StatusDone)}, "a"},
-		{"tie by round", []*Run{mk("a", 2, 5, StatusDone), mk("b", 1, 5, StatusDone), mk("c", 3, 5, StatusDone)}, "a"},
-		{"none", []*Run{mk("a", 1, 1, StatusFailed)}, ""},
-		// A dead target answers fast: its run must not pull the median down.
-		{"failed fast run ranks last", []*Run{mk("a", 1, 9.5, StatusDone), failed(mk("b", 2, 4.9, StatusDone)), mk("c", 3, 9.8, StatusDone)}, "c"},
-		{"one of two failed", []*Run{mk("a", 1, 9.5, StatusDone), failed(mk("b", 2, 4.9, StatusDone))}, "b"},
-		{"most failed", []*Run{mk("a", 1, 9.5, StatusDone), failed(mk("b", 2, 4.9, StatusDone)), failed(mk("c", 3, 4.8, StatusDone))}, "c"},
-		{"no exchange after failed", []*Run{failed(mk("a", 1, 30, StatusDone)), failed(&Run{ID: "b", Round: 2, Status: StatusDone}), mk("c", 3, 6, StatusDone)}, "a"},
-	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			if got := MedianRun(c.runs); got != c.want {
-				t.Errorf("got %q want %q", got, c.want)
-			}
-		})
-	}
-}
-
-// A stage with a failed run says so in the stage's fields and a coded
-// warning (doc: in every table), and the reported run is never it when
-// most runs passed.
-func TestStageWithFailedRunSaysSo(t *testing.T) {
-	t.Parallel()
-	mk := func(id string, round int, p95 float64) *Run {
-		return &Run{ID: id, TargetRPS: 100, Round: round, Status: StatusDone, Requests: 1000, OK: 1000, SuccessRatio: 1, AchievedRatio: 1,
-			LatencyMs: Latency{P50: p95 / 2, P95: p95}, EngineCPU: &CPU{AvgCores: 0.5, CPUMsPerExchange: 5}, ThresholdsPassed: true,
-			Thresholds: []ThresholdResult{{Name: "success_ratio >=", Limit: 0.99, Actual: 1, Passed: true}}}
-	}
-	dead := mk("02-r2-100rps", 2, 4.9)
-	dead.OK, dead.SuccessRatio, dead.ThresholdsPassed = 0, 0, false
-	dead.Thresholds = []ThresholdResult{{Name: "success_ratio >=", Limit: 0.99, Actual: 0, Passed: false}}
-	s := &Summary{Thresholds: Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
-	BuildSummary(s, []*Run{mk("01-r1-100rps", 1, 9.5), dead, mk("03-r3-100rps", 3, 9.8)}, true)
-	st := s.Stages[0]
-	if st.ReportedRun != "03-r3-100rps" {
-		t.Errorf("reported %s, want the worse passing run 03-r3-100rps", st.ReportedRun)
-	}
-	if st.ThresholdsPassed || len(st.FailedRuns) != 1 || st.FailedRuns[0] != "02-r2-100rps" || s.ThresholdsPassed {
-		t.Errorf("stage passed %v failed runs %v, campaign passed %v", st.ThresholdsPassed, st.FailedRuns, s.ThresholdsPassed)
-	}
-	var found bool
-	for _, w := range s.Warnings {
-		if w.Code == WarnStageFailedRun && strings.Contains(w.Detail, "100/s: 1 of 3 runs failed: 02-r2-100rps (success_ratio >= 0.99 (was 0))") {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("warnings %v", s.Warnings)
-	}
-	b, _ := json.Marshal(s)
-	if !strings.Contains(string(b), `"thresholds_passed":false,"failed_runs":["02-r2-100rps"]`) || !strings.Contains(string(b), `"reported_run_rule":`) {
-		t.Errorf("summary.json: %s", b)
-	}
-	// Unknown thresholds (a summary recomputed without them) fail no stage.
-	u := &Summary{}
-	BuildSummary(u, []*Run{mk("01-r1-100rps", 1, 9.5), dead}, false)
-	if len(u.Stages[0].FailedRuns) != 0 || len(u.Warnings) != 0 {
-		t.Errorf("unknown thresholds: failed %v warnings %v", u.Stages[0].FailedRuns, u.Warnings)
-	}
-}
-
 func TestComputeRunPhasesDroppedAndCPU(t *testing.T) {
 	t.Parallel()
 	start := time.Unix(1_700_000_000, 0)
@@ -204,25 +130,6 @@ func TestComputeRunPhasesDroppedAndCPU(t *testing.T) {
 	}
 }
 
-func TestBuildSummary(t *testing.T) {
-	t.Parallel()
-	mk := func(id string, rps float64, round int, p95 float64) *Run {
-		return &Run{ID: id, TargetRPS: rps, Round: round, Status: StatusDone, Requests: 30008, OK: 30008,
-			SuccessRatio: 1, AchievedRatio: 1, LatencyMs: Latency{Avg: 5.4, P50: 5.1, P90: 6.9, P95: p95, P99: 9.7},
-			EngineCPU: &CPU{AvgCores: 0.56, PeakCores: 0.62, CPUMsPerExchange: 5.6}, ThresholdsPassed: true}
-	}
-	runs := []*Run{{ID: "s", Sanity: true, Status: StatusDone}, mk("a", 100, 1, 7.23), mk("b", 100, 2, 7.54), mk("c", 100, 3, 7.72)}
-	s := &Summary{}
-	BuildSummary(s, runs, true)
-	if !s.ThresholdsPassed || s.Stages[0].ReportedRun != "b" || s.Sanity == nil || s.Totals.Exchanges != 3*30008 {
-		t.Fatalf("%+v", s)
-	}
-	BuildSummary(s, runs, false)
-	if s.ThresholdsPassed {
-		t.Error("an incomplete campaign passed")
-	}
-}
-
 // Achieved counts answered requests: a target that refused every
 // connection achieved nothing (it used to show 100 %), and a run cut short
 // right after an arrival can no longer exceed its target (it showed 100.4 %).
@@ -251,7 +158,7 @@ func TestAchievedCountsResponses(t *testing.T) {
 	cut := RunMeta{ID: "cut", TargetRPS: 40, Status: StatusAborted, Started: start, MeasuredStart: start, MeasuredEnd: start.Add(6260 * time.Millisecond)}
 	rs := append(rows(251, "ok"), Request{Seq: 251, Phase: Measured, ScheduledUS: start.Add(6250 * time.Millisecond).UnixMicro(), Outcome: "aborted"})
 	aborted := ComputeRun(cut, rs, nil, th)
-	if aborted.AchievedRatio > 1 || aborted.AchievedRatio != round4(251.0/252) {
+	if aborted.AchievedRatio > 1 || aborted.AchievedRatio != Round4(251.0/252) {
 		t.Errorf("aborted run achieved %v", aborted.AchievedRatio)
 	}
 }

@@ -1,5 +1,6 @@
-// Package stats computes tokex's figures from evidence: exact percentiles,
-// per-run statistics, median-run selection and the campaign summary.
+// Package stats computes a run's figures from its evidence: exact
+// percentiles, the per-run statistics (streamed through a Tally), thresholds,
+// warnings and health rules. The campaign across runs is collector/summary.
 package stats
 
 import (
@@ -29,16 +30,6 @@ const (
 	StatusDone    RunStatus = "done"
 	StatusAborted RunStatus = "aborted"
 	StatusFailed  RunStatus = "failed"
-)
-
-// CampaignStatus is where a campaign is: running, or how it ended.
-type CampaignStatus string
-
-const (
-	CampaignRunning CampaignStatus = "running"
-	CampaignDone    CampaignStatus = "done"
-	CampaignAborted CampaignStatus = "aborted"
-	CampaignFailed  CampaignStatus = "failed"
 )
 
 // Request is one row of requests.csv.gz: one arrival of the open model.
@@ -177,5 +168,5 @@ type RunMeta struct {
 	Mix   *exchange.Mix  `json:",omitempty"`
 	// Connections: the agents' connections over the engines (local
 	// engines sharing a port).
-	Connections *Connections `json:",omitempty"`
+	Connections *sample.Connections `json:",omitempty"`
 }

@@ -27,6 +27,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/lines"
@@ -51,7 +52,7 @@ type Options struct {
 // Result says what was imported and what was odd.
 type Result struct {
 	Dir      string
-	Summary  *stats.Summary
+	Summary  *summary.Summary
 	Warnings []stats.Warning
 }
 
@@ -113,7 +114,7 @@ func Import(opt Options) (*Result, error) {
 
 // publish writes the evidence folder in a staging folder and moves it into
 // place whole, or leaves nothing.
-func publish(opt Options, all []*parsed, samples []sample.Resource, warmupTag string) (string, *stats.Summary, error) {
+func publish(opt Options, all []*parsed, samples []sample.Resource, warmupTag string) (string, *summary.Summary, error) {
 	name := opt.Name
 	if name == "" {
 		name = "k6-import"
@@ -204,7 +205,7 @@ func (res *Result) parseRuns(src *safefs.Dir, runs []runInput, opt Options, tagK
 
 // write fills the staged folder: per run, the rows (second pass over the
 // points), windows and resource samples in time order, the statistics.
-func write(w *evidence.Writer, all []*parsed, samples []sample.Resource, opt Options, name string) (*stats.Summary, error) {
+func write(w *evidence.Writer, all []*parsed, samples []sample.Resource, opt Options, name string) (*summary.Summary, error) {
 	id := w.Manifest().CampaignID
 	var planned []event.PlannedRun
 	for _, p := range all {
@@ -225,9 +226,9 @@ func write(w *evidence.Writer, all []*parsed, samples []sample.Resource, opt Opt
 		stRuns = append(stRuns, st)
 	}
 	last := all[len(all)-1].meta.MeasuredEnd
-	s := &stats.Summary{CampaignID: id, Name: name, Tool: "tokex " + opt.Tool, Driver: "k6 import", Target: opt.Dir,
-		Status: stats.CampaignDone, Started: first, Finished: last, Thresholds: opt.Thresholds}
-	stats.BuildSummary(s, stRuns, true)
+	s := &summary.Summary{CampaignID: id, Name: name, Tool: "tokex " + opt.Tool, Driver: "k6 import", Target: opt.Dir,
+		Status: summary.CampaignDone, Started: first, Finished: last, Thresholds: opt.Thresholds}
+	summary.BuildSummary(s, stRuns, true)
 	return s, rec.Finish(s)
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner/replay"
 )
 
@@ -444,7 +445,7 @@ func TestImportRecordsLikeACampaign(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := f.Manifest
-	if m.Status != stats.CampaignDone || m.Reason != "" || !m.Finished.Equal(res.Summary.Finished) || len(m.Runs) != 2 {
+	if m.Status != summary.CampaignDone || m.Reason != "" || !m.Finished.Equal(res.Summary.Finished) || len(m.Runs) != 2 {
 		t.Fatalf("manifest %q %q %v, %d runs", m.Status, m.Reason, m.Finished, len(m.Runs))
 	}
 	for _, r := range m.Runs {

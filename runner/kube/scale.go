@@ -16,7 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 )
@@ -57,19 +57,19 @@ func (d *Driver) engineNS() string {
 // kube.engines.pause_hpa, and records the count to restore; each call sets
 // the scale subresource to n, waits until n engine Pods are Ready and the
 // Service has n ready endpoints (kube.engines.ready_timeout), then settles.
-func (d *Driver) Scale(ctx context.Context, n int, out runner.Output) (stats.Scale, error) {
+func (d *Driver) Scale(ctx context.Context, n int, out runner.Output) (summary.Scale, error) {
 	if d.wl == nil {
 		w, err := findWorkload(ctx, d.Client, d.engineNS(), d.Cfg.Kube.Engines.Selector, d.Cfg.Kube.Engines.Workload)
 		if err != nil {
-			return stats.Scale{}, err
+			return summary.Scale{}, err
 		}
 		if err := w.checkHPA(ctx, d.Client, d.Cfg.Kube.Engines.PauseHPA); err != nil {
-			return stats.Scale{}, err
+			return summary.Scale{}, err
 		}
 		d.wl = w
 	}
 	w := d.wl
-	s := stats.Scale{At: time.Now(), Replicas: n, From: int(w.current), Workload: w.String()}
+	s := summary.Scale{At: time.Now(), Replicas: n, From: int(w.current), Workload: w.String()}
 	if w.hpa != nil {
 		if err := w.pinHPA(ctx, d.Client, int32(n)); err != nil {
 			return s, err
@@ -103,12 +103,12 @@ func (d *Driver) Scale(ctx context.Context, n int, out runner.Output) (stats.Sca
 // Restore implements runner.Scaler: the workload back at its original
 // count and the paused HPA's bounds back, retried (an API server that went
 // away may come back) until ctx ends; a failure says how to do it by hand.
-func (d *Driver) Restore(ctx context.Context, _ runner.Output) (stats.Scale, bool, error) {
+func (d *Driver) Restore(ctx context.Context, _ runner.Output) (summary.Scale, bool, error) {
 	w := d.wl
 	if w == nil || !w.changed {
-		return stats.Scale{}, false, nil
+		return summary.Scale{}, false, nil
 	}
-	s := stats.Scale{At: time.Now(), Replicas: int(w.original), From: int(w.current), Restore: true, Workload: w.String()}
+	s := summary.Scale{At: time.Now(), Replicas: int(w.original), From: int(w.current), Restore: true, Workload: w.String()}
 	err := retry(ctx, func() error { return setReplicas(ctx, d.Client, w, w.original) })
 	if err == nil {
 		w.changed, w.current = false, w.original

@@ -14,6 +14,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/knowncost"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -38,7 +39,7 @@ const secret = localtest.Secret
 
 type campaignRun struct {
 	dir     string
-	summary *stats.Summary
+	summary *summary.Summary
 	err     error
 	events  []event.Event
 	drv     *local.Driver

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
 )
 
 // tcpSock is one line of /proc/net/tcp{,6}: an IPv4 (or mapped) socket.
@@ -92,17 +92,17 @@ func socketInodes(pid int) map[uint64]bool {
 // spread is how the agents' connections to port lie over the engines: each
 // engine's established sockets on port, matched by their peer port with
 // the local ports the agents dialed from (ports: port -> agent).
-func spread(engines []FleetEngine, port int, ports map[int]int) *stats.Connections {
+func spread(engines []FleetEngine, port int, ports map[int]int) *sample.Connections {
 	socks, err := readTCP()
 	if err != nil || len(engines) == 0 {
 		return nil
 	}
 	mine := socketInodes(os.Getpid())
-	c := &stats.Connections{}
+	c := &sample.Connections{}
 	held := map[int]bool{} // generator ports an engine holds
 	for _, e := range engines {
 		inodes := socketInodes(e.PID)
-		ec := stats.EngineConnections{Engine: e.Label}
+		ec := sample.EngineConnections{Engine: e.Label}
 		agents := map[int]bool{}
 		for _, s := range socks {
 			if !s.established || s.local != port || !inodes[s.inode] {

@@ -2,7 +2,7 @@
 
 package local
 
-import "github.com/tokex-dev/tokex/collector/stats"
+import "github.com/tokex-dev/tokex/collector/sample"
 
 // spread reads sockets from /proc: Linux only.
-func spread([]FleetEngine, int, map[int]int) *stats.Connections { return nil }
+func spread([]FleetEngine, int, map[int]int) *sample.Connections { return nil }

@@ -14,6 +14,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/knowncost"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
@@ -62,7 +63,7 @@ func TestEngineKilledMidRunFailsTheRun(t *testing.T) {
 	if !killed {
 		t.Fatal("the first run never reached its measured phase")
 	}
-	if !errors.Is(r.Err, runner.ErrEngineExited) || r.Summary == nil || r.Summary.Status != stats.CampaignFailed {
+	if !errors.Is(r.Err, runner.ErrEngineExited) || r.Summary == nil || r.Summary.Status != summary.CampaignFailed {
 		t.Fatalf("campaign: err %v, want the engine gone", r.Err)
 	}
 	f, err := evidence.Open(dir)
@@ -104,7 +105,7 @@ func resumeAfterRestart(t *testing.T, c config.Campaign, dir, srvURL string, old
 		t.Fatalf("resume with the dead target.pid %d: %v", oldPID, r.Err)
 	}
 	r = localtest.Run(t, context.Background(), c, dir, localtest.Options{Resume: done, Driver: func(d *local.Driver) { d.PID = local.PIDListen }})
-	if r.Err != nil || r.Summary.Status != stats.CampaignDone {
+	if r.Err != nil || r.Summary.Status != summary.CampaignDone {
 		t.Fatalf("resume with --pid listen: %v", r.Err)
 	}
 	g, err := evidence.Open(dir)

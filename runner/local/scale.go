@@ -12,7 +12,8 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/proc"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner"
 )
 
@@ -88,11 +89,11 @@ func (d *Driver) stopEngineSampler() {
 // their own names, and the agents' idle connections closed so that new
 // ones spread over the engines (SO_REUSEPORT spreads connections, not
 // requests).
-func (d *Driver) Scale(ctx context.Context, n int, out runner.Output) (stats.Scale, error) {
+func (d *Driver) Scale(ctx context.Context, n int, out runner.Output) (summary.Scale, error) {
 	if d.fleet == nil {
-		return stats.Scale{}, errors.New("target.embedded.engines: the local driver starts engines for its embedded server only")
+		return summary.Scale{}, errors.New("target.embedded.engines: the local driver starts engines for its embedded server only")
 	}
-	s := stats.Scale{At: time.Now(), Replicas: n, From: len(d.fleet.Engines()), Workload: d.fleet.Describe(), HostCPUs: hostCPUs()}
+	s := summary.Scale{At: time.Now(), Replicas: n, From: len(d.fleet.Engines()), Workload: d.fleet.Describe(), HostCPUs: hostCPUs()}
 	if err := d.fleet.Scale(ctx, n, d.pins); err != nil {
 		return s, err
 	}
@@ -117,13 +118,13 @@ func (d *Driver) Scale(ctx context.Context, n int, out runner.Output) (stats.Sca
 
 // Restore implements runner.Scaler: the local engines end with the
 // campaign (Close), nothing outlives it to restore.
-func (d *Driver) Restore(context.Context, runner.Output) (stats.Scale, bool, error) {
-	return stats.Scale{}, false, nil
+func (d *Driver) Restore(context.Context, runner.Output) (summary.Scale, bool, error) {
+	return summary.Scale{}, false, nil
 }
 
 // connections is how the agents' connections lie over the engines now
 // (nil without a fleet).
-func (d *Driver) connections() *stats.Connections {
+func (d *Driver) connections() *sample.Connections {
 	if d.fleet == nil || d.gen == nil {
 		return nil
 	}

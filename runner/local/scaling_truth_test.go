@@ -14,6 +14,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/truth"
 	"github.com/tokex-dev/tokex/runner"
@@ -107,7 +108,7 @@ func scalingTruthCampaign(cost time.Duration) config.Campaign {
 }
 
 // runFleetCampaign runs c as tokex capacity does, with fleet as the engines.
-func runFleetCampaign(t *testing.T, ctx context.Context, c config.Campaign, fleet Fleet, dir string) *stats.Summary {
+func runFleetCampaign(t *testing.T, ctx context.Context, c config.Campaign, fleet Fleet, dir string) *summary.Summary {
 	t.Helper()
 	key, err := jose.GenerateKey(c.Subject.Alg)
 	if err != nil {

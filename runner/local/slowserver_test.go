@@ -14,6 +14,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/runner/local/localtest"
 )
 
@@ -79,7 +80,7 @@ func TestCampaignCompletesWhenTheServerHoldsSomeRequests(t *testing.T) {
 			c.Target.UnreachableAfter = time.Second // the timeout: the first held request stopped it
 			c.Thresholds.P95Ms = float64(c.Request.Timeout / time.Millisecond)
 			r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "hold"), nil, nil, nil)
-			if r.err != nil || r.summary.Status != stats.CampaignDone {
+			if r.err != nil || r.summary.Status != summary.CampaignDone {
 				t.Fatalf("the campaign did not complete (exit 2): %v", r.err)
 			}
 			run := r.summary.Stages[0].Runs[0]
@@ -138,7 +139,7 @@ func TestSanityRunOfAServerHoldingSomeRequests(t *testing.T) {
 	c.Target.UnreachableAfter = time.Second
 	c.Thresholds.P95Ms = float64(c.Request.Timeout / time.Millisecond)
 	r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "hold"), nil, nil, nil)
-	if r.err != nil || r.summary.Status != stats.CampaignDone {
+	if r.err != nil || r.summary.Status != summary.CampaignDone {
 		t.Fatalf("the campaign did not complete: %v", r.err)
 	}
 	if n := len(r.summary.Stages); n != 1 || len(r.summary.Stages[0].Runs) != 1 {
@@ -166,7 +167,7 @@ func TestCapacityProbeOfAServerSlowerThanTheTimeout(t *testing.T) {
 	c.Capacity.Start, c.Capacity.Min, c.Capacity.Factor = 20, 10, 2
 	c.Capacity.Rounds, c.Capacity.MaxProbes, c.Capacity.CoolDown = 1, 2, 100*time.Millisecond
 	res := localtest.Run(t, context.Background(), c, filepath.Join(t.TempDir(), "search"), localtest.Options{Search: true})
-	if res.Err != nil || res.Summary.Status != stats.CampaignDone {
+	if res.Err != nil || res.Summary.Status != summary.CampaignDone {
 		t.Fatalf("the search stopped (exit 2): %v", res.Err)
 	}
 	k := res.Summary.Capacity

@@ -11,6 +11,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 )
 
@@ -44,7 +45,7 @@ func Load(dir string) (*Source, error) {
 	}
 	notes := info.Notes
 	m := f.Manifest
-	if m.Status != stats.CampaignDone {
+	if m.Status != summary.CampaignDone {
 		done := 0
 		for _, r := range m.Runs {
 			if r.Status == stats.StatusDone {

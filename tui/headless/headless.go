@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/doc"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 	"github.com/tokex-dev/tokex/tui/health"
@@ -265,7 +266,7 @@ func (p *Printer) tag(runID string) string {
 // CPU per exchange, the capacity and marginal cost, where the report is
 // when report is set), the warnings one line per code, then the tables,
 // the thresholds and totals, the capacity search and the cost.
-func Report(s *stats.Summary, report string) string {
+func Report(s *summary.Summary, report string) string {
 	return doc.Campaign(termsafe.Copy(s), &doc.Page{Report: report}).Text()
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/sample"
 	"github.com/tokex-dev/tokex/collector/search"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 func TestPrinterLinesAndTable(t *testing.T) {
@@ -32,8 +33,8 @@ func TestPrinterLinesAndTable(t *testing.T) {
 	st := &stats.Run{ID: run.ID, Round: 1, TargetRPS: 100, Status: stats.StatusDone, Requests: 200, OK: 198, SuccessRatio: 0.99, AchievedRatio: 1,
 		LatencyMs: stats.Latency{P95: 7.5}, EngineCPU: &stats.CPU{AvgCores: 0.25, CPUMsPerExchange: 2.5}, ThresholdsPassed: true, Retried: 12}
 	p.Consume(event.RunFinished{At: t0, RunID: run.ID, Status: stats.StatusDone, Stats: st})
-	s := &stats.Summary{Status: "done", Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
-	stats.BuildSummary(s, []*stats.Run{st}, true)
+	s := &summary.Summary{Status: "done", Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}}
+	summary.BuildSummary(s, []*stats.Run{st}, true)
 	p.Consume(event.CampaignFinished{At: t0, Status: "done", Summary: s})
 	out := b.String()
 	for _, want := range []string{"tokex campaign c (n) · driver local · 2 runs", "[2/2] 01-r1-100rps round 1: 100/s",

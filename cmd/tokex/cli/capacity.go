@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/tokex-dev/tokex/collector/curve"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // costOptions are the flags of the capacity search, the engine at rest
@@ -103,8 +103,8 @@ rate, or the measurement was not the server's), 2 the search could not run,
 
 // searchPassed: a search succeeds when it found a capacity to its
 // resolution or the objective held up to its maximum.
-func searchPassed(s *stats.Summary) bool {
-	if s == nil || s.Capacity == nil || s.Status != stats.CampaignDone {
+func searchPassed(s *summary.Summary) bool {
+	if s == nil || s.Capacity == nil || s.Status != summary.CampaignDone {
 		return false
 	}
 	return s.Capacity.Status == curve.StatusFound || s.Capacity.Status == curve.StatusAboveMax

@@ -13,7 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/junit"
 	"github.com/tokex-dev/tokex/collector/report"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/termsafe"
 )
 
@@ -39,7 +39,7 @@ by how much; 0 otherwise (a figure with one round each cannot be judged and
 is listed). --junit FILE writes a test case per compared figure per stage.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var sums [2]*stats.Summary
+			var sums [2]*summary.Summary
 			for i, arg := range args {
 				s, err := compareSummary(arg)
 				if err != nil {
@@ -102,7 +102,7 @@ func sayGate(w io.Writer, r *compare.Result) bool {
 	return len(regs) > 0
 }
 
-func writeCompareHTML(path string, a, b *stats.Summary, r *compare.Result) error {
+func writeCompareHTML(path string, a, b *summary.Summary, r *compare.Result) error {
 	page, err := report.Compare(a, b, r)
 	if err != nil {
 		return err
@@ -112,7 +112,7 @@ func writeCompareHTML(path string, a, b *stats.Summary, r *compare.Result) error
 
 // compareSummary reads the summary of DIR, or of DIR@N: engine count N of
 // a campaign over engine counts (a folder whose name has an @ is itself).
-func compareSummary(arg string) (*stats.Summary, error) {
+func compareSummary(arg string) (*summary.Summary, error) {
 	dir, n := arg, 0
 	if i := strings.LastIndexByte(arg, '@'); i > 0 {
 		if v, err := strconv.Atoi(arg[i+1:]); err == nil && v > 0 {
@@ -141,7 +141,7 @@ func compareSummary(arg string) (*stats.Summary, error) {
 }
 
 // countsOf names a summary's engine counts.
-func countsOf(s *stats.Summary) string {
+func countsOf(s *summary.Summary) string {
 	if s.Scaling == nil {
 		return "not a campaign over engine counts"
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/tui"
 )
 
@@ -36,7 +37,7 @@ func folderOf(t *testing.T, name string, finished bool, evs ...event.Event) stri
 	// recorder announces nowhere.
 	rec := evidence.NewRecorder(w, func(event.Event) {})
 	if !finished {
-		if err := rec.Finish(&stats.Summary{CampaignID: "c", Status: "aborted", Reason: "killed"}); err != nil {
+		if err := rec.Finish(&summary.Summary{CampaignID: "c", Status: "aborted", Reason: "killed"}); err != nil {
 			t.Fatal(err)
 		}
 		return dir
@@ -54,8 +55,8 @@ func folderOf(t *testing.T, name string, finished bool, evs ...event.Event) stri
 		t.Fatal(err)
 	}
 	st.Warnings = append(st.Warnings, stats.Warn(stats.WarnNote, "", name))
-	s := &stats.Summary{CampaignID: "c", Name: name, Target: name, Status: "done", Finished: start.Add(2 * time.Second)}
-	stats.BuildSummary(s, []*stats.Run{st}, true)
+	s := &summary.Summary{CampaignID: "c", Name: name, Target: name, Status: "done", Finished: start.Add(2 * time.Second)}
+	summary.BuildSummary(s, []*stats.Run{st}, true)
 	w.Consume(event.RunFinished{At: start.Add(time.Second), RunID: p.ID, Status: st.Status, Reason: name, Stats: st})
 	w.Consume(event.CampaignFinished{At: s.Finished, Status: "done", Summary: s})
 	if err := rec.Finish(s); err != nil {
@@ -74,7 +75,7 @@ func TestReplayWithoutCampaignStarted(t *testing.T) {
 		"resource first": {event.Resource{At: at, Role: "engine", Name: "e", CPUMillicores: 5}},
 		"a run":          {event.RunStarted{At: at, Run: p}, event.Window{At: at, RunID: p.ID, Phase: stats.Measured}, event.Resource{At: at, Role: "generator"}},
 		"finished only":  {event.RunFinished{At: at, RunID: p.ID, Status: stats.StatusDone, Stats: &stats.Run{ID: p.ID}}, event.CampaignFinished{At: at, Status: "failed"}},
-		"summary only":   {event.CampaignFinished{At: at, Status: "done", Summary: &stats.Summary{Stages: []*stats.Stage{{TargetRPS: 1, Runs: []*stats.Run{{ID: "x"}}}}}}},
+		"summary only":   {event.CampaignFinished{At: at, Status: "done", Summary: &summary.Summary{Stages: []*summary.Stage{{TargetRPS: 1, Runs: []*stats.Run{{ID: "x"}}}}}}},
 	}
 	for name, evs := range streams {
 		t.Run(name, func(t *testing.T) {

@@ -12,7 +12,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/junit"
 	"github.com/tokex-dev/tokex/collector/promexport"
-	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 )
 
 // liveOptions are run's and capacity's outputs for CI and monitoring:
@@ -61,7 +61,7 @@ func (l *liveOptions) exporter(bus *event.Bus, stderr io.Writer) (stop func(inte
 // writeJUnit writes --junit from the campaign's summary: run's and
 // capacity's verdicts as test cases (nothing when the campaign produced no
 // summary).
-func (l *liveOptions) writeJUnit(sum *stats.Summary, search bool) error {
+func (l *liveOptions) writeJUnit(sum *summary.Summary, search bool) error {
 	if l.junit == "" || sum == nil {
 		return nil
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/report"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/confload"
 	"github.com/tokex-dev/tokex/internal/jose"
@@ -427,7 +428,7 @@ func (in *interrupt) close() { signal.Stop(in.sigs) }
 
 // outcome is how a campaign ended and whether its driver closed cleanly.
 type outcome struct {
-	sum              *stats.Summary
+	sum              *summary.Summary
 	runErr, closeErr error
 	search           bool // a capacity search: it passes when it found the capacity
 }
@@ -483,7 +484,7 @@ func finish(cmd *cobra.Command, dir string, res outcome, interrupted bool) error
 	fmt.Fprintf(stdout, "\nevidence: %s\n", dir)
 	sum := res.sum
 	switch {
-	case interrupted || (sum != nil && sum.Status == stats.CampaignAborted):
+	case interrupted || (sum != nil && sum.Status == summary.CampaignAborted):
 		fmt.Fprintf(stdout, "interrupted: finished runs are kept; continue with: tokex run --resume %s\n", dir)
 		return &exitError{code: ExitInterrupted}
 	case errors.Is(res.runErr, runner.ErrEngineExited):

@@ -21,6 +21,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/internal/knowncost"
 	"github.com/tokex-dev/tokex/internal/truth"
@@ -55,7 +56,7 @@ func knownCostCampaign(rate float64, url string, pid int) config.Campaign {
 
 // runKnownCostSearch runs a campaign (a capacity search when search is
 // set) through the local driver.
-func runKnownCostSearch(t *testing.T, c config.Campaign, search bool) *stats.Summary {
+func runKnownCostSearch(t *testing.T, c config.Campaign, search bool) *summary.Summary {
 	t.Helper()
 	key, err := jose.GenerateKey(c.Subject.Alg)
 	if err != nil {
@@ -101,7 +102,7 @@ func hostCodes(runs []*stats.Run) string {
 	return strings.Join(out, "; ")
 }
 
-func allRuns(sum *stats.Summary) []*stats.Run {
+func allRuns(sum *summary.Summary) []*stats.Run {
 	var runs []*stats.Run
 	for _, st := range sum.Stages {
 		runs = append(runs, st.Runs...)
@@ -138,7 +139,7 @@ const knownCost = 20 * time.Millisecond
 // checkFit asserts issue 13's marginal-cost goal: the fit's slope within
 // 10 % of the server's known cost, its fixed cost within 0.05 cores of the
 // engine at rest.
-func checkFit(t *testing.T, p *knowncost.Process, sum *stats.Summary) {
+func checkFit(t *testing.T, p *knowncost.Process, sum *summary.Summary) {
 	t.Helper()
 	burnMs, cpuMs := windowTruth(t, p, allRuns(sum))
 	cc := sum.Cost
@@ -289,7 +290,7 @@ func groupTruths(t *testing.T, p *knowncost.Process, runs []*stats.Run) []groupT
 	by := map[float64][]groupTruth{}
 	var targets []float64
 	for _, r := range runs {
-		pt, ok := stats.CostPoint(r)
+		pt, ok := summary.CostPoint(r)
 		if !ok {
 			continue
 		}

@@ -18,6 +18,7 @@ import (
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/evidence"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/internal/jose"
 	"github.com/tokex-dev/tokex/runner"
@@ -90,7 +91,7 @@ type Options struct {
 // Result of a campaign.
 type Result struct {
 	Dir     string
-	Summary *stats.Summary
+	Summary *summary.Summary
 	Err     error
 	Events  []event.Event
 	Driver  *local.Driver

@@ -1,35 +1,38 @@
-package stats
+package summary
 
 import (
 	"fmt"
 	"math"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tokex-dev/tokex/collector/curve"
-	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/usage"
 )
 
 // scaledRun is a finished run of n engines at rate whose engines burn
 // fixed + cpuMs × rate cores, the pods split as given.
-func scaledRun(n int, rate float64, round int, fixed, cpuMs float64, pods ...float64) *Run {
+func scaledRun(n int, rate float64, round int, fixed, cpuMs float64, pods ...float64) *stats.Run {
 	cores := fixed + cpuMs*rate/1000
 	ex := int64(rate * 10)
-	r := &Run{ID: fmt.Sprintf("n%d-r%d-%g", n, round, rate), Replicas: n, TargetRPS: rate, Round: round, Status: StatusDone,
+	r := &stats.Run{ID: fmt.Sprintf("n%d-r%d-%g", n, round, rate), Replicas: n, TargetRPS: rate, Round: round, Status: stats.StatusDone,
 		ThresholdsPassed: true, Requests: ex, OK: ex, Responses: ex, AchievedRPS: rate, MeasuredSeconds: 10,
-		LatencyMs: Latency{P95: 5 + rate/100},
-		EngineCPU: &CPU{AvgCores: cores, Exchanges: ex, CPUMsPerExchange: cores * 1000 / rate, Method: "cumulative"}}
+		LatencyMs: stats.Latency{P95: 5 + rate/100},
+		EngineCPU: &stats.CPU{AvgCores: cores, Exchanges: ex, CPUMsPerExchange: cores * 1000 / rate, Method: "cumulative"}}
+	var sum, top float64
 	for i, p := range pods {
-		r.EnginePods = append(r.EnginePods, PodCPU{Name: fmt.Sprintf("engine-%d", i), Cores: p})
+		r.EnginePods = append(r.EnginePods, usage.PodCPU{Name: fmt.Sprintf("engine-%d", i), Cores: p})
+		sum, top = sum+p, max(top, p)
 	}
-	r.EngineBalance = balance(r.EnginePods)
+	if len(pods) > 1 {
+		r.EngineBalance = stats.Round3(top / (sum / float64(len(pods)))) // as stats computes it
+	}
 	return r
 }
 
-func scaledCampaign() []*Run {
-	var runs []*Run
+func scaledCampaign() []*stats.Run {
+	var runs []*stats.Run
 	for round := 1; round <= 2; round++ {
 		for _, rate := range []float64{50, 100} {
 			runs = append(runs, scaledRun(1, rate, round, 0.1, 5),
@@ -43,7 +46,7 @@ func scaledCampaign() []*Run {
 // efficiency against the smallest count with the interval the two
 // brackets allow, per-core throughput and balance, the marginal cost.
 func TestScalingEfficiency(t *testing.T) {
-	s := &Summary{Thresholds: Thresholds{P95Ms: 500, SuccessRatio: 0.99}, Capacities: map[int]*curve.Result{
+	s := &Summary{Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99}, Capacities: map[int]*curve.Result{
 		1: {Capacity: 100, Upper: 110}, 2: {Capacity: 180, Upper: 200}}}
 	BuildSummary(s, scaledCampaign(), true)
 	if len(s.Stages) != 4 || s.Stages[2].Label() != "50/s, 2 engines" {
@@ -53,7 +56,7 @@ func TestScalingEfficiency(t *testing.T) {
 		t.Errorf("the summary's capacity is not the base count's: %+v", s.Capacity)
 	}
 	if s.Cost == nil || !s.Cost.Fit.OK() || math.Abs(s.Cost.Fit.MarginalCPUMs-5) > 1e-6 {
-		t.Errorf("the summary's cost is not the base count's 5 CPU-ms: %+v", s.Cost)
+		t.Errorf("the summary's cost is not the base count's 5 stats.CPU-ms: %+v", s.Cost)
 	}
 	sc := s.Scaling
 	if sc == nil || sc.Base != 1 || len(sc.Counts) != 2 {
@@ -82,7 +85,7 @@ func TestScalingEfficiency(t *testing.T) {
 // TestScalingEfficiencyUnknown: without a search no efficiency is made up;
 // an open bracket leaves its side of the interval unknown.
 func TestScalingEfficiencyUnknown(t *testing.T) {
-	s := &Summary{Thresholds: Thresholds{P95Ms: 500}}
+	s := &Summary{Thresholds: stats.Thresholds{P95Ms: 500}}
 	BuildSummary(s, scaledCampaign(), true)
 	if e := s.Scaling.Counts[1].Efficiency; e != nil {
 		t.Errorf("efficiency without a search: %+v", e)
@@ -109,17 +112,17 @@ func TestScalingHostBound(t *testing.T) {
 		runs := scaledCampaign()
 		for _, r := range runs {
 			if r.Replicas == 2 && r.TargetRPS == warnAt {
-				r.Warnings = append(r.Warnings, Warn(WarnHostSaturated, r.ID, "host saturated"), Warn(WarnGeneratorLate, r.ID, "late"))
+				r.Warnings = append(r.Warnings, stats.Warn(stats.WarnHostSaturated, r.ID, "host saturated"), stats.Warn(stats.WarnGeneratorLate, r.ID, "late"))
 			}
 		}
-		s := &Summary{Thresholds: Thresholds{P95Ms: 500, SuccessRatio: 0.99, AllowWarnings: InvalidatingCodes}, Capacities: map[int]*curve.Result{
+		s := &Summary{Thresholds: stats.Thresholds{P95Ms: 500, SuccessRatio: 0.99, AllowWarnings: stats.InvalidatingCodes}, Capacities: map[int]*curve.Result{
 			1: {Capacity: 100, Upper: 110}, 2: {Capacity: 50, Upper: 100}}}
 		BuildSummary(s, runs, true)
 		return s
 	}
 	has := func(s *Summary) string {
 		for _, w := range s.Warnings {
-			if w.Code == WarnScalingHostBound {
+			if w.Code == stats.WarnScalingHostBound {
 				return w.Detail
 			}
 		}
@@ -133,9 +136,9 @@ func TestScalingHostBound(t *testing.T) {
 	}
 	runs := scaledCampaign()
 	for _, r := range runs {
-		r.Warnings = []Warning{Warn(WarnHostSaturated, r.ID, "host saturated")}
+		r.Warnings = []stats.Warning{stats.Warn(stats.WarnHostSaturated, r.ID, "host saturated")}
 	}
-	s := &Summary{Thresholds: Thresholds{P95Ms: 500, AllowWarnings: InvalidatingCodes}, Capacities: map[int]*curve.Result{1: {Capacity: 100}}}
+	s := &Summary{Thresholds: stats.Thresholds{P95Ms: 500, AllowWarnings: stats.InvalidatingCodes}, Capacities: map[int]*curve.Result{1: {Capacity: 100}}}
 	BuildSummary(s, runs, true)
 	if d := has(s); d != "" {
 		t.Errorf("no efficiency, no warning: %q", d)
@@ -144,7 +147,7 @@ func TestScalingHostBound(t *testing.T) {
 
 // TestOfReplicas: one count of a campaign, alone, for compare.
 func TestOfReplicas(t *testing.T) {
-	s := &Summary{CampaignID: "c", Thresholds: Thresholds{P95Ms: 500}, Status: CampaignDone,
+	s := &Summary{CampaignID: "c", Thresholds: stats.Thresholds{P95Ms: 500}, Status: CampaignDone,
 		Capacities: map[int]*curve.Result{2: {Capacity: 180}}}
 	BuildSummary(s, scaledCampaign(), true)
 	two, ok := s.OfReplicas(2)
@@ -158,38 +161,3 @@ func TestOfReplicas(t *testing.T) {
 		t.Error("a count the campaign did not measure")
 	}
 }
-
-// TestEnginePods: each engine's cores from its own samples (its counter,
-// else its sampled rate), and their balance.
-func TestEnginePods(t *testing.T) {
-	m := RunMeta{MeasuredStart: at(0), MeasuredEnd: at(10)}
-	group := func(rs []sample.Resource) *usage.Group {
-		g := usage.NewGroup(m.MeasuredStart.UnixMicro(), m.MeasuredEnd.UnixMicro(), true)
-		for i := range rs {
-			g.Add(&rs[i])
-		}
-		return &g
-	}
-	var res []sample.Resource
-	for i := int64(0); i <= 11; i++ {
-		res = append(res, sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "a", CPUSecondsTotal: 1 + 0.6*float64(i), CPUMillicores: 600},
-			sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "b", CPUSecondsTotal: 1 + 0.2*float64(i), CPUMillicores: 200},
-			sample.Resource{AtUS: at(i).UnixMicro(), Kind: "engine", Name: "c", CPUMillicores: 400}) // no counter: its rate
-	}
-	pods, bal := enginePods(group(res), m)
-	if len(pods) != 3 || math.Abs(pods[0].Cores-0.6) > 1e-3 || math.Abs(pods[1].Cores-0.2) > 1e-3 || math.Abs(pods[2].Cores-0.4) > 1e-3 || bal != 1.5 {
-		t.Errorf("pods %+v balance %v", pods, bal)
-	}
-	var one []sample.Resource
-	for _, r := range res {
-		if r.Name == "a" {
-			one = append(one, r)
-		}
-	}
-	if pods, _ := enginePods(group(one), m); pods != nil {
-		t.Errorf("one engine has no balance: %+v", pods)
-	}
-}
-
-// at is second s of a fixed day.
-func at(s int64) time.Time { return time.Unix(1_800_000_000+s, 0) }

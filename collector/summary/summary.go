@@ -1,4 +1,8 @@
-package stats
+// Package summary is the campaign across its runs (summary.json): the
+// stages and the reported run of each, the verdict, the cost fit, the
+// agentic figures and premium, the scaling over engine counts. The figures
+// of each run are collector/stats'.
+package summary
 
 import (
 	"fmt"
@@ -9,35 +13,9 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/units"
 )
-
-// The most a campaign's statistics are computed over, which a campaign's
-// config, the evidence writer and its readers all hold to.
-const (
-	// MaxRuns bounds the runs of a plan, a manifest and a summary.
-	MaxRuns = 1000
-	// MaxRunRows bounds one run's rows (20 million: a run of 50,000
-	// exchanges/s for 400 s, whose exact statistics take 12 bytes a row).
-	MaxRunRows = 20_000_000
-)
-
-// SchemaVersion of summary.json and stats.json; bump on incompatible change.
-// 2: warnings are {code, run, detail}; 3: requests.csv.gz has kind, hop and
-// token_bytes, summary.json variants and agentic (issue 30).
-const SchemaVersion = 3
-
-// LatencyDefinition is stated in every summary so nobody has to guess.
-const LatencyDefinition = "latency_ms: from the moment the request is sent to the full response, " +
-	"like k6's http_req_duration; latency_from_schedule_ms: from the arrival's scheduled time " +
-	"(includes any send lag, free of coordinated omission). Percentiles are exact " +
-	"(linear interpolation between closest ranks), measured phase only."
-
-// ReportedRunRule is how each stage's reported run is chosen, stated in
-// every summary.
-const ReportedRunRule = "the median of the stage's finished runs ordered by verdict, then measured p95: " +
-	"a run that failed its thresholds ranks after every run that passed (a dead target answers fast), " +
-	"a run without a completed exchange last; of an even count the upper middle run, the worse one"
 
 // Stage groups the rounds of one target rate.
 type Stage struct {
@@ -48,15 +26,15 @@ type Stage struct {
 	// ThresholdsPassed: every run of the stage finished and passed.
 	ThresholdsPassed bool `json:"thresholds_passed"`
 	// FailedRuns failed their thresholds or could not run (status failed).
-	FailedRuns []string `json:"failed_runs,omitempty"`
-	Runs       []*Run   `json:"runs"`
+	FailedRuns []string     `json:"failed_runs,omitempty"`
+	Runs       []*stats.Run `json:"runs"`
 	// Workload is the runs' workload when it is not the campaign's own
 	// (Run.Workload): a stage of Summary.Variants.
 	Workload string `json:"workload,omitempty"`
 }
 
 // Reported returns the reported (median) run, or nil.
-func (s *Stage) Reported() *Run {
+func (s *Stage) Reported() *stats.Run {
 	for _, r := range s.Runs {
 		if r.ID == s.ReportedRun {
 			return r
@@ -81,32 +59,32 @@ type Totals struct {
 
 // Summary is summary.json.
 type Summary struct {
-	SchemaVersion     int            `json:"schema_version"`
-	CampaignID        string         `json:"campaign_id"`
-	Name              string         `json:"name"`
-	Tool              string         `json:"tool"`
-	Driver            string         `json:"driver"`
-	Target            string         `json:"target"`
-	Status            CampaignStatus `json:"status"`
-	Reason            string         `json:"reason,omitempty"` // why the campaign did not finish
-	Started           time.Time      `json:"started"`
-	Finished          time.Time      `json:"finished"`
-	LatencyDefinition string         `json:"latency_definition"`
-	SendLagDefinition string         `json:"send_lag_definition"` // what send lag measures with this driver
-	ReportedRunRule   string         `json:"reported_run_rule"`
-	CPUDefinition     string         `json:"cpu_definition"`
-	Thresholds        Thresholds     `json:"threshold_limits"`
-	ThresholdsPassed  bool           `json:"thresholds_passed"`
-	Totals            Totals         `json:"totals"`
-	Stages            []*Stage       `json:"stages"`
+	SchemaVersion     int              `json:"schema_version"`
+	CampaignID        string           `json:"campaign_id"`
+	Name              string           `json:"name"`
+	Tool              string           `json:"tool"`
+	Driver            string           `json:"driver"`
+	Target            string           `json:"target"`
+	Status            CampaignStatus   `json:"status"`
+	Reason            string           `json:"reason,omitempty"` // why the campaign did not finish
+	Started           time.Time        `json:"started"`
+	Finished          time.Time        `json:"finished"`
+	LatencyDefinition string           `json:"latency_definition"`
+	SendLagDefinition string           `json:"send_lag_definition"` // what send lag measures with this driver
+	ReportedRunRule   string           `json:"reported_run_rule"`
+	CPUDefinition     string           `json:"cpu_definition"`
+	Thresholds        stats.Thresholds `json:"threshold_limits"`
+	ThresholdsPassed  bool             `json:"thresholds_passed"`
+	Totals            Totals           `json:"totals"`
+	Stages            []*Stage         `json:"stages"`
 	// Variants are the stages of the other workloads the campaign ran
 	// beside its own (workload.steps, workload.baseline): Stages and every
 	// table of them hold the campaign's own workload only.
 	Variants []*Stage `json:"variants,omitempty"`
 	// Agentic are the figures of chains, a baseline and a mix.
-	Agentic  *Agentic  `json:"agentic,omitempty"`
-	Sanity   *Run      `json:"sanity,omitempty"` // discarded by protocol
-	Warnings []Warning `json:"warnings,omitempty"`
+	Agentic  *Agentic        `json:"agentic,omitempty"`
+	Sanity   *stats.Run      `json:"sanity,omitempty"` // discarded by protocol
+	Warnings []stats.Warning `json:"warnings,omitempty"`
 	// Idle is the engine at rest before the first run (campaign.idle).
 	Idle *Idle `json:"-"`
 	// Cost is the marginal cost: engine cores fitted against the rate.
@@ -130,8 +108,8 @@ type Summary struct {
 // BuildSummary groups runs into stages, picks each stage's median run and
 // decides the campaign's verdict. Aborted runs are listed but never
 // reported; a campaign with any unfinished planned run does not pass.
-func BuildSummary(s *Summary, runs []*Run, complete bool) {
-	s.SchemaVersion = SchemaVersion
+func BuildSummary(s *Summary, runs []*stats.Run, complete bool) {
+	s.SchemaVersion = stats.SchemaVersion
 	s.LatencyDefinition = LatencyDefinition
 	s.SendLagDefinition = SendLagDefinition(s.Driver)
 	s.ReportedRunRule = ReportedRunRule
@@ -145,7 +123,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 	s.Stages, s.Variants = nil, nil
 	s.Totals = Totals{}
 	passed := complete
-	var own []*Run
+	var own []*stats.Run
 	for _, r := range runs {
 		if r.Sanity {
 			s.Sanity = r
@@ -167,7 +145,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 			own = append(own, r)
 		}
 		st.Runs = append(st.Runs, r)
-		if r.Status == StatusDone {
+		if r.Status == stats.StatusDone {
 			s.Totals.Runs++
 			s.Totals.Exchanges += r.Requests
 			s.Totals.OK += r.OK
@@ -188,7 +166,7 @@ func BuildSummary(s *Summary, runs []*Run, complete bool) {
 		}
 	}
 	if s.Totals.Exchanges > 0 {
-		s.Totals.SuccessRatio = round4(float64(s.Totals.OK) / float64(s.Totals.Exchanges))
+		s.Totals.SuccessRatio = stats.Round4(float64(s.Totals.OK) / float64(s.Totals.Exchanges))
 	}
 	s.ThresholdsPassed = passed && s.Totals.Runs > 0
 	base := baseReplicas(own)
@@ -236,17 +214,17 @@ func (t *Totals) addVerified(v *sample.Verification) {
 // MedianRun selects a stage's reported run (see ReportedRunRule): the
 // article's median run by measured p95, except that a failed run never
 // ranks better than a passed one, and an even count takes the worse middle.
-func MedianRun(runs []*Run) string {
-	var done []*Run
+func MedianRun(runs []*stats.Run) string {
+	var done []*stats.Run
 	for _, r := range runs {
-		if r.Status == StatusDone {
+		if r.Status == stats.StatusDone {
 			done = append(done, r)
 		}
 	}
 	if len(done) == 0 {
 		return ""
 	}
-	rank := func(r *Run) int {
+	rank := func(r *stats.Run) int {
 		switch {
 		case r.Requests == 0:
 			return 2
@@ -274,10 +252,10 @@ func (s *Stage) judge(thresholdsKnown bool) {
 	s.FailedRuns = nil
 	s.ThresholdsPassed = len(s.Runs) > 0
 	for _, r := range s.Runs {
-		if r.Status == StatusFailed || (thresholdsKnown && r.Status == StatusDone && !r.ThresholdsPassed) {
+		if r.Status == stats.StatusFailed || (thresholdsKnown && r.Status == stats.StatusDone && !r.ThresholdsPassed) {
 			s.FailedRuns = append(s.FailedRuns, r.ID)
 		}
-		s.ThresholdsPassed = s.ThresholdsPassed && r.Status == StatusDone && r.ThresholdsPassed
+		s.ThresholdsPassed = s.ThresholdsPassed && r.Status == stats.StatusDone && r.ThresholdsPassed
 	}
 }
 
@@ -285,19 +263,19 @@ func (s *Stage) judge(thresholdsKnown bool) {
 func (s *Stage) Failed(id string) bool { return slices.Contains(s.FailedRuns, id) }
 
 // failedWarning names the stage's failed runs and what each failed.
-func (s *Stage) failedWarning() Warning {
+func (s *Stage) failedWarning() stats.Warning {
 	var parts []string
 	for _, r := range s.Runs {
 		if !s.Failed(r.ID) {
 			continue
 		}
 		why := r.Reason
-		if r.Status == StatusDone {
+		if r.Status == stats.StatusDone {
 			why = r.FailedChecks()
 		}
 		parts = append(parts, r.ID+" ("+why+")")
 	}
-	return Warn(WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %s failed: %s", s.Label(),
+	return stats.Warn(stats.WarnStageFailedRun, "", fmt.Sprintf("%s: %d of %s failed: %s", s.Label(),
 		len(s.FailedRuns), units.Count(len(s.Runs), "run"), strings.Join(parts, "; ")))
 }
 

@@ -1,4 +1,4 @@
-package stats
+package summary
 
 import (
 	"sort"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/stats"
 )
 
 // Idle is the engine measured at rest, before the campaign's first run.
@@ -59,7 +60,7 @@ func IdleCores(samples []sample.Resource, from, to time.Time) (Idle, bool) {
 		}
 		found = true
 	}
-	idle.Cores = round4(idle.Cores)
+	idle.Cores = stats.Round4(idle.Cores)
 	return idle, found
 }
 
@@ -67,8 +68,8 @@ func IdleCores(samples []sample.Resource, from, to time.Time) (Idle, bool) {
 // completed in its measured window ÷ the window) and the engine cores over
 // the same window (from the CPU per exchange, so the same interval and the
 // same counter). ok is false for a run without engine CPU or responses.
-func CostPoint(r *Run) (curve.Point, bool) {
-	if r == nil || r.Sanity || r.Status != StatusDone || r.EngineCPU == nil || r.MeasuredSeconds <= 0 {
+func CostPoint(r *stats.Run) (curve.Point, bool) {
+	if r == nil || r.Sanity || r.Status != stats.StatusDone || r.EngineCPU == nil || r.MeasuredSeconds <= 0 {
 		return curve.Point{}, false
 	}
 	c := r.EngineCPU
@@ -83,7 +84,7 @@ func CostPoint(r *Run) (curve.Point, bool) {
 // CostCurve is the straight-line fit and the cost curve over the finished
 // runs (nil, nil: no run with engine CPU; a nil curve: fewer than two
 // rates or three runs).
-func CostCurve(runs []*Run) (*curve.Fit, *curve.Curve) {
+func CostCurve(runs []*stats.Run) (*curve.Fit, *curve.Curve) {
 	var pts []curve.Point
 	var targets []float64
 	for _, r := range runs {
@@ -120,7 +121,7 @@ type ObservedCost struct {
 }
 
 // buildCost fills the summary's marginal cost from its runs.
-func (s *Summary) buildCost(runs []*Run) {
+func (s *Summary) buildCost(runs []*stats.Run) {
 	fit, cc := CostCurve(runs)
 	if fit == nil && s.Idle == nil {
 		s.Cost = nil
@@ -131,7 +132,7 @@ func (s *Summary) buildCost(runs []*Run) {
 		c.CurveDefinition, c.Curve = curve.CurveDefinition, cc
 	}
 	if cc.Bent() {
-		s.Warnings = append(s.Warnings, Warn(WarnMarginalCostVaries, "", cc.VariesDetail()))
+		s.Warnings = append(s.Warnings, stats.Warn(stats.WarnMarginalCostVaries, "", cc.VariesDetail()))
 	}
 	for _, st := range s.Stages {
 		if st.Replicas != baseReplicas(runs) {

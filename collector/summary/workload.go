@@ -1,13 +1,13 @@
-package stats
+package summary
 
 import (
 	"cmp"
 	"fmt"
 	"slices"
 	"sort"
-	"strings"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/exchange"
 )
 
@@ -41,11 +41,11 @@ type Agentic struct {
 
 // AgenticStage is one stage's chain, hop and grant figures.
 type AgenticStage struct {
-	TargetRPS   float64      `json:"target_rps"`
-	ReportedRun string       `json:"reported_run,omitempty"`
-	Hops        []HopFigure  `json:"hops,omitempty"`
-	Chain       *ChainFigure `json:"chain,omitempty"`
-	Kinds       []KindStats  `json:"kinds,omitempty"`
+	TargetRPS   float64           `json:"target_rps"`
+	ReportedRun string            `json:"reported_run,omitempty"`
+	Hops        []HopFigure       `json:"hops,omitempty"`
+	Chain       *ChainFigure      `json:"chain,omitempty"`
+	Kinds       []stats.KindStats `json:"kinds,omitempty"`
 }
 
 // HopFigure is one hop at one stage.
@@ -81,7 +81,7 @@ type ChainFigure struct {
 	TokexP95Ms   float64 `json:"tokex_p95_ms"`
 	TokexAvgMs   float64 `json:"tokex_avg_ms"`
 	// Broken sums where the stage's runs' chains broke and why.
-	Broken []ChainBreak `json:"broken,omitempty"`
+	Broken []stats.ChainBreak `json:"broken,omitempty"`
 	// CPUMs is the engine CPU per chain over the rounds.
 	CPUMs   *curve.Interval `json:"cpu_ms,omitempty"`
 	CPUNote string          `json:"cpu_note,omitempty"`
@@ -116,39 +116,24 @@ type PremiumFigure struct {
 
 // WorkloadCost is one workload's marginal-cost fit.
 type WorkloadCost struct {
-	Workload string     `json:"workload"` // Run.Workload
+	Workload string     `json:"workload"` // stats.Run.Workload
 	Fit      *curve.Fit `json:"fit"`
 }
 
-// Workload names the run's workload: "" the campaign's own, "chain k" a
-// shorter chain (workload.steps), or the baseline grant.
-func (r *Run) Workload() string {
-	switch {
-	case r.Grant != "":
-		return string(r.Grant)
-	case r.Step:
-		return fmt.Sprintf("chain %d", r.Chain)
-	}
-	return ""
-}
-
-// Variant reports a run of another workload than the campaign's own.
-func (r *Run) Variant() bool { return r.Workload() != "" }
-
 // chainLen is the length of the run's chains, 1 without one.
-func (r *Run) chainLen() int { return max(r.Chain, 1) }
+func chainLen(r *stats.Run) int { return max(r.Chain, 1) }
 
 // cpuPerChain is the run's engine CPU per chain (per chainLen responses);
 // false without a figure.
-func (r *Run) cpuPerChain() (float64, bool) {
-	if r == nil || r.Status != StatusDone || r.EngineCPU == nil || r.EngineCPU.CPUMsPerExchange <= 0 {
+func cpuPerChain(r *stats.Run) (float64, bool) {
+	if r == nil || r.Status != stats.StatusDone || r.EngineCPU == nil || r.EngineCPU.CPUMsPerExchange <= 0 {
 		return 0, false
 	}
-	return r.EngineCPU.CPUMsPerExchange * float64(r.chainLen()), true
+	return r.EngineCPU.CPUMsPerExchange * float64(chainLen(r)), true
 }
 
-// broke reports a run some of whose chains broke.
-func (r *Run) broke() bool { return r.Chains != nil && len(r.Chains.Broken) > 0 }
+// chainsBroke reports a run some of whose chains broke.
+func chainsBroke(r *stats.Run) bool { return r.Chains != nil && len(r.Chains.Broken) > 0 }
 
 // runKey is a run's place in the campaign: its round and stage.
 type runKey struct {
@@ -157,12 +142,12 @@ type runKey struct {
 }
 
 // family is the done runs of one workload by round and stage.
-type family map[runKey]*Run
+type family map[runKey]*stats.Run
 
-func familyOf(runs []*Run, keep func(*Run) bool) family {
+func familyOf(runs []*stats.Run, keep func(*stats.Run) bool) family {
 	f := family{}
 	for _, r := range runs {
-		if r != nil && !r.Sanity && r.Status == StatusDone && keep(r) {
+		if r != nil && !r.Sanity && r.Status == stats.StatusDone && keep(r) {
 			f[runKey{r.Round, r.TargetRPS}] = r
 		}
 	}
@@ -171,7 +156,7 @@ func familyOf(runs []*Run, keep func(*Run) bool) family {
 
 // buildAgentic fills the summary's agentic section from its runs (all of
 // them: the campaign's own and its variants).
-func (s *Summary) buildAgentic(runs []*Run) {
+func (s *Summary) buildAgentic(runs []*stats.Run) {
 	s.Agentic = nil
 	chain, baseline, mix := 0, exchange.Grant(""), (*exchange.Mix)(nil)
 	for _, r := range runs {
@@ -192,9 +177,9 @@ func (s *Summary) buildAgentic(runs []*Run) {
 	a := &Agentic{Definition: AgenticDefinition, Chain: chain, Baseline: baseline, Mix: mix}
 	steps := func(k int) family {
 		if k == chain {
-			return familyOf(runs, func(r *Run) bool { return r.Grant == "" && !r.Step })
+			return familyOf(runs, func(r *stats.Run) bool { return r.Grant == "" && !r.Step })
 		}
-		return familyOf(runs, func(r *Run) bool { return r.Step && r.Chain == k })
+		return familyOf(runs, func(r *stats.Run) bool { return r.Step && r.Chain == k })
 	}
 	for _, st := range s.Stages {
 		a.Stages = append(a.Stages, agenticStage(st, chain, steps))
@@ -249,19 +234,19 @@ func hopCPU(hops []HopFigure, rate float64, chain int, steps func(int) family) {
 			if key.rate != rate {
 				continue
 			}
-			c, ok := r.cpuPerChain()
+			c, ok := cpuPerChain(r)
 			if !ok {
 				continue
 			}
 			if h.Hop > 1 {
-				p, ok := short[key].cpuPerChain()
+				p, ok := cpuPerChain(short[key])
 				if !ok {
 					continue
 				}
 				c -= p
-				broke = broke || short[key].broke()
+				broke = broke || chainsBroke(short[key])
 			}
-			broke = broke || r.broke()
+			broke = broke || chainsBroke(r)
 			xs = append(xs, c)
 		}
 		h.CPUMs, h.CPUNote = interval(xs, broke, h.Hop)
@@ -293,7 +278,7 @@ func interval(xs []float64, broke bool, hop int) (*curve.Interval, string) {
 
 // chainFigure is the stage's chains: the reported run's latencies, where
 // the stage's runs' chains broke, and the CPU per chain over the rounds.
-func chainFigure(st *Stage, r *Run, main family) *ChainFigure {
+func chainFigure(st *Stage, r *stats.Run, main family) *ChainFigure {
 	c := r.Chains
 	if c == nil {
 		return nil
@@ -301,9 +286,9 @@ func chainFigure(st *Stage, r *Run, main family) *ChainFigure {
 	f := &ChainFigure{Length: c.Length, Started: c.Started, Completed: c.Completed,
 		LatencyP50Ms: c.LatencyMs.P50, LatencyP95Ms: c.LatencyMs.P95, HopsP95Ms: c.HopsMs.P95, HopsAvgMs: c.HopsMs.Avg,
 		TokexP95Ms: c.TokexMs.P95, TokexAvgMs: c.TokexMs.Avg}
-	breaks := map[ChainBreak]int64{}
+	breaks := map[stats.ChainBreak]int64{}
 	for _, run := range st.Runs {
-		if run.Chains == nil || run.Status != StatusDone {
+		if run.Chains == nil || run.Status != stats.StatusDone {
 			continue
 		}
 		for _, b := range run.Chains.Broken {
@@ -316,15 +301,15 @@ func chainFigure(st *Stage, r *Run, main family) *ChainFigure {
 		b.Count = n
 		f.Broken = append(f.Broken, b)
 	}
-	sortBreaks(f.Broken)
-	f.Broken = f.Broken[:min(len(f.Broken), maxBreaks)]
+	stats.SortBreaks(f.Broken)
+	f.Broken = f.Broken[:min(len(f.Broken), stats.MaxBreaks)]
 	var xs []float64
 	broke := false
 	for key, run := range main {
 		if key.rate == st.TargetRPS {
-			if v, ok := run.cpuPerChain(); ok {
+			if v, ok := cpuPerChain(run); ok {
 				xs = append(xs, v)
-				broke = broke || run.broke()
+				broke = broke || chainsBroke(run)
 			}
 		}
 	}
@@ -351,9 +336,9 @@ func exchangeRuns(chain int, steps func(int) family) (f family, what, workload s
 }
 
 // premium is the exchange's CPU and p95 minus the baseline's, pair by pair.
-func premium(runs []*Run, chain int, baseline exchange.Grant, steps func(int) family) *Premium {
+func premium(runs []*stats.Run, chain int, baseline exchange.Grant, steps func(int) family) *Premium {
 	ex, what, workload := exchangeRuns(chain, steps)
-	base := familyOf(runs, func(r *Run) bool { return r.Grant == baseline })
+	base := familyOf(runs, func(r *stats.Run) bool { return r.Grant == baseline })
 	p := &Premium{Baseline: baseline, Exchange: what, ExchangeWorkload: workload}
 	keys := make([]runKey, 0, len(ex))
 	for k := range ex {
@@ -389,8 +374,8 @@ func premiumFigure(rate float64, keys []runKey, ex, base family) PremiumFigure {
 			continue
 		}
 		e, b := ex[k], base[k]
-		ecpu, eok := e.cpuPerExchange()
-		bcpu, bok := b.cpuPerExchange()
+		ecpu, eok := cpuPerExchange(e)
+		bcpu, bok := cpuPerExchange(b)
 		if eok && bok {
 			cpu, ec, bc = append(cpu, ecpu-bcpu), append(ec, ecpu), append(bc, bcpu)
 		}
@@ -399,13 +384,13 @@ func premiumFigure(rate float64, keys []runKey, ex, base family) PremiumFigure {
 		}
 	}
 	f.CPUMs, f.P95Ms = roundInterval(curve.MeanCI(cpu)), roundInterval(curve.MeanCI(p95))
-	f.ExchangeCPUMs, f.BaselineCPUMs = round3(meanOr0(ec)), round3(meanOr0(bc))
-	f.ExchangeP95Ms, f.BaselineP95Ms = round3(meanOr0(ep)), round3(meanOr0(bp))
+	f.ExchangeCPUMs, f.BaselineCPUMs = stats.Round3(meanOr0(ec)), stats.Round3(meanOr0(bc))
+	f.ExchangeP95Ms, f.BaselineP95Ms = stats.Round3(meanOr0(ep)), stats.Round3(meanOr0(bp))
 	return f
 }
 
 // cpuPerExchange is the run's engine CPU per response.
-func (r *Run) cpuPerExchange() (float64, bool) {
+func cpuPerExchange(r *stats.Run) (float64, bool) {
 	if r.EngineCPU == nil || r.EngineCPU.CPUMsPerExchange <= 0 {
 		return 0, false
 	}
@@ -424,13 +409,13 @@ func meanOr0(xs []float64) float64 {
 }
 
 func roundInterval(iv curve.Interval) curve.Interval {
-	iv.Mean, iv.CI[0], iv.CI[1] = round4(iv.Mean), round4(iv.CI[0]), round4(iv.CI[1])
+	iv.Mean, iv.CI[0], iv.CI[1] = stats.Round4(iv.Mean), stats.Round4(iv.CI[0]), stats.Round4(iv.CI[1])
 	return iv
 }
 
 // workloadCosts fits the marginal cost of each workload separately.
-func workloadCosts(runs []*Run) []WorkloadCost {
-	byWorkload := map[string][]*Run{}
+func workloadCosts(runs []*stats.Run) []WorkloadCost {
+	byWorkload := map[string][]*stats.Run{}
 	var names []string
 	for _, r := range runs {
 		if r == nil || r.Sanity {
@@ -467,19 +452,6 @@ func marginalPremium(costs []WorkloadCost, p *Premium, baseline exchange.Grant) 
 		return nil // not comparable: a fit missing or poor (Agentic.Costs says why)
 	}
 	d := curve.Diff(base, ex)
-	d.CPUMs, d.CI[0], d.CI[1] = round4(d.CPUMs), round4(d.CI[0]), round4(d.CI[1])
+	d.CPUMs, d.CI[0], d.CI[1] = stats.Round4(d.CPUMs), stats.Round4(d.CI[0]), stats.Round4(d.CI[1])
 	return &d
-}
-
-// sortBreaks orders breaks by count, then hop and error.
-func sortBreaks(bs []ChainBreak) {
-	slices.SortFunc(bs, func(x, y ChainBreak) int {
-		if x.Count != y.Count {
-			return cmp.Compare(y.Count, x.Count)
-		}
-		if x.Hop != y.Hop {
-			return cmp.Compare(x.Hop, y.Hop)
-		}
-		return strings.Compare(x.Error, y.Error)
-	})
 }

@@ -1,4 +1,4 @@
-package stats
+package summary
 
 import (
 	"fmt"
@@ -8,7 +8,10 @@ import (
 	"strings"
 
 	"github.com/tokex-dev/tokex/collector/curve"
+	"github.com/tokex-dev/tokex/collector/sample"
+	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/units"
+	"github.com/tokex-dev/tokex/collector/usage"
 )
 
 // ScalingDefinition states what summary.json "scaling" holds.
@@ -64,9 +67,9 @@ type ScalePoint struct {
 	PerCore *Range  `json:"per_core,omitempty"`
 	// Balance is max ÷ mean of the engines' cores at the top; Pods each
 	// engine's cores in its reported run.
-	Balance     float64      `json:"balance,omitempty"`
-	Pods        []PodCPU     `json:"pods,omitempty"`
-	Connections *Connections `json:"connections,omitempty"`
+	Balance     float64             `json:"balance,omitempty"`
+	Pods        []usage.PodCPU      `json:"pods,omitempty"`
+	Connections *sample.Connections `json:"connections,omitempty"`
 	// Efficiency is (capacity(N) ÷ N) ÷ (capacity(base) ÷ base), with the
 	// interval the searches' brackets allow; nil without both capacities.
 	Efficiency *Range `json:"efficiency,omitempty"`
@@ -85,7 +88,7 @@ type ScaleStage struct {
 }
 
 // baseReplicas is the smallest engine count of the runs (0: none has one).
-func baseReplicas(runs []*Run) int {
+func baseReplicas(runs []*stats.Run) int {
 	base := 0
 	for _, r := range runs {
 		if r.Replicas > 0 && (base == 0 || r.Replicas < base) {
@@ -96,8 +99,8 @@ func baseReplicas(runs []*Run) int {
 }
 
 // ofReplicas are the runs of one engine count.
-func ofReplicas(runs []*Run, n int) []*Run {
-	var out []*Run
+func ofReplicas(runs []*stats.Run, n int) []*stats.Run {
+	var out []*stats.Run
 	for _, r := range runs {
 		if r.Replicas == n {
 			out = append(out, r)
@@ -107,7 +110,7 @@ func ofReplicas(runs []*Run, n int) []*Run {
 }
 
 // buildScaling fills the summary's scaling section (nil without engine counts).
-func (s *Summary) buildScaling(runs []*Run, base int) {
+func (s *Summary) buildScaling(runs []*stats.Run, base int) {
 	s.Scaling = nil
 	if base == 0 {
 		return
@@ -132,14 +135,14 @@ func (s *Summary) buildScaling(runs []*Run, base int) {
 
 // machineCodes say that a run's figures are the machine's as well as the
 // server's.
-var machineCodes = []WarningCode{WarnGeneratorLate, WarnGeneratorStarved, WarnHostSaturated}
+var machineCodes = []stats.WarningCode{stats.WarnGeneratorLate, stats.WarnGeneratorStarved, stats.WarnHostSaturated}
 
 // hostBound is the scaling_host_bound warning when an efficiency was
 // computed from capacities whose bracketing probes (the rate found and
 // the one that broke) carried a machine warning the thresholds allowed.
-func hostBound(runs []*Run, sc *Scaling) (Warning, bool) {
+func hostBound(runs []*stats.Run, sc *Scaling) (stats.Warning, bool) {
 	if !slices.ContainsFunc(sc.Counts, func(p ScalePoint) bool { return p.Replicas != sc.Base && p.Efficiency != nil }) {
-		return Warning{}, false
+		return stats.Warning{}, false
 	}
 	var parts []string
 	for _, p := range sc.Counts {
@@ -163,9 +166,9 @@ func hostBound(runs []*Run, sc *Scaling) (Warning, bool) {
 		}
 	}
 	if len(parts) == 0 {
-		return Warning{}, false
+		return stats.Warning{}, false
 	}
-	return Warn(WarnScalingHostBound, "", "the capacities the scaling efficiency compares were measured while this machine, not only the engines, set the figures (warnings the thresholds allowed): "+
+	return stats.Warn(stats.WarnScalingHostBound, "", "the capacities the scaling efficiency compares were measured while this machine, not only the engines, set the figures (warnings the thresholds allowed): "+
 		strings.Join(parts, "; ")+": the efficiency is this host's as much as the server's"), true
 }
 
@@ -178,7 +181,7 @@ func bracketRates(c *curve.Result) string {
 }
 
 // scalePoint is one count's figures from its runs.
-func (s *Summary) scalePoint(runs []*Run, n int) ScalePoint {
+func (s *Summary) scalePoint(runs []*stats.Run, n int) ScalePoint {
 	p := ScalePoint{Replicas: n, Capacity: s.Capacities[n]}
 	for _, st := range s.Stages {
 		if st.Replicas != n {
@@ -211,7 +214,7 @@ func (s *Summary) scalePoint(runs []*Run, n int) ScalePoint {
 	}
 	if len(per) > 0 {
 		sort.Float64s(per)
-		p.PerCore = &Range{Value: round3(median(per)), Range: [2]float64{round3(per[0]), round3(per[len(per)-1])}}
+		p.PerCore = &Range{Value: stats.Round3(median(per)), Range: [2]float64{stats.Round3(per[0]), stats.Round3(per[len(per)-1])}}
 	}
 	rep := top[len(top)/2]
 	if id := MedianRun(top); id != "" {
@@ -227,11 +230,11 @@ func (s *Summary) scalePoint(runs []*Run, n int) ScalePoint {
 
 // topRuns are the finished runs at the top of a count: those of the rate
 // its search found (the capacity), else of its highest stage.
-func topRuns(runs []*Run, capa *curve.Result) []*Run {
-	at := func(rate float64) []*Run {
-		var out []*Run
+func topRuns(runs []*stats.Run, capa *curve.Result) []*stats.Run {
+	at := func(rate float64) []*stats.Run {
+		var out []*stats.Run
 		for _, r := range runs {
-			if !r.Sanity && r.Status == StatusDone && r.TargetRPS == rate {
+			if !r.Sanity && r.Status == stats.StatusDone && r.TargetRPS == rate {
 				out = append(out, r)
 			}
 		}
@@ -244,17 +247,17 @@ func topRuns(runs []*Run, capa *curve.Result) []*Run {
 	}
 	rate := 0.0
 	for _, r := range runs {
-		if !r.Sanity && r.Status == StatusDone && r.TargetRPS > rate {
+		if !r.Sanity && r.Status == stats.StatusDone && r.TargetRPS > rate {
 			rate = r.TargetRPS
 		}
 	}
 	return at(rate)
 }
 
-func countDone(runs []*Run) int {
+func countDone(runs []*stats.Run) int {
 	n := 0
 	for _, r := range runs {
-		if r.Status == StatusDone {
+		if r.Status == stats.StatusDone {
 			n++
 		}
 	}
@@ -283,7 +286,7 @@ func (sc *Scaling) relate() {
 	for i := range sc.Counts {
 		p := &sc.Counts[i]
 		if p.PerCore != nil && b.PerCore != nil && b.PerCore.Value > 0 {
-			p.PerCoreRatio = round3(p.PerCore.Value / b.PerCore.Value)
+			p.PerCoreRatio = stats.Round3(p.PerCore.Value / b.PerCore.Value)
 		}
 		p.Efficiency = efficiency(p.Capacity, b.Capacity, p.Replicas, sc.Base)
 	}
@@ -296,12 +299,12 @@ func efficiency(cn, cb *curve.Result, n, b int) *Range {
 		return nil
 	}
 	per := func(c float64, k int) float64 { return c / float64(k) }
-	e := &Range{Value: round3(per(cn.Capacity, n) / per(cb.Capacity, b))}
+	e := &Range{Value: stats.Round3(per(cn.Capacity, n) / per(cb.Capacity, b))}
 	if cb.Upper > 0 {
-		e.Range[0] = round3(per(cn.Capacity, n) / per(cb.Upper, b))
+		e.Range[0] = stats.Round3(per(cn.Capacity, n) / per(cb.Upper, b))
 	}
 	if cn.Upper > 0 {
-		e.Range[1] = round3(per(cn.Upper, n) / per(cb.Capacity, b))
+		e.Range[1] = stats.Round3(per(cn.Upper, n) / per(cb.Capacity, b))
 	}
 	return e
 }
@@ -399,7 +402,7 @@ func RateLabel(v float64) string { return curve.RateLabel(math.Round(v*10) / 10)
 // DIR@2); its id carries the count ("ID@2"). ok is false when the campaign
 // has no such count.
 func (s *Summary) OfReplicas(n int) (*Summary, bool) {
-	var runs []*Run
+	var runs []*stats.Run
 	for _, st := range s.Stages {
 		if st.Replicas != n {
 			continue
