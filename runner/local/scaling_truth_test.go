@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -29,7 +30,9 @@ const busyOthers = 0.3
 // (knowncost, 20 ms of CPU a request on GOMAXPROCS 1) run as one engine,
 // then two sharing the port, each pinned to its own core: two serve twice
 // what one does, so the scaling efficiency tokex reports from its two
-// capacity searches must be 1 within 10 %. The agents open a connection
+// capacity searches must be 1 within 10 % (20 % on two CPUs, where the
+// generator shares the engines' cores), and each engine core must serve
+// 1 ÷ the cost within 10 %. The agents open a connection
 // per request, so SO_REUSEPORT spreads requests, not a few long
 // connections, evenly over the engines; the objective (p95 < 30 × the
 // cost, over 20 s runs) is loose enough that the burstier arrivals a
@@ -82,8 +85,21 @@ func TestTruthScalingEfficiency(t *testing.T) {
 		t.Fatalf("no efficiency: capacities %v and %v", one.Capacity, two.Capacity)
 	}
 	t.Logf("scaling efficiency of 2 engines %s: capacity %s against %s for one", e, two.Capacity.Bracket(), one.Capacity.Bracket())
-	if e.Value < 0.9 || e.Value > 1.1 {
-		t.Errorf("two engines each on its own core serve %.3g of twice one's: want 1 within 10 %%", e.Value)
+	for _, p := range sc.Counts {
+		if p.PerCore == nil || math.Abs(p.PerCore.Value/truth1-1) > 0.1 {
+			t.Errorf("%d engine(s): %v exchanges/s per engine core, the truth %.0f", p.Replicas, p.PerCore, truth1)
+		}
+	}
+	want := 0.9
+	if n := len(allowedCPUs()); n < 3 {
+		// The generator runs on the engines' two cores and takes more of them
+		// at twice the rate: two engines get less than two cores, while each
+		// core they get serves what one engine's does (held above).
+		want = 0.8
+		t.Logf("%d CPUs: the generator shares the engines' cores; the efficiency is held within 20 %%", n)
+	}
+	if e.Value < want || e.Value > 1.1 {
+		t.Errorf("two engines each on its own core serve %.3g of twice one's: want 1 within %.0f %%", e.Value, 100*(1-want))
 	}
 }
 
