@@ -213,7 +213,18 @@ func TestTruthCapacityKnownCost(t *testing.T) {
 	if math.Abs(res.Capacity/theoretical-1) > 0.10 {
 		t.Errorf("capacity %s, theoretical %.1f/s: off by more than 10 %%", res.Bracket(), theoretical)
 	}
-	checkFit(t, p, sum)
+	t.Run("fit", func(t *testing.T) {
+		if cc := sum.Cost; cc != nil && cc.Curve.Bent() {
+			if b := cc.Curve.Breaks[len(cc.Curve.Breaks)-1]; b >= 0.75*theoretical {
+				// Probes at and past the capacity hold the engine at its one
+				// core: they measure the ceiling, not the cost, and bend the
+				// curve there. TestTruthMarginalCostKnownCost judges the fit
+				// below the capacity.
+				t.Skipf("the cost curve bends at %s, at the core's ceiling (capacity %.1f/s): not judged", curve.RateLabel(b), theoretical)
+			}
+		}
+		checkFit(t, p, sum)
+	})
 }
 
 // starvedEngine is how many cores the engine must have used at a broken
