@@ -43,28 +43,33 @@ type IssuedVerifier struct {
 // clientID. The error's text is a fixed phrase that quotes nothing of the
 // token.
 func (v *IssuedVerifier) Verify(body []byte, clientID string) error {
+	claims, err := v.claims(body)
+	if err != nil {
+		return err
+	}
+	return v.Expect.check(claims, clientID)
+}
+
+// claims are the verified claims of the response's access_token.
+func (v *IssuedVerifier) claims(body []byte) (jwt.MapClaims, error) {
 	tok, ok := StringMember(body, "access_token")
 	if !ok {
-		return errors.New("issued token: the response has no access_token")
+		return nil, errors.New("issued token: the response has no access_token")
 	}
 	claims, err := jose.VerifyJWT(tok, v.Keys, v.Issuer)
 	if err != nil {
-		return errors.New("issued token " + err.Error())
+		return nil, errors.New("issued token " + err.Error())
 	}
-	return v.Expect.check(claims, clientID)
+	return claims, nil
 }
 
 // VerifyActors is Verify with the act chain the token must carry, current
 // actor first (Expect.Actors; nil or empty: no act), for a verifier shared
 // by hops that expect different chains.
 func (v *IssuedVerifier) VerifyActors(body []byte, clientID string, actors []string) error {
-	tok, ok := StringMember(body, "access_token")
-	if !ok {
-		return errors.New("issued token: the response has no access_token")
-	}
-	claims, err := jose.VerifyJWT(tok, v.Keys, v.Issuer)
+	claims, err := v.claims(body)
 	if err != nil {
-		return errors.New("issued token " + err.Error())
+		return err
 	}
 	e := v.Expect
 	e.Actors = actors

@@ -10,19 +10,7 @@ import (
 )
 
 // allowedCPUs are the CPUs tokex may run on (sched_getaffinity), in order.
-func allowedCPUs() []int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return nil
-	}
-	var out []int
-	for c := 0; c < len(set)*64 && len(out) < set.Count(); c++ {
-		if set.IsSet(c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}
+func allowedCPUs() []int { return affinityOf(0) }
 
 func cpuSet(cpus []int) *unix.CPUSet {
 	var set unix.CPUSet
