@@ -77,16 +77,7 @@ func (m *ActorMinter) Mint(clientID string) (string, error) {
 	if bp == nil {
 		bp = &[2][]byte{make([]byte, 0, 512), make([]byte, 0, 256)}
 	}
-	b := append(bp[1][:0], `{"iss":`...)
-	b = appendJSONString(b, m.Issuer)
-	b = append(b, `,"sub":`...)
-	b = appendJSONString(b, clientID)
-	b = append(b, `,"aud":`...)
-	b = appendJSONString(b, aud)
-	b = append(b, `,"iat":`...)
-	b = strconv.AppendInt(b, t, 10)
-	b = append(b, `,"exp":`...)
-	b = strconv.AppendInt(b, t+int64(m.Lifetime/time.Second), 10)
+	b := appendRegistered(bp[1][:0], m.Issuer, clientID, aud, t, m.Lifetime)
 	b = append(b, `,"jti":"`...)
 	b = append(b, jsonStringBody(m.Prefix+strconv.FormatUint(m.seq.Add(1)-1, 36))...)
 	b = append(b, `"}`...)

@@ -219,16 +219,7 @@ func (m *Minter) Mint(clientID string) (string, error) {
 	if bp == nil {
 		bp = &[2][]byte{make([]byte, 0, 512), make([]byte, 0, 512)}
 	}
-	b := append(bp[1][:0], `{"iss":`...)
-	b = appendJSONString(b, m.Issuer)
-	b = append(b, `,"sub":`...)
-	b = appendJSONString(b, user)
-	b = append(b, `,"aud":`...)
-	b = appendJSONString(b, aud)
-	b = append(b, `,"iat":`...)
-	b = strconv.AppendInt(b, t, 10)
-	b = append(b, `,"exp":`...)
-	b = strconv.AppendInt(b, t+int64(m.Lifetime/time.Second), 10)
+	b := appendRegistered(bp[1][:0], m.Issuer, user, aud, t, m.Lifetime)
 	b = append(b, `,"jti":"`...)
 	if p := jsonStringBody(m.Prefix); p == m.Prefix {
 		b = append(b, p...)
@@ -275,6 +266,21 @@ func signCompact(bp *[2][]byte, header string, claims []byte, k *jose.Key) (stri
 var bufs sync.Pool
 
 // appendJSONString appends s as a JSON string.
+// appendRegistered appends a payload's opening registered claims, iss,
+// sub, aud, iat and exp (iat + life), in the order every minted token has.
+func appendRegistered(b []byte, iss, sub, aud string, iat int64, life time.Duration) []byte {
+	b = append(b, `{"iss":`...)
+	b = appendJSONString(b, iss)
+	b = append(b, `,"sub":`...)
+	b = appendJSONString(b, sub)
+	b = append(b, `,"aud":`...)
+	b = appendJSONString(b, aud)
+	b = append(b, `,"iat":`...)
+	b = strconv.AppendInt(b, iat, 10)
+	b = append(b, `,"exp":`...)
+	return strconv.AppendInt(b, iat+int64(life/time.Second), 10)
+}
+
 func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, jsonStringBody(s)...)
