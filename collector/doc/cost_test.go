@@ -178,3 +178,13 @@ func TestCostCurveFromAHostileSummary(t *testing.T) {
 		_ = CostLines(&s)
 	}
 }
+
+// TestCostLinesNameTheCeiling: runs a capacity search left out of the
+// fit are named in the cost's words, by count and rate.
+func TestCostLinesNameTheCeiling(t *testing.T) {
+	c := &summary.Cost{LeftOut: []summary.LeftOut{{Run: "05-r1-80rps", TargetRPS: 80}, {Run: "06-r2-80rps", TargetRPS: 80}, {Run: "07-r1-60rps", TargetRPS: 60}}}
+	got := strings.Join(costLines(c), "\n")
+	if want := "left out of the fit: 3 runs of the probes that broke the objective (60/s, 80/s): at the engine's ceiling they measure it, not the cost"; !strings.Contains(got, want) {
+		t.Errorf("got\n%s\nwant a line\n%s", got, want)
+	}
+}

@@ -292,6 +292,21 @@ func costLines(c *summary.Cost) []string {
 		}
 		out = append(out, l)
 	}
+	if n := len(c.LeftOut); n > 0 {
+		var rates []float64
+		for _, l := range c.LeftOut {
+			if !slices.Contains(rates, l.TargetRPS) {
+				rates = append(rates, l.TargetRPS)
+			}
+		}
+		slices.Sort(rates)
+		labels := make([]string, len(rates))
+		for i, r := range rates {
+			labels[i] = units.StageLabel(r)
+		}
+		out = append(out, fmt.Sprintf("left out of the fit: %s of the probes that broke the objective (%s): at the engine's ceiling they measure it, not the cost",
+			units.Count(n, "run"), strings.Join(labels, ", ")))
+	}
 	if len(c.Observed) > 0 {
 		var parts []string
 		for _, o := range c.Observed {

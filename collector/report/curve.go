@@ -108,15 +108,30 @@ func coresCurve(cs []Campaign) charts.XYChart {
 			all = append(all, st.Runs...)
 		}
 		slices.SortFunc(all, func(a, b *stats.Run) int { return a.Index - b.Index })
+		cost := c.S.Cost
+		leftOut := map[string]bool{}
+		if cost != nil {
+			for _, l := range cost.LeftOut {
+				leftOut[l.Run] = true
+			}
+		}
+		ceiling := charts.XYSeries{Name: legend(c, "runs at the ceiling, left out of the fit", len(cs)), Class: "s0", Markers: true}
 		maxRate := 0.0
 		for _, r := range all {
 			if p, ok := summary.CostPoint(r); ok {
-				runs.Points = append(runs.Points, charts.XYPoint{X: p.Rate, Y: p.Cores, Note: r.ID})
+				pt := charts.XYPoint{X: p.Rate, Y: p.Cores, Note: r.ID}
+				if leftOut[r.ID] {
+					ceiling.Points = append(ceiling.Points, pt)
+					continue
+				}
+				runs.Points = append(runs.Points, pt)
 				maxRate = math.Max(maxRate, p.Rate)
 			}
 		}
 		ch.Series = append(ch.Series, runs)
-		cost := c.S.Cost
+		if len(ceiling.Points) > 0 {
+			ch.Series = append(ch.Series, ceiling)
+		}
 		if cost == nil {
 			continue
 		}

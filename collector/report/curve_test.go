@@ -128,3 +128,36 @@ func TestCoresCurveDrawsABentCurve(t *testing.T) {
 		t.Error("a bent curve drawn as one straight fit")
 	}
 }
+
+// The cores chart draws the runs a capacity search left out of the fit
+// apart, named, and the fit's line only over the runs it holds.
+func TestCoresCurveDrawsTheCeilingApart(t *testing.T) {
+	res := &curve.Result{Status: curve.StatusFound, Capacity: 40, Upper: 80}
+	var runs []*stats.Run
+	for i, rate := range []float64{20, 40, 80} {
+		p := curve.Probe{Rate: rate, Verdict: curve.Pass}
+		for round := 1; round <= 2; round++ {
+			served, cores := rate, 0.02+0.02*rate*(1+0.001*float64(round))
+			if rate == 80 {
+				p.Verdict, served, cores = curve.Broken, 40, 1
+			}
+			id := fmt.Sprintf("%02d-r%d", 2*i+round, round)
+			p.Rounds = append(p.Rounds, curve.Round{RunID: id})
+			runs = append(runs, &stats.Run{ID: id, Index: 2*i + round, Round: round, TargetRPS: rate, Status: stats.StatusDone,
+				Requests: int64(served * 10), OK: int64(served * 10), SuccessRatio: 1, MeasuredSeconds: 10, ThresholdsPassed: rate < 80,
+				LatencyMs: stats.Latency{P50: 1, P95: 2, P99: 3}, EngineCPU: &stats.CPU{AvgCores: cores, CPUMsPerExchange: cores * 1000 / served, Exchanges: int64(served * 10)}})
+		}
+		res.Probes = append(res.Probes, p)
+	}
+	s := &summary.Summary{CampaignID: "c", Status: "done", Capacity: res}
+	summary.BuildSummary(s, runs, true)
+	ch := coresCurve([]Campaign{{Name: "c", S: s, Classes: [4]string{"s5", "s1", "s3", "s2"}}})
+	var names []string
+	for _, se := range ch.Series {
+		names = append(names, fmt.Sprintf("%s (%d)", se.Name, len(se.Points)))
+	}
+	got := strings.Join(names, "; ")
+	if !strings.Contains(got, "runs (4)") || !strings.Contains(got, "runs at the ceiling, left out of the fit (2)") || !strings.Contains(got, "fit 20.0") {
+		t.Errorf("series: %s", got)
+	}
+}

@@ -97,6 +97,47 @@ func CostCurve(runs []*stats.Run) (*curve.Fit, *curve.Curve) {
 	return f, curve.FitCurve(pts, f)
 }
 
+// LeftOut is a run the cost fit leaves out, and why.
+type LeftOut struct {
+	Run       string  `json:"run"`
+	TargetRPS float64 `json:"target_rps"`
+	Reason    string  `json:"reason"`
+}
+
+// AtCeiling splits a capacity search's runs for the cost fit: the rounds
+// of a probe that broke the objective are left out. The engine could not
+// serve that rate within the objective, so its cores there are its
+// ceiling (work queued, and abandoned by the client, included), not the
+// cost of the exchanges it served: against a server of constant cost they
+// bend the curve at the capacity. A nil search leaves every run in.
+func AtCeiling(runs []*stats.Run, res *curve.Result) (kept []*stats.Run, out []LeftOut) {
+	broken := map[string]LeftOut{}
+	if res != nil {
+		for _, p := range res.Probes {
+			if p.Verdict != curve.Broken {
+				continue
+			}
+			why := "broke the objective"
+			if len(p.Broken) > 0 {
+				why += " (" + p.Broken[0] + ")"
+			}
+			for _, r := range p.Rounds {
+				broken[r.RunID] = LeftOut{Run: r.RunID, TargetRPS: p.Rate, Reason: why}
+			}
+		}
+	}
+	for _, r := range runs {
+		if l, ok := broken[r.ID]; ok && r.ID != "" {
+			if _, on := CostPoint(r); on {
+				out = append(out, l)
+			}
+			continue
+		}
+		kept = append(kept, r)
+	}
+	return kept, out
+}
+
 // Cost is summary.json's marginal-cost section: the fit, the cost curve,
 // the idle engine beside its intercept, and the observed CPU per exchange
 // the article reports (fixed overhead included) for comparison. When the
@@ -112,6 +153,9 @@ type Cost struct {
 	Idle            *Idle        `json:"idle,omitempty"`
 	// Observed is the reported run's CPU-ms per exchange per stage.
 	Observed []ObservedCost `json:"observed"`
+	// LeftOut are the runs at the engine's ceiling that the fit and the
+	// curve leave out (AtCeiling).
+	LeftOut []LeftOut `json:"left_out,omitempty"`
 }
 
 // ObservedCost is one stage's observed CPU per exchange.
@@ -122,12 +166,13 @@ type ObservedCost struct {
 
 // buildCost fills the summary's marginal cost from its runs.
 func (s *Summary) buildCost(runs []*stats.Run) {
-	fit, cc := CostCurve(runs)
+	kept, out := AtCeiling(runs, s.Capacity)
+	fit, cc := CostCurve(kept)
 	if fit == nil && s.Idle == nil {
 		s.Cost = nil
 		return
 	}
-	c := &Cost{Definition: curve.FitDefinition, Fit: fit, Idle: s.Idle}
+	c := &Cost{Definition: curve.FitDefinition, Fit: fit, Idle: s.Idle, LeftOut: out}
 	if cc != nil {
 		c.CurveDefinition, c.Curve = curve.CurveDefinition, cc
 	}

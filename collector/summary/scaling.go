@@ -198,7 +198,8 @@ func (s *Summary) scalePoint(runs []*stats.Run, n int) ScalePoint {
 		}
 		p.Stages = append(p.Stages, ss)
 	}
-	if f, _ := CostCurve(runs); f.OK() {
+	kept, _ := AtCeiling(runs, p.Capacity)
+	if f, _ := CostCurve(kept); f.OK() {
 		p.Marginal = &Range{Value: f.MarginalCPUMs, Range: f.MarginalCPUMsCI}
 	}
 	top := topRuns(runs, p.Capacity)
