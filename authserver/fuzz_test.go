@@ -119,7 +119,7 @@ func FuzzAgentTokens(f *testing.F) {
 				seen[x.Sub] = true
 			}
 		}
-		if sub, oe := a.srv.actorToken(ctx, actorToken, "perf-agent-1"); oe != nil {
+		if sub, _, oe := a.srv.actorToken(ctx, actorToken, "perf-agent-1"); oe != nil {
 			if quoted(oe.desc, actorToken) {
 				t.Fatal("quotes the actor token")
 			}

@@ -47,7 +47,7 @@ func (s *Server) validateTokens(ctx context.Context, form url.Values, req *token
 	if oe != nil {
 		return "", nil, oe
 	}
-	actor := cl.id
+	actor, actorIssuer := cl.id, s.cfg.Issuer
 	at, att := form.Get("actor_token"), form.Get("actor_token_type")
 	switch {
 	case at == "" && att != "":
@@ -55,9 +55,14 @@ func (s *Server) validateTokens(ctx context.Context, form url.Values, req *token
 	case at != "" && att != exchange.TokenTypeAccessToken && att != exchange.TokenTypeJWT:
 		return "", nil, fail(400, exchange.ErrInvalidRequest, "actor_token_type is missing or unsupported")
 	case at != "":
-		if actor, oe = s.actorToken(ctx, at, cl.id); oe != nil {
+		if actor, actorIssuer, oe = s.actorToken(ctx, at, cl.id); oe != nil {
 			return "", nil, oe
 		}
+	}
+	// RFC 8693 §4.4: a subject token's may_act names who may act for
+	// its subject; any other actor is refused.
+	if m := sub.MayAct; m != nil && (m.Sub != actor || (m.Iss != "" && m.Iss != actorIssuer)) {
+		return "", nil, fail(400, exchange.ErrInvalidGrant, "the actor is not the party the subject token's may_act names")
 	}
 	act, desc := s.cfg.Delegation.chain(actor, sub.Act)
 	if desc != "" {
@@ -96,19 +101,20 @@ func (s *Server) subjectToken(ctx context.Context, raw, clientID string) (*jose.
 	return c, nil
 }
 
-// actorToken verifies an actor token and returns its sub, the actor: a
+// actorToken verifies an actor token and returns its sub (the actor) and
+// its iss: a
 // token of the actor issuer (subject.actor; without one, of the subject
 // issuer), or the client's own client_credentials token from this server.
 // An actor token is an identity, never a delegated token: one with act is
 // refused.
-func (s *Server) actorToken(ctx context.Context, raw, clientID string) (string, *oauthError) {
+func (s *Server) actorToken(ctx context.Context, raw, clientID string) (sub, iss string, oe *oauthError) {
 	const what = "actor token"
 	if len(raw) > s.cfg.Subject.MaxTokenBytes {
-		return "", fail(400, exchange.ErrInvalidGrant, what+" is longer than subject.max_token_bytes")
+		return "", "", fail(400, exchange.ErrInvalidGrant, what+" is longer than subject.max_token_bytes")
 	}
 	c, own, err := s.actors.read(ctx, raw, s.own())
 	if err != nil {
-		return "", fail(400, exchange.ErrInvalidGrant, what+" "+err.Error())
+		return "", "", fail(400, exchange.ErrInvalidGrant, what+" "+err.Error())
 	}
 	var desc string
 	switch {
@@ -122,9 +128,9 @@ func (s *Server) actorToken(ctx context.Context, raw, clientID string) (string, 
 		desc = s.actors.policy(c, clientID)
 	}
 	if desc != "" {
-		return "", fail(400, exchange.ErrInvalidGrant, what+" "+desc)
+		return "", "", fail(400, exchange.ErrInvalidGrant, what+" "+desc)
 	}
-	return c.Subject, nil
+	return c.Subject, c.Issuer, nil
 }
 
 // chain is the act of a token issued to actor after the prior chain

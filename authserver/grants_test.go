@@ -377,6 +377,9 @@ func TestHostileChains(t *testing.T) {
 		}
 		return signWith(t, a.key, p+`}`)
 	}
+	mayAct := func(m string) string { // the user's token for perf-agent-1 with may_act m
+		return signWith(t, a.key, `{`+times(DefaultIssuerIn, 300)+`,"sub":"perf-user-001","aud":"perf-agent-1","may_act":`+m+`}`)
+	}
 	actorTok := func(key *jose.Key, iss, sub, aud, extra string) string {
 		return signWith(t, key, `{`+times(iss, 60)+`,"sub":`+quote(sub)+`,"aud":`+quote(aud)+extra+`}`)
 	}
@@ -440,6 +443,17 @@ func TestHostileChains(t *testing.T) {
 		{"own client_credentials token as actor token", user("perf-agent-1", ""), ccTok("perf-agent-1"), "", []string{"perf-agent-1"}},
 		{"another client's client_credentials token", user("perf-agent-1", ""), ccTok("perf-agent-2"),
 			"actor token of this server must be the client's own client_credentials token", nil},
+		// RFC 8693 §4.4 may_act: the subject allows one party to act for it.
+		{"may_act names the client", mayAct(`{"sub":"perf-agent-1"}`), "", "", []string{"perf-agent-1"}},
+		{"may_act names another party", mayAct(`{"sub":"perf-agent-2"}`), "", "the actor is not the party the subject token's may_act names", nil},
+		{"may_act names the actor token's sub and iss", mayAct(`{"sub":"orchestrator","iss":` + quote(actorIssuer) + `}`),
+			actorTok(a.actorKey, actorIssuer, "orchestrator", "perf-agent-1", ""), "", []string{"orchestrator"}},
+		{"may_act names the client, the actor token another", mayAct(`{"sub":"perf-agent-1"}`),
+			actorTok(a.actorKey, actorIssuer, "orchestrator", "perf-agent-1", ""), "the actor is not the party the subject token's may_act names", nil},
+		{"may_act names the actor's sub at another issuer", mayAct(`{"sub":"orchestrator","iss":"https://elsewhere"}`),
+			actorTok(a.actorKey, actorIssuer, "orchestrator", "perf-agent-1", ""), "the actor is not the party the subject token's may_act names", nil},
+		{"may_act names the client at this server", mayAct(`{"sub":"perf-agent-1","iss":"https://tokex.test"}`), ccTok("perf-agent-1"), "", []string{"perf-agent-1"}},
+		{"may_act without sub", mayAct(`{"iss":"x"}`), "", "claim may_act is not an object with a sub", nil},
 	}
 	for i, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -46,6 +46,7 @@ var (
 	errCritPresent   = &Error{"uses a critical header extension tokex does not understand (crit)"}
 	errAudType       = &Error{"claim aud is not a string or an array of strings"}
 	errActType       = &Error{"claim act is not an object with a sub"}
+	errMayActType    = &Error{"claim may_act is not an object with a sub"}
 )
 
 // nameSet holds registered names, exactly and by fold key.
@@ -314,6 +315,13 @@ type Actor struct {
 	Act *Actor `json:"act,omitempty"`
 }
 
+// MayAct is the RFC 8693 §4.4 may_act claim: the party the token's
+// subject allows to act for it, by its sub and, when given, its iss.
+type MayAct struct {
+	Sub string
+	Iss string
+}
+
 // Claims are the claims tokex reads from inbound tokens (subject and actor
 // tokens, client assertions), each by its exact name.
 type Claims struct {
@@ -326,6 +334,7 @@ type Claims struct {
 	ID        string
 	ClientID  string // RFC 9068 client_id: who a token was issued to
 	Act       *Actor
+	MayAct    *MayAct
 }
 
 // UnmarshalJSON is called by encoding/json on a value it has checked to be
@@ -385,10 +394,32 @@ func (c *Claims) decodeObjects(m []member) error {
 			return err
 		}
 	}
-	if v, ok := get(m, "may_act"); ok && v.text[0] != '{' {
-		return &Error{"claim may_act is not an object"}
+	if v, ok := get(m, "may_act"); ok {
+		if c.MayAct, err = parseMayAct(v.raw); err != nil {
+			return err
+		}
 	}
 	return nil
+}
+
+// parseMayAct reads may_act: an object with a non-empty string sub and,
+// if present, a string iss; its other members are not read.
+func parseMayAct(v json.RawMessage) (*MayAct, error) {
+	if len(v) == 0 || v[0] != '{' {
+		return nil, errMayActType
+	}
+	var m struct {
+		Sub *string `json:"sub"`
+		Iss *string `json:"iss"`
+	}
+	if json.Unmarshal(v, &m) != nil || m.Sub == nil || *m.Sub == "" {
+		return nil, errMayActType
+	}
+	a := &MayAct{Sub: *m.Sub}
+	if m.Iss != nil {
+		a.Iss = *m.Iss
+	}
+	return a, nil
 }
 
 // maxNumericDate is 9999-12-31T23:59:59Z.

@@ -41,6 +41,11 @@ func TestClaimTypes(t *testing.T) {
 		{"act a string", `{"act":"x"}`, false},
 		{"act nested", `{"act":{"sub":"a","act":{"sub":"b"}}}`, true},
 		{"may_act a string", `{"may_act":"x"}`, false},
+		{"may_act without sub", `{"may_act":{"iss":"x"}}`, false},
+		{"may_act sub empty", `{"may_act":{"sub":""}}`, false},
+		{"may_act sub a number", `{"may_act":{"sub":1}}`, false},
+		{"may_act iss a number", `{"may_act":{"sub":"a","iss":1}}`, false},
+		{"may_act sub and iss", `{"may_act":{"sub":"a","iss":"i","client_id":"c"}}`, true},
 		{"scope a list", `{"scope":["a"]}`, false},
 		{"too deep", `{"x":` + strings.Repeat(`[`, 40) + strings.Repeat(`]`, 40) + `}`, false},
 		{"act chain too deep", strings.Repeat(`{"sub":"a","act":`, 40) + `{"sub":"z"}` + strings.Repeat(`}`, 40), false},
@@ -58,6 +63,24 @@ func TestClaimTypes(t *testing.T) {
 	}
 }
 
+// TestMayAct: may_act's sub and iss are read (RFC 8693 §4.4).
+func TestMayAct(t *testing.T) {
+	t.Parallel()
+	for payload, want := range map[string]*MayAct{
+		`{"sub":"u"}`:                        nil,
+		`{"may_act":{"sub":"perf-agent-1"}}`: {Sub: "perf-agent-1"},
+		`{"may_act":{"sub":"perf-agent-1","iss":"https://a/actors"}}`: {Sub: "perf-agent-1", Iss: "https://a/actors"},
+	} {
+		var c Claims
+		if err := json.Unmarshal([]byte(payload), &c); err != nil {
+			t.Fatalf("%s: %v", payload, err)
+		}
+		if (c.MayAct == nil) != (want == nil) || (want != nil && *c.MayAct != *want) {
+			t.Errorf("%s: may_act %+v, want %+v", payload, c.MayAct, want)
+		}
+	}
+}
+
 // FuzzClaims checks the exact claims reader against an independent model:
 // whatever it accepts has unique member names, no case variant of a
 // registered name, and the values encoding/json finds under the exact names.
@@ -65,7 +88,7 @@ func FuzzClaims(f *testing.F) {
 	for _, s := range []string{
 		`{"iss":"i","sub":"s","aud":["a"],"exp":1700000000,"iat":1,"nbf":2,"jti":"j","act":{"sub":"x","act":{"sub":"y"}}}`,
 		`{"sub":"a","SUB":"b"}`, `{"sub":"a","ſub":"b"}`, `{"sub":"a","sub":"b"}`, `{"aud":"a","AUD":"b"}`,
-		`{"exp":"1700000000"}`, `{"act":{"sub":"a","Sub":"b"}}`, `{"\u212a":1}`, `{"x":{"y":1,"y":2}}`,
+		`{"exp":"1700000000"}`, `{"act":{"sub":"a","Sub":"b"}}`, `{"may_act":{"sub":"a","iss":"i"}}`, `{"may_act":{"sub":"a","SUB":"b"}}`, `{"\u212a":1}`, `{"x":{"y":1,"y":2}}`,
 	} {
 		f.Add([]byte(s))
 	}
