@@ -318,10 +318,10 @@ func (c *campaign) rebuildSummary() {
 	if c.started != nil {
 		s.Thresholds = c.started.Thresholds
 	}
-	summary.BuildSummary(s, runs, false)
-	if c.search != nil { // a search judges its probes, not the thresholds
+	if c.search != nil { // a search judges its probes, not the thresholds; its broken ones stay out of the cost fit
 		r := *c.search
 		s.Capacity = &r
 	}
+	summary.BuildSummary(s, runs, false)
 	c.summary = s
 }

@@ -2,9 +2,11 @@ package tui
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
 )
@@ -57,5 +59,39 @@ func TestCampaignVersions(t *testing.T) {
 	c2.apply(event.Log{At: t0, Source: event.CoolDownSource, Message: "cooling down"}, nil)
 	if c.sumVer != sum || c.hostVer != host || c.coolVer != cool || c2.coolVer != 1 || c2.coolDown != "cooling down" {
 		t.Errorf("versions %d/%d/%d, want %d/%d/%d; cool-down %d %q", c.sumVer, c.hostVer, c.coolVer, sum, host, cool, c2.coolVer, c2.coolDown)
+	}
+}
+
+// The live summary leaves a search's broken probes out of the cost fit,
+// as the final one does: the search is known before it is built.
+func TestCampaignLiveCostLeavesOutTheCeiling(t *testing.T) {
+	res := curve.Result{Status: curve.StatusFound, Capacity: 40, Upper: 80}
+	var plan []event.PlannedRun
+	var runs []*stats.Run
+	for i, rate := range []float64{20, 40, 80} {
+		p := curve.Probe{Rate: rate, Verdict: curve.Pass}
+		for round := 1; round <= 2; round++ {
+			id := fmt.Sprintf("%02d-r%d", 2*i+round, round)
+			served, cores := rate, 0.02+0.02*rate*(1+0.001*float64(round))
+			if rate == 80 {
+				p.Verdict, served, cores = curve.Broken, 40, 1
+			}
+			p.Rounds = append(p.Rounds, curve.Round{RunID: id})
+			plan = append(plan, event.PlannedRun{ID: id, Index: 2*i + round, Round: round, TargetRPS: rate, Duration: 10 * time.Second})
+			runs = append(runs, &stats.Run{ID: id, Index: 2*i + round, Round: round, TargetRPS: rate, Status: stats.StatusDone,
+				Requests: int64(served * 10), OK: int64(served * 10), MeasuredSeconds: 10,
+				EngineCPU: &stats.CPU{AvgCores: cores, CPUMsPerExchange: cores * 1000 / served, Exchanges: int64(served * 10)}})
+		}
+		res.Probes = append(res.Probes, p)
+	}
+	c := newCampaign()
+	c.apply(event.CampaignStarted{At: t0, ID: "c", Runs: plan}, nil)
+	for i, p := range plan {
+		c.apply(event.RunStarted{At: t0, Run: p}, nil)
+		c.apply(event.RunFinished{At: t0, RunID: p.ID, Status: stats.StatusDone, Stats: runs[i]}, nil)
+	}
+	c.apply(event.Search{At: t0, Result: res}, nil)
+	if cost := c.summary.Cost; cost == nil || len(cost.LeftOut) != 2 || !cost.Fit.OK() || math.Abs(cost.Fit.MarginalCPUMs-20) > 0.1 {
+		t.Fatalf("live cost %+v", cost)
 	}
 }
