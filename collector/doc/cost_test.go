@@ -187,4 +187,24 @@ func TestCostLinesNameTheCeiling(t *testing.T) {
 	if want := "left out of the fit: 3 runs of the probes that broke the objective (60/s, 80/s): at the engine's ceiling they measure it, not the cost"; !strings.Contains(got, want) {
 		t.Errorf("got\n%s\nwant a line\n%s", got, want)
 	}
+	// A summary.json may list any number: the words stay one short line,
+	// in n log n.
+	var b strings.Builder
+	b.WriteString(`{"left_out":[`)
+	for i := range 200_000 {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"run":"r%d","target_rps":%d}`, i, i)
+	}
+	b.WriteString(`]}`)
+	var hostile summary.Cost
+	if err := json.Unmarshal([]byte(b.String()), &hostile); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range costLines(&hostile) {
+		if strings.HasPrefix(l, "left out") && (len(l) > 300 || !strings.Contains(l, "200000 runs") || !strings.Contains(l, "and 199992 more rates")) {
+			t.Errorf("%d bytes: %.300s", len(l), l)
+		}
+	}
 }

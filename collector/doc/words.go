@@ -270,6 +270,9 @@ func CostLines(s *summary.Summary) []string {
 	return out
 }
 
+// maxLeftOutRates is how many rates of left-out runs the words name.
+const maxLeftOutRates = 8
+
 // costLines are the marginal cost in words: the fit, the idle engine
 // beside its intercept, and the observed figure beside the slope.
 func costLines(c *summary.Cost) []string {
@@ -293,16 +296,18 @@ func costLines(c *summary.Cost) []string {
 		out = append(out, l)
 	}
 	if n := len(c.LeftOut); n > 0 {
-		var rates []float64
-		for _, l := range c.LeftOut {
-			if !slices.Contains(rates, l.TargetRPS) {
-				rates = append(rates, l.TargetRPS)
-			}
+		rates := make([]float64, n)
+		for i, l := range c.LeftOut {
+			rates[i] = l.TargetRPS
 		}
-		slices.Sort(rates)
-		labels := make([]string, len(rates))
-		for i, r := range rates {
-			labels[i] = units.StageLabel(r)
+		slices.Sort(rates) // n log n: a summary.json read from disk may list many
+		rates = slices.Compact(rates)
+		var labels []string
+		for _, r := range rates[:min(len(rates), maxLeftOutRates)] {
+			labels = append(labels, units.StageLabel(r))
+		}
+		if more := len(rates) - len(labels); more > 0 {
+			labels = append(labels, fmt.Sprintf("and %d more rates", more))
 		}
 		out = append(out, fmt.Sprintf("left out of the fit: %s of the probes that broke the objective (%s): at the engine's ceiling they measure it, not the cost",
 			units.Count(n, "run"), strings.Join(labels, ", ")))
