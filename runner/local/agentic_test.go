@@ -111,6 +111,37 @@ func TestChainsWithActorTokensAgainstTheReferenceServer(t *testing.T) {
 // exchanges (chains of 2) and client-credentials grants; each row's grant
 // is the mix's draw for its arrival, the config records the seed, and the
 // run gives each grant's figures.
+// TestMayActAgainstTheReferenceServer: subject tokens whose may_act
+// (RFC 8693 §4.4, templated by subject.claims) names the presenting agent
+// are exchanged with its actor token; naming another party, every
+// exchange is refused with invalid_grant.
+func TestMayActAgainstTheReferenceServer(t *testing.T) {
+	for _, tc := range []struct {
+		mayAct  string
+		success float64
+	}{{"{{client_id}}", 1}, {"perf-agent-9", 0}} {
+		t.Run(tc.mayAct, func(t *testing.T) {
+			c := agenticCampaign()
+			c.Subject.Actor.Source = config.ActorMinted
+			c.Subject.Claims = map[string]any{"may_act": map[string]any{"sub": tc.mayAct}}
+			r := runCampaign(t, context.Background(), c, filepath.Join(t.TempDir(), "may-act"), nil, nil, nil)
+			if r.err != nil && tc.success == 1 {
+				t.Fatal(r.err)
+			}
+			run := r.summary.Stages[0].Runs[0]
+			if run.Requests == 0 || run.SuccessRatio != tc.success {
+				t.Fatalf("run %s: %d requests, success %.4f, errors %v", run.ID, run.Requests, run.SuccessRatio, run.Errors)
+			}
+			if tc.success == 0 {
+				said := len(run.TopErrors) > 0 && len(run.TopErrors[0].Descriptions) > 0 && strings.Contains(run.TopErrors[0].Descriptions[0].Text, "may_act")
+				if run.Errors["oauth_error:"+exchange.ErrInvalidGrant] != run.Requests || !said {
+					t.Fatalf("run %s: errors %v, top %+v", run.ID, run.Errors, run.TopErrors)
+				}
+			}
+		})
+	}
+}
+
 func TestMixDrawsEachArrivalsGrant(t *testing.T) {
 	c := agenticCampaign()
 	c.Check.Verify.Sample = 0.5
