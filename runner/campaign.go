@@ -282,7 +282,7 @@ func (c *Campaign) runOne(ctx context.Context, p event.PlannedRun) (*stats.Run, 
 		return nil, err
 	}
 	win := newWindower(p, c.Bus.Emit, c.Driver.InFlight)
-	out := &output{bus: c.Bus, run: run, win: win, reach: &reachability{}, descs: &descriptions{}}
+	out := &output{bus: c.Bus, run: run, win: win, reach: &reachability{late: lateness(c.Driver)}, descs: &descriptions{}}
 	// The run stops early when the target stops answering, or at the first
 	// failed evidence write.
 	rctx, stopRun := context.WithCancelCause(ctx)

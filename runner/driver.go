@@ -55,6 +55,15 @@ type Connector interface {
 	Connected(at time.Time)
 }
 
+// Late is implemented by a driver whose rows reach the runner up to
+// ReportDelay after their requests were sent: a k6 agent prints a
+// request's line when it completes, so a request held to the timeout, and
+// the connection it was sent on, are known that much later. The
+// unreachable_after watch waits that much longer before deciding.
+type Late interface {
+	ReportDelay() time.Duration
+}
+
 // RunResult is when a run's phases actually happened.
 type RunResult struct {
 	Started       time.Time

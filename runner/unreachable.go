@@ -28,6 +28,10 @@ var ErrUnreachable = errors.New("target unreachable")
 // than the timeout count as gone: it is overloaded, and its runs fail
 // their thresholds on the timeouts instead.
 type reachability struct {
+	// late is how late a driver's rows can reach the watch (Late): the
+	// limit is counted that much longer, so that a sign of life still on
+	// its way is not taken for none.
+	late     time.Duration
 	mu       sync.Mutex
 	alive    int64 // unix µs of the latest response or connection; 0: none yet
 	since    int64 // unix µs: the send time of the first failure after alive; 0: none
@@ -84,9 +88,21 @@ func (r *reachability) check(now time.Time, limit time.Duration) error {
 		return nil
 	}
 	since := time.UnixMicro(r.since)
-	if now.Sub(since) >= limit {
-		return fmt.Errorf("%w: no HTTP response for %s (target.unreachable_after) and no connection made: every request sent since %s failed (%d failed, the last with %s)",
-			ErrUnreachable, limit, since.UTC().Format("15:04:05.000"), r.failures, r.last)
+	if now.Sub(since) >= limit+r.late {
+		waited := ""
+		if r.late > 0 {
+			waited = fmt.Sprintf(", waited %s more for the agents' lines, printed as requests complete", r.late)
+		}
+		return fmt.Errorf("%w: no HTTP response for %s (target.unreachable_after%s) and no connection made: every request sent since %s failed (%d failed, the last with %s)",
+			ErrUnreachable, limit, waited, since.UTC().Format("15:04:05.000"), r.failures, r.last)
 	}
 	return nil
+}
+
+// lateness is how late the driver's rows can arrive (0 unless it is Late).
+func lateness(d Driver) time.Duration {
+	if l, ok := d.(Late); ok {
+		return max(l.ReportDelay(), 0)
+	}
+	return 0
 }

@@ -98,6 +98,15 @@ func (d *Driver) Name() string {
 // Target implements runner.Driver.
 func (d *Driver) Target() string { return d.Cfg.Target.URL }
 
+// logSlack is how long an agent's line takes from k6 to the runner
+// through the API server's log stream, at most, as the watch assumes.
+const logSlack = 2 * time.Second
+
+// ReportDelay implements runner.Late: k6 prints a request's line when it
+// completes, at most the request timeout after it was sent, and the line
+// then travels the Pod's log stream.
+func (d *Driver) ReportDelay() time.Duration { return d.Cfg.Request.Timeout + logSlack }
+
 // InFlight implements runner.Driver: k6 does not report it per second.
 func (d *Driver) InFlight() int64 { return d.inFlight.Load() }
 

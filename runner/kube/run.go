@@ -427,6 +427,14 @@ func (r *kubeRun) record(ps *podState, line string) {
 func (r *kubeRun) row(ps *podState, l *k6.Line, live bool) {
 	q := &l.Request
 	q.Description = errorText(q)
+	if cn, ok := r.out.(runner.Connector); ok && live && q.Outcome == exchange.OutcomeTimeout {
+		// k6 calls a timeout on a connection made a request timeout (1050:
+		// the script's timeout) and one while dialling a dial timeout (1211:
+		// a conn_error). The target took the connection and held the
+		// request: overloaded, not unreachable (its line comes once the
+		// timeout has passed: Driver.ReportDelay).
+		cn.Connected(time.UnixMicro(q.ScheduledUS + q.SendLagUS))
+	}
 	if q.Hop > 1 { // a chain's later hop: a request of the arrival its first hop served
 		r.laterHop(ps, q, live)
 		return

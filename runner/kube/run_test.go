@@ -23,6 +23,7 @@ import (
 
 	"github.com/tokex-dev/tokex/collector/event"
 	"github.com/tokex-dev/tokex/collector/stats"
+	"github.com/tokex-dev/tokex/exchange"
 	"github.com/tokex-dev/tokex/runner"
 	"github.com/tokex-dev/tokex/runner/config"
 )
@@ -35,7 +36,8 @@ type recorder struct {
 	rows   []stats.Request
 	kept   int // rows recorded as evidence only (runner.Keeper) that the live view never showed
 	shown  map[[3]int64]bool
-	shows  int // rows shown before they were settled (runner.Shower)
+	shows  int     // rows shown before they were settled (runner.Shower)
+	conns  []int64 // connections made (runner.Connector), unix µs
 }
 
 // shownKey names a row by what settling leaves unchanged.
@@ -61,6 +63,13 @@ func (r *recorder) Show(q *stats.Request) {
 	}
 	r.shown[shownKey(q)] = true
 	r.shows++
+	r.mu.Unlock()
+}
+
+// Connected implements runner.Connector.
+func (r *recorder) Connected(at time.Time) {
+	r.mu.Lock()
+	r.conns = append(r.conns, at.UnixMicro())
 	r.mu.Unlock()
 }
 
@@ -105,16 +114,19 @@ type agentSpec struct {
 	sumWarm, sumMeas int
 	extraDropped     int // dropped arrivals the summary counts beyond dropSlots
 	noSummary        bool
-	silentFollow     bool  // its follow streams deliver nothing; a read without follow has the log
-	lateTail         int   // its first lateTail reads without follow lack the log's last lines (summary included)
-	durUS            int   // response duration of measured requests (default 4 ms)
-	noThresholds     bool  // a summary without the per-scenario threshold counts
-	full             bool  // --summary-mode=full: per-scenario sections too
-	k6Logs           bool  // k6's own lines, as real k6 v2.2.0 prints them raw
-	garbage          bool  // one malformed request line
-	exit             int32 // container exit code
-	waiting          string
-	breakAfter       int // the first log stream fails after this many lines (0: never)
+	silentFollow     bool // its follow streams deliver nothing; a read without follow has the log
+	lateTail         int  // its first lateTail reads without follow lack the log's last lines (summary included)
+	durUS            int  // response duration of measured requests (default 4 ms)
+	// fail: measured slots answered by no response: status, outcome and
+	// k6 error code ("0,timeout,1050")
+	fail         map[int]string
+	noThresholds bool  // a summary without the per-scenario threshold counts
+	full         bool  // --summary-mode=full: per-scenario sections too
+	k6Logs       bool  // k6's own lines, as real k6 v2.2.0 prints them raw
+	garbage      bool  // one malformed request line
+	exit         int32 // container exit code
+	waiting      string
+	breakAfter   int // the first log stream fails after this many lines (0: never)
 	// The evidence file (kube.evidence_file): its log ends with the
 	// wrapper's marker; exec cat serves the whole output, gzipped.
 	file bool
@@ -146,7 +158,11 @@ func podLog(agent int, a agentSpec, period int64, warmup time.Duration) []string
 		if a.durUS > 0 {
 			dur = a.durUS
 		}
-		lines = append(lines, fmt.Sprintf("tokex2,%d,measured,%d,%d,4000,%d,200,ok,,1000,3000", agent, i, mStart+int64(i)*period, dur))
+		answer := "200,ok,"
+		if f, ok := a.fail[i]; ok {
+			answer = f
+		}
+		lines = append(lines, fmt.Sprintf("tokex2,%d,measured,%d,%d,4000,%d,%s,1000,3000", agent, i, mStart+int64(i)*period, dur, answer))
 		if i == a.dupSlot && i > 0 {
 			sent++
 			lines = append(lines, lines[len(lines)-1])
@@ -534,6 +550,32 @@ func TestRunFollowsRecordsAndReconciles(t *testing.T) {
 	}
 	if r.jobsLeft != 0 {
 		t.Errorf("%d jobs left", r.jobsLeft)
+	}
+}
+
+// A k6 request timeout (1050) was sent on a connection the target took:
+// a sign of life at its send time for the unreachable watch, which waits
+// the request timeout and the log's slack for such lines (issue 23 item 1
+// in the kube driver: a server answering slower than the timeout is
+// overloaded, not gone). A dial timeout (1211) is none.
+func TestTimeoutsAreConnections(t *testing.T) {
+	const s0 = 1796064356036000
+	r := runFake(t, []agentSpec{{startUS: s0, warm: 2, meas: 8, sumWarm: -1, sumMeas: -1,
+		fail: map[int]string{2: "0,timeout,1050", 5: "0,conn_error,1211"}}})
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	var want []int64
+	for _, q := range r.out.rows {
+		if q.Outcome == exchange.OutcomeTimeout {
+			want = append(want, q.ScheduledUS+q.SendLagUS)
+		}
+	}
+	if len(want) != 1 || !slices.Equal(r.out.conns, want) {
+		t.Errorf("connections at %v, want %v", r.out.conns, want)
+	}
+	if d := (&Driver{Cfg: config.Campaign{Request: config.Request{Timeout: 7 * time.Second}}}).ReportDelay(); d != 9*time.Second {
+		t.Errorf("report delay %s", d)
 	}
 }
 

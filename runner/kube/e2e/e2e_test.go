@@ -278,6 +278,10 @@ func TestKubeEndToEnd(t *testing.T) {
 		evidenceFileRun(t, ctx, c)
 	})
 
+	t.Run("a server slower than the timeout is overloaded, not unreachable", func(t *testing.T) {
+		slowTarget(t, ctx, c)
+	})
+
 	t.Run("interrupt cleans up", func(t *testing.T) {
 		cfg := campaign(2, 10, 2*time.Second, 30*time.Second)
 		sim := &fakeK6{c: c}
@@ -325,6 +329,43 @@ type result struct {
 
 // runKube runs a campaign through the runner and the kube driver directly,
 // so the test can interrupt it.
+// slowTarget is issue 23 item 1 in the kube driver: every request k6
+// sends times out after the target took its connection (k6's 1050), the
+// line printed once the 1 s timeout has passed: the run completes, its
+// exchanges all timeouts, while unreachable_after is 1 s. Every request
+// timing out while dialling (1211) stops the campaign as unreachable.
+func slowTarget(t *testing.T, ctx context.Context, c *Cluster) {
+	for _, tc := range []struct{ code, status string }{{"1050", "done"}, {"1211", "failed"}} {
+		cfg := campaign(1, 10, time.Second, 6*time.Second)
+		cfg.Request.Timeout, cfg.Target.UnreachableAfter = time.Second, time.Second
+		sim := &fakeK6{c: c, errorCode: tc.code}
+		sctx, stop := context.WithCancel(ctx)
+		sim.watch(sctx, t)
+		res := runKube(t, ctx, c, cfg, nil)
+		stop()
+		f, r := firstRun(t, res.Dir)
+		f.Close()
+		unreachable := strings.Contains(res.Reason, "target unreachable")
+		t.Logf("k6 error %s: campaign %s (%s); run %s, %d requests, errors %v", tc.code, res.Status, res.Reason, r.Status, r.Requests, r.Errors)
+		switch tc.code {
+		case "1050":
+			timeouts := int64(0)
+			for k, n := range r.Errors {
+				if strings.HasPrefix(k, "timeout") {
+					timeouts += n
+				}
+			}
+			if unreachable || r.Status != stats.StatusDone || r.Requests == 0 || timeouts != r.Requests {
+				t.Errorf("k6 error 1050: the campaign stopped or the run is not all timeouts")
+			}
+		default:
+			if !unreachable || r.Status != stats.StatusFailed {
+				t.Errorf("k6 error %s: not stopped as unreachable", tc.code)
+			}
+		}
+	}
+}
+
 func runKube(t *testing.T, ctx context.Context, c *Cluster, cfg config.Campaign, on func(event.Event)) result {
 	t.Helper()
 	key, _ := jose.GenerateKey(jose.RS256)

@@ -55,8 +55,10 @@ type fakeK6 struct {
 	// in which its arrival loop is stalled: the arrivals due then fire at
 	// the stall's end, in a burst.
 	stall [2]float64
-	// errorCode, when set, is the k6 error code every request fails with
-	// (1310: the target's certificate from an unknown authority).
+	// errorCode, when set, is the k6 error code every request fails with:
+	// 1050 (a request timeout: the target took the connection and held
+	// the request) and 1211 (a dial timeout) once the Pod's
+	// REQUEST_TIMEOUT has passed, others at once.
 	errorCode string
 
 	mu      sync.Mutex
@@ -211,7 +213,8 @@ func (f *fakeK6) agent(ctx context.Context, t *testing.T, pod *corev1.Pod) {
 		m := scs[len(scs)-1]
 		m.stallFrom, m.stallTo = m.start.Add(time.Duration(f.stall[0]*float64(duration))), m.start.Add(time.Duration(f.stall[1]*float64(duration)))
 	}
-	if !f.play(ctx, agent, scs, write) {
+	timeout, _ := time.ParseDuration(env["REQUEST_TIMEOUT"])
+	if !f.play(ctx, agent, scs, timeout, write) {
 		return
 	}
 	for _, l := range fakeSummary(scs, env, pod.Spec.Containers[0].Args, f.errorCode != "") {
@@ -287,7 +290,7 @@ func newScenario(name string, start time.Time, period, d time.Duration, vus, age
 }
 
 // play runs the scenarios in real time; false when ctx ended.
-func (f *fakeK6) play(ctx context.Context, agent int, scs []*scenario, write func(string)) bool {
+func (f *fakeK6) play(ctx context.Context, agent int, scs []*scenario, timeout time.Duration, write func(string)) bool {
 	type tick struct {
 		sc   *scenario
 		slot int
@@ -339,13 +342,16 @@ func (f *fakeK6) play(ctx context.Context, agent int, scs []*scenario, write fun
 		sent := begun.Add(fakeMint)
 		dur := latency + time.Duration(tk.slot%7)*400*time.Microsecond
 		status, outcome, detail := 200, "ok", ""
+		done := sent.Add(dur)
 		if f.errorCode != "" { // no response: k6's duration is 0, its status 0
-			dur, status, outcome, detail = 0, 0, "conn_error", f.errorCode
-			if f.errorCode == "1050" {
-				outcome = "timeout"
+			dur, status, outcome, detail, done = 0, 0, "conn_error", f.errorCode, sent
+			switch f.errorCode {
+			case "1050":
+				outcome, done = "timeout", sent.Add(timeout)
+			case "1211":
+				done = sent.Add(timeout)
 			}
 		}
-		done := sent.Add(dur)
 		s.vus[vu] = done.Add(time.Millisecond)
 		s.durations = append(s.durations, float64(dur)/float64(time.Millisecond))
 		s.slots = append(s.slots, int64(tk.slot))
@@ -546,7 +552,7 @@ func TestFakeK6FiresLateInABurst(t *testing.T) {
 	sc := newScenario("measured", start, 20*time.Millisecond, 600*time.Millisecond, 100, 1)
 	sc.stallFrom, sc.stallTo = start.Add(100*time.Millisecond), start.Add(400*time.Millisecond)
 	var lines []string
-	if !f.play(context.Background(), 0, []*scenario{sc}, func(l string) { lines = append(lines, l) }) {
+	if !f.play(context.Background(), 0, []*scenario{sc}, 0, func(l string) { lines = append(lines, l) }) {
 		t.Fatal("cut short")
 	}
 	if sc.dropped != 0 || sc.started != 30 || len(lines) != 30 {
