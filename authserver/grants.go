@@ -102,9 +102,9 @@ func (s *Server) subjectToken(ctx context.Context, raw, clientID string) (*jose.
 }
 
 // actorToken verifies an actor token and returns its sub (the actor) and
-// its iss: a
-// token of the actor issuer (subject.actor; without one, of the subject
-// issuer), or the client's own client_credentials token from this server.
+// its iss: a token of the actor issuer (subject.actor; without one, of the
+// subject issuer), or the client's own client_credentials token from this
+// server.
 // An actor token is an identity, never a delegated token: one with act is
 // refused.
 func (s *Server) actorToken(ctx context.Context, raw, clientID string) (sub, iss string, oe *oauthError) {
