@@ -106,6 +106,8 @@ func costOf(a, b *summary.Summary) *Cost {
 	c.Difference = curve.Diff(c.A, c.B)
 	if bent := bentSide(a, b); bent != "" {
 		c.Difference = curve.Difference{Verdict: "not comparable: " + bent + "'s marginal cost changes with the rate (no single straight line holds): compare the bands of marginal_cost.curve"}
+	} else if old := ceilingFitted(a, b); old != "" {
+		c.Difference = curve.Difference{Verdict: "not comparable: " + old + "'s summary.json was written by a tokex that fitted a capacity search's broken probes too (the other left them out, marginal_cost.left_out): fit both alike"}
 	}
 	if a.Capacity != nil {
 		c.CapacityA = a.Capacity.Bracket()
@@ -114,6 +116,31 @@ func costOf(a, b *summary.Summary) *Cost {
 		c.CapacityB = b.Capacity.Bracket()
 	}
 	return c
+}
+
+// ceilingFitted names the campaign whose summary.json fitted a capacity
+// search's broken probes when the other's left them out (a summary
+// written before they were): "" when both were fitted alike.
+func ceilingFitted(a, b *summary.Summary) string {
+	leftOut := func(s *summary.Summary) bool { return s.Cost != nil && len(s.Cost.LeftOut) > 0 }
+	fitted := func(s *summary.Summary) bool {
+		if s.Cost == nil || leftOut(s) || s.Capacity == nil {
+			return false
+		}
+		for _, p := range s.Capacity.Probes {
+			if p.Verdict == curve.Broken && len(p.Rounds) > 0 {
+				return true
+			}
+		}
+		return false
+	}
+	switch {
+	case fitted(a) && leftOut(b):
+		return "A"
+	case fitted(b) && leftOut(a):
+		return "B"
+	}
+	return ""
 }
 
 // bentSide names the campaign whose cost curve is bent ("A", "B", "A and

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/tokex-dev/tokex/collector/curve"
 	"github.com/tokex-dev/tokex/collector/stats"
 	"github.com/tokex-dev/tokex/collector/summary"
 	"github.com/tokex-dev/tokex/collector/units"
@@ -161,6 +162,33 @@ func TestCompareRefusesABentCost(t *testing.T) {
 	}
 	if !strings.Contains(r.Text(), "marginal cost B − A: not comparable: B's") {
 		t.Errorf("text:\n%s", r.Text())
+	}
+}
+
+// TestCompareSaysAnOldFitDiffers: a capacity campaign whose summary.json
+// (written before broken probes were left out of the fit) fitted them is
+// not compared with one that left them out; two alike are.
+func TestCompareSaysAnOldFitDiffers(t *testing.T) {
+	t.Parallel()
+	searched := func(id string, leftOut bool) *summary.Summary {
+		s := costed(id, 2)
+		s.Capacity = &curve.Result{Status: curve.StatusFound, Capacity: 500, Upper: 600,
+			Probes: []curve.Probe{{Rate: 600, Verdict: curve.Broken, Rounds: []curve.Round{{RunID: id + "-600"}}}}}
+		if leftOut {
+			s.Cost.LeftOut = []summary.LeftOut{{Run: id + "-600", TargetRPS: 600}}
+		}
+		return s
+	}
+	if v := Compare(searched("A", false), searched("B", true)).Cost.Difference.Verdict; !strings.HasPrefix(v, "not comparable: A's summary.json was written by a tokex that fitted") {
+		t.Errorf("verdict %q", v)
+	}
+	if v := Compare(searched("A", true), searched("B", false)).Cost.Difference.Verdict; !strings.HasPrefix(v, "not comparable: B's") {
+		t.Errorf("verdict %q", v)
+	}
+	for _, both := range []bool{true, false} {
+		if v := Compare(searched("A", both), searched("B", both)).Cost.Difference.Verdict; strings.HasPrefix(v, "not comparable") {
+			t.Errorf("alike (%v): %q", both, v)
+		}
 	}
 }
 
