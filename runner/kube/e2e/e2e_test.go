@@ -331,13 +331,13 @@ type result struct {
 // so the test can interrupt it.
 // slowTarget is issue 23 item 1 in the kube driver: every request k6
 // sends times out after the target took its connection (k6's 1050), the
-// line printed once the 1 s timeout has passed: the run completes, its
-// exchanges all timeouts, while unreachable_after is 1 s. Every request
+// line printed once the 2 s timeout has passed: the run completes, its
+// exchanges all timeouts, while unreachable_after is 2 s. Every request
 // timing out while dialling (1211) stops the campaign as unreachable.
 func slowTarget(t *testing.T, ctx context.Context, c *Cluster) {
 	for _, tc := range []struct{ code, status string }{{"1050", "done"}, {"1211", "failed"}} {
-		cfg := campaign(1, 10, time.Second, 6*time.Second)
-		cfg.Request.Timeout, cfg.Target.UnreachableAfter = time.Second, time.Second
+		cfg := campaign(1, 10, time.Second, 8*time.Second)
+		cfg.Request.Timeout, cfg.Target.UnreachableAfter = 2*time.Second, 2*time.Second
 		sim := &fakeK6{c: c, errorCode: tc.code}
 		sctx, stop := context.WithCancel(ctx)
 		sim.watch(sctx, t)
