@@ -149,7 +149,7 @@ func TestKubeEndToEnd(t *testing.T) {
 	// that trusts tokex's stored subject key, as PingFederate would.
 	engine := referenceServer(t)
 	c := cluster(t, engine)
-	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	engines(t, ctx, c)
 
