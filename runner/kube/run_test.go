@@ -114,25 +114,25 @@ type agentSpec struct {
 	sumWarm, sumMeas int
 	extraDropped     int // dropped arrivals the summary counts beyond dropSlots
 	noSummary        bool
-	silentFollow     bool // its follow streams deliver nothing; a read without follow has the log
-	lateTail         int  // its first lateTail reads without follow lack the log's last lines (summary included)
-	durUS            int  // response duration of measured requests (default 4 ms)
-	// fail: measured slots answered by no response: status, outcome and
-	// k6 error code ("0,timeout,1050")
-	fail         map[int]string
-	noThresholds bool  // a summary without the per-scenario threshold counts
-	full         bool  // --summary-mode=full: per-scenario sections too
-	k6Logs       bool  // k6's own lines, as real k6 v2.2.0 prints them raw
-	garbage      bool  // one malformed request line
-	exit         int32 // container exit code
-	waiting      string
-	breakAfter   int // the first log stream fails after this many lines (0: never)
+	silentFollow     bool  // its follow streams deliver nothing; a read without follow has the log
+	lateTail         int   // its first lateTail reads without follow lack the log's last lines (summary included)
+	durUS            int   // response duration of measured requests (default 4 ms)
+	noThresholds     bool  // a summary without the per-scenario threshold counts
+	full             bool  // --summary-mode=full: per-scenario sections too
+	k6Logs           bool  // k6's own lines, as real k6 v2.2.0 prints them raw
+	garbage          bool  // one malformed request line
+	exit             int32 // container exit code
+	waiting          string
+	breakAfter       int // the first log stream fails after this many lines (0: never)
 	// The evidence file (kube.evidence_file): its log ends with the
 	// wrapper's marker; exec cat serves the whole output, gzipped.
 	file bool
 	lose [2]int                                 // log lines [lose[0], lose[1]) never reach the stream: a rotation took them
 	cat  func(w io.Writer, full []string) error // what exec cat gives (nil: the whole output)
 	raw  []string                               // the log, verbatim (a real k6 recording): the other fields but exit are ignored
+	// fail: measured slots answered by no response: status, outcome and
+	// k6 error code ("0,timeout,1050")
+	fail map[int]string
 }
 
 // podLog renders what the agent script and k6 v2.2.0 print: one line per
