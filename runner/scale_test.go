@@ -89,34 +89,6 @@ func scalingCampaign(counts ...int) config.Campaign {
 	return c
 }
 
-// scaleRun is what a campaign over engine counts returned and emitted.
-type scaleRun struct {
-	summary *summary.Summary
-	err     error
-	events  []event.Event
-}
-
-func runScaling(t *testing.T, ctx context.Context, c config.Campaign, d runner.Driver, dir string, done map[string]*stats.Run) scaleRun {
-	t.Helper()
-	var w *evidence.Writer
-	var err error
-	if done == nil {
-		w, err = evidence.Create(dir, []byte("name: fake\n"), evidence.Manifest{CampaignID: "c", Name: c.Name, Driver: "fake", Started: time.Now()})
-	} else {
-		w, err = evidence.Resume(dir)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var r scaleRun
-	bus := &event.Bus{}
-	bus.Subscribe(w.Consume)
-	bus.Subscribe(func(e event.Event) { r.events = append(r.events, e) })
-	camp := &runner.Campaign{Cfg: c, ID: "c", Driver: d, Bus: bus, Evidence: w, Tool: "test", Done: done}
-	r.summary, r.err = camp.Run(ctx)
-	return r
-}
-
 // TestCampaignOverEngineCounts (issue 28 item 1): each count is scaled to
 // before its runs, whose ids and plans carry it; the original count is
 // restored at the end; the manifest records every scale; the summary has a
@@ -124,7 +96,7 @@ func runScaling(t *testing.T, ctx context.Context, c config.Campaign, d runner.D
 func TestCampaignOverEngineCounts(t *testing.T) {
 	d := newScalingDriver(30)
 	dir := filepath.Join(t.TempDir(), "c")
-	r := runScaling(t, context.Background(), scalingCampaign(1, 2), d, dir, nil)
+	r := runFake(t, context.Background(), scalingCampaign(1, 2), d, dir, nil)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
@@ -172,7 +144,7 @@ func TestCampaignRestoresEngines(t *testing.T) {
 	t.Run("failed run", func(t *testing.T) {
 		d := newScalingDriver(10)
 		d.RunErr = map[string]error{"04-n2-r1-10rps": boom}
-		r := runScaling(t, context.Background(), scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
+		r := runFake(t, context.Background(), scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
 		if r.err == nil || r.summary.Status != "failed" {
 			t.Fatalf("%+v %v", r.summary, r.err)
 		}
@@ -189,7 +161,7 @@ func TestCampaignRestoresEngines(t *testing.T) {
 				cancel()
 			}
 		}
-		r := runScaling(t, ctx, scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
+		r := runFake(t, ctx, scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
 		if r.summary.Status != "aborted" {
 			t.Fatalf("%+v %v", r.summary, r.err)
 		}
@@ -200,7 +172,7 @@ func TestCampaignRestoresEngines(t *testing.T) {
 	t.Run("scale fails", func(t *testing.T) {
 		d := newScalingDriver(10)
 		d.scaleErr = map[int]error{2: boom}
-		r := runScaling(t, context.Background(), scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
+		r := runFake(t, context.Background(), scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
 		if r.err == nil || !strings.Contains(r.summary.Reason, "scale the engines to 2: boom") {
 			t.Fatalf("%+v %v", r.summary, r.err)
 		}
@@ -211,7 +183,7 @@ func TestCampaignRestoresEngines(t *testing.T) {
 	t.Run("restore fails: said", func(t *testing.T) {
 		d := newScalingDriver(10)
 		d.restoreErr = boom
-		r := runScaling(t, context.Background(), scalingCampaign(2), d, filepath.Join(t.TempDir(), "c"), nil)
+		r := runFake(t, context.Background(), scalingCampaign(2), d, filepath.Join(t.TempDir(), "c"), nil)
 		said := false
 		for _, e := range r.events {
 			if l, ok := e.(event.Log); ok && l.Level == "error" && strings.Contains(l.Message, "restoring the engines: boom") {
@@ -224,7 +196,7 @@ func TestCampaignRestoresEngines(t *testing.T) {
 	})
 	t.Run("driver cannot scale", func(t *testing.T) {
 		d := &runnertest.Driver{N: 10}
-		r := runScaling(t, context.Background(), scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
+		r := runFake(t, context.Background(), scalingCampaign(1, 2), d, filepath.Join(t.TempDir(), "c"), nil)
 		if r.err == nil || !strings.Contains(r.err.Error(), "cannot set the engine count") || len(d.Runs()) != 0 {
 			t.Fatalf("err %v, ran %v", r.err, d.Runs())
 		}
@@ -243,7 +215,7 @@ func TestCampaignOverEngineCountsResumes(t *testing.T) {
 		}
 	}
 	dir := filepath.Join(t.TempDir(), "c")
-	runScaling(t, ctx, scalingCampaign(1, 2), d, dir, nil)
+	runFake(t, ctx, scalingCampaign(1, 2), d, dir, nil)
 	f, err := evidence.Open(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -255,7 +227,7 @@ func TestCampaignOverEngineCountsResumes(t *testing.T) {
 		}
 	}
 	d2 := newScalingDriver(10)
-	r := runScaling(t, context.Background(), scalingCampaign(1, 2), d2, dir, done)
+	r := runFake(t, context.Background(), scalingCampaign(1, 2), d2, dir, done)
 	if r.err != nil {
 		t.Fatal(r.err)
 	}
