@@ -168,17 +168,7 @@ func TestKubeEndToEnd(t *testing.T) {
 
 	t.Run("verify with deploy/rbac.yaml only", func(t *testing.T) {
 		// deploy/rbac.yaml, moved to this namespace, must be enough for verify.
-		root, _ := filepath.Abs("../../..")
-		rbac, err := os.ReadFile(filepath.Join(root, "deploy", "rbac.yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := c.Apply(ctx, bytes.ReplaceAll(rbac, []byte("namespace: pf-perf"), []byte("namespace: default")), nil); err != nil {
-			t.Fatal(err)
-		}
-		kc, _ := os.ReadFile(c.Kubeconfig)
-		imp := filepath.Join(t.TempDir(), "kubeconfig")
-		_ = os.WriteFile(imp, bytes.Replace(kc, []byte("  user: {"), []byte("  user: {as: 'system:serviceaccount:default:tokex', "), 1), 0o600)
+		_, imp := asServiceAccount(t, ctx, c)
 		var out, errb bytes.Buffer
 		code := cli.Main([]string{"verify", "--config", cfgFile, "--kubeconfig", imp}, &out, &errb)
 		if code != 0 || !strings.Contains(out.String(), "verdict: READY") {
@@ -364,6 +354,26 @@ func slowTarget(t *testing.T, ctx context.Context, c *Cluster) {
 			}
 		}
 	}
+}
+
+// asServiceAccount applies deploy/rbac.yaml in the default namespace and
+// returns what it applied and a kubeconfig that impersonates the tokex
+// ServiceAccount it binds.
+func asServiceAccount(t *testing.T, ctx context.Context, c *Cluster) (rbac []byte, kubeconfig string) {
+	t.Helper()
+	root, _ := filepath.Abs("../../..")
+	b, err := os.ReadFile(filepath.Join(root, "deploy", "rbac.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rbac = bytes.ReplaceAll(b, []byte("namespace: pf-perf"), []byte("namespace: default"))
+	if err := c.Apply(ctx, rbac, nil); err != nil {
+		t.Fatal(err)
+	}
+	kc, _ := os.ReadFile(c.Kubeconfig)
+	kubeconfig = filepath.Join(t.TempDir(), "kubeconfig")
+	_ = os.WriteFile(kubeconfig, bytes.Replace(kc, []byte("  user: {"), []byte("  user: {as: 'system:serviceaccount:default:tokex', "), 1), 0o600)
+	return rbac, kubeconfig
 }
 
 func runKube(t *testing.T, ctx context.Context, c *Cluster, cfg config.Campaign, on func(event.Event)) result {

@@ -164,17 +164,7 @@ func scaleVerify(t *testing.T, ctx context.Context, c *Cluster) {
 	if code != 0 || !strings.Contains(out.String(), "deployment/scale-engine in default, 3 replicas now") || !strings.Contains(out.String(), "may update deployments/scale.apps") {
 		t.Fatalf("exit %d\n%s\n%s", code, out.String(), errb.String())
 	}
-	root, _ := filepath.Abs("../../..")
-	rbac, err := os.ReadFile(filepath.Join(root, "deploy", "rbac.yaml"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Apply(ctx, bytes.ReplaceAll(rbac, []byte("namespace: pf-perf"), []byte("namespace: default")), nil); err != nil {
-		t.Fatal(err)
-	}
-	kc, _ := os.ReadFile(c.Kubeconfig)
-	imp := filepath.Join(t.TempDir(), "kubeconfig")
-	_ = os.WriteFile(imp, bytes.Replace(kc, []byte("  user: {"), []byte("  user: {as: 'system:serviceaccount:default:tokex', "), 1), 0o600)
+	rbac, imp := asServiceAccount(t, ctx, c)
 	out.Reset()
 	if code := cli.Main([]string{"verify", "--config", cfgFile, "--kubeconfig", imp, "--pause-hpa"}, &out, &errb); code != 0 || !strings.Contains(out.String(), "verdict: READY") ||
 		!strings.Contains(out.String(), "✓ may patch deployments/scale.apps") || !strings.Contains(out.String(), "✓ may update horizontalpodautoscalers.autoscaling") {
@@ -182,7 +172,7 @@ func scaleVerify(t *testing.T, ctx context.Context, c *Cluster) {
 	}
 	_ = c.Client.RbacV1().RoleBindings("default").Delete(ctx, "tokex-engines", metav1.DeleteOptions{})
 	defer func() {
-		_ = c.Apply(ctx, bytes.ReplaceAll(rbac, []byte("namespace: pf-perf"), []byte("namespace: default")), nil)
+		_ = c.Apply(ctx, rbac, nil)
 	}()
 	out.Reset()
 	if code := cli.Main([]string{"verify", "--config", cfgFile, "--kubeconfig", imp}, &out, &errb); code != 1 || !strings.Contains(out.String(), "✗ may update deployments/scale.apps") {
