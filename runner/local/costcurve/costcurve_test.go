@@ -441,7 +441,7 @@ func TestTruthCostCurveKnownCost(t *testing.T) {
 		}
 		t.Logf("%s %s: %.3f CPU-ms (95%% CI %.3f–%.3f); the server's own %.3f (%+.1f %%), of which its burns %.3f (the profile's %.3f)",
 			what, curve.RangeLabel(a, b), e.CPUMs, e.CI[0], e.CI[1], cpu, (e.CPUMs/cpu-1)*100, burn, known)
-		if math.Abs(e.CPUMs/cpu-1) > 0.10 {
+		if !(math.Abs(e.CPUMs/cpu-1) <= 0.10) { // NaN fails too
 			t.Errorf("%s %s: %.3f CPU-ms, the server's own %.3f: off by more than 10 %%", what, curve.RangeLabel(a, b), e.CPUMs, cpu)
 		}
 	}
